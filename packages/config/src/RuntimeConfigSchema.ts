@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { PROFILE_NAMES, PluginIdSchema } from '@trellis/sdk';
+
+const PluginIdListSchema = z.array(PluginIdSchema).default([]);
+const GlobListSchema = z.array(z.string().min(1));
+
+/** `[plugins.entries.<id>]`: a per-plugin switch, its config, and overrides of its `[runtime]`. */
+export const PluginEntrySchema = z.object({
+  /** true/false switches the plugin on or off regardless of profile, allow and deny. */
+  enabled: z.boolean().optional(),
+  /** Free-form config for the plugin, validated by the plugin's own schema. */
+  config: z.record(z.string(), z.unknown()).optional(),
+  restart_on_crash: z.boolean().optional(),
+  max_restarts: z.number().int().min(0).max(100).optional(),
+  restart_delay_seconds: z.number().min(0).max(3600).optional(),
+  health_check_interval_seconds: z.number().min(0).max(86_400).optional(),
+  timeout_seconds: z.number().positive().max(86_400).optional(),
+});
+
+/** `[plugins]`: which plugins run. */
+export const PluginsConfigSchema = z.object({
+  profile: z.enum(PROFILE_NAMES).default('minimal'),
+  /** Enable beyond the profile; also admits side-effecting external plugins. */
+  allow: PluginIdListSchema,
+  deny: PluginIdListSchema,
+  /** Explicit discovery roots (root 0); relative paths resolve against the config file's folder. */
+  paths: z.array(z.string().min(1)).default([]),
+  entries: z.record(PluginIdSchema, PluginEntrySchema).default({}),
+});
+
+/** `[runtime.policy]`: tool-level policy by glob on fully qualified tool names. */
+export const ToolPolicySchema = z.object({
+  allow: GlobListSchema.default(['*']),
+  deny: GlobListSchema.default([]),
+  /** Tools that need approval before every call, in addition to those whose contract says `ask`. */
+  ask: GlobListSchema.default([]),
+});
+
+/** `[runtime]`: how tools run. */
+export const RuntimeSectionSchema = z.object({
+  /** Upper bound on every tool call's deadline, in seconds. */
+  tool_timeout_seconds: z.number().positive().max(86_400).default(120),
+  /** Extra attempts for retryable failures of idempotent tools, unless a tool's contract says otherwise. */
+  max_retries: z.number().int().min(0).max(10).default(0),
+  /** First retry delay in milliseconds; doubles each attempt, with jitter. */
+  retry_backoff_ms: z.number().int().min(0).max(60_000).default(200),
+  /** Largest serialized tool result, in bytes. */
+  max_output_bytes: z.number().int().positive().max(1_073_741_824).default(1_048_576),
+  /** Calls in flight per plugin; more wait in a queue under the same deadline. */
+  max_concurrency: z.number().int().positive().max(1024).default(8),
+  /** Capabilities granted to tools; `*` grants every standard capability. */
+  capabilities: z.array(z.string().min(1)).default(['*']),
+  /** JSON-lines audit log path (call id, tool, argument keys, outcome code, duration); empty = off. */
+  audit_log: z.string().default(''),
+  /** Debug log path (plugin stderr, lifecycle); empty = off. */
+  debug_log: z.string().default(''),
+  policy: ToolPolicySchema.default({ allow: ['*'], deny: [], ask: [] }),
+  /** `[runtime.tools.<key>]`: patches over each plugin's default settings, validated by that plugin. */
+  tools: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
+});
+
+/** The whole of `runtime.toml`. */
+export const RuntimeConfigSchema = z.object({
+  plugins: PluginsConfigSchema.default(() => PluginsConfigSchema.parse({})),
+  runtime: RuntimeSectionSchema.default(() => RuntimeSectionSchema.parse({})),
+});
+
+/** A loaded, validated `runtime.toml` with defaults applied. */
+export type RuntimeConfig = z.infer<typeof RuntimeConfigSchema>;
+/** `[plugins]`. */
+export type PluginsConfig = z.infer<typeof PluginsConfigSchema>;
+/** `[plugins.entries.<id>]`. */
+export type PluginEntry = z.infer<typeof PluginEntrySchema>;
+/** `[runtime]`. */
+export type RuntimeSection = z.infer<typeof RuntimeSectionSchema>;
+/** `[runtime.policy]`. */
+export type ToolPolicy = z.infer<typeof ToolPolicySchema>;

@@ -1,0 +1,70 @@
+import type { z } from 'zod';
+import type { Logger } from './logger.ts';
+import type { ToolDefinition, ToolContract, ToolExample, WorkspacePaths } from './defineTool.ts';
+import type { PluginManifest } from './manifest.ts';
+
+/** A plugin's settings: read from `[runtime.tools.<key>]`, deep-merged over the schema's defaults. */
+export interface PluginSettings<Settings = unknown> {
+  /** The `<key>` of `[runtime.tools.<key>]`, e.g. `fs`. */
+  readonly key: string;
+  /** Must accept `{}` and fill in safe defaults for everything. */
+  readonly schema: z.ZodType<Settings>;
+}
+
+/** What `setup` and `dispose` receive. */
+export interface PluginContext<Settings = unknown> {
+  readonly config: Settings;
+  readonly logger: Logger;
+  readonly workspace: WorkspacePaths;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+/** A bundled plugin's implementation: the default export of nothing, the named `plugin` export of its package. */
+export interface PluginDefinition<Settings = unknown> {
+  /**
+   * The manifest this code implements. Only `id` is required; `plugin.toml` is the source of truth
+   * and the build fails when a field given here disagrees with it.
+   */
+  readonly manifest: Pick<PluginManifest, 'id'> & Partial<PluginManifest>;
+  readonly settings?: PluginSettings<Settings>;
+  // Tools are heterogeneous in their input types; each was checked by defineTool.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly tools: ReadonlyArray<ToolDefinition<any, any, Settings>>;
+  /** Runs once, before the first call to any of the plugin's tools. */
+  setup?(ctx: PluginContext<Settings>): void | Promise<void>;
+  /** Runs when the host shuts down, if setup ran. */
+  dispose?(ctx: PluginContext<Settings>): void | Promise<void>;
+}
+
+/** Declares a bundled plugin. Export it as `export const plugin = definePlugin({...})`. */
+export function definePlugin<Settings = unknown>(definition: PluginDefinition<Settings>): PluginDefinition<Settings> {
+  return definition;
+}
+
+/** A tool as the build embeds it: JSON only, computed from a `ToolDefinition` at build time. */
+export interface ToolSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+  readonly outputSchema?: Readonly<Record<string, unknown>>;
+  readonly tags: readonly string[];
+  readonly examples: readonly ToolExample[];
+  readonly contract: ToolContract;
+}
+
+/**
+ * A bundled plugin as the generated index describes it: the manifest and tool specs are embedded
+ * data, so startup reads no file and imports no plugin code; `load` imports the implementation
+ * on first use.
+ */
+export interface BundledPluginDescriptor {
+  readonly packageName: string;
+  readonly manifest: PluginManifest;
+  readonly tools: readonly ToolSpec[];
+  readonly settings?: {
+    readonly key: string;
+    readonly jsonSchema: Readonly<Record<string, unknown>>;
+    readonly defaults: Readonly<Record<string, unknown>>;
+  };
+  load(): Promise<PluginDefinition>;
+}

@@ -1,0 +1,51 @@
+export {
+  PLUGIN_KINDS,
+  SANDBOX_PROFILES,
+  PROFILE_NAMES,
+  CAPABILITIES,
+  DISCOVERY_ROOTS,
+  ISOLATION_MODES,
+} from './kinds.ts';
+export type { PluginKind, SandboxProfile, ProfileName, Capability, DiscoveryRoot, IsolationMode } from './kinds.ts';
+export { ERROR_CODES } from './errorCodes.ts';
+export type { ErrorCode } from './errorCodes.ts';
+export {
+  PLUGIN_ID_PATTERN,
+  TOOL_NAME_PATTERN,
+  MAX_MANIFEST_BYTES,
+  PluginIdSchema,
+  PluginManifestSchema,
+  PluginRuntimeSchema,
+  ProcessRuntimeSchema,
+  ScriptRuntimeSchema,
+  HttpRuntimeSchema,
+  ManifestToolSchema,
+} from './manifest.ts';
+export type { PluginManifest, PluginManifestInput, PluginRuntime, ManifestTool } from './manifest.ts';
+export { pluginManifestJsonSchema } from './pluginManifestJsonSchema.ts';
+export { formatIssues, formatKeyPath, issueToString } from './formatIssues.ts';
+export type { SchemaIssue } from './formatIssues.ts';
+export { silentLogger } from './logger.ts';
+export type { Logger } from './logger.ts';
+export { okOutcome, failOutcome, ToolError, isToolError } from './outcome.ts';
+export type { ToolOutcome, ToolFailure } from './outcome.ts';
+export { defineTool, resolveContract, DEFAULT_TOOL_CONTRACT } from './defineTool.ts';
+export type {
+  ToolContract,
+  ToolContext,
+  ToolDefinition,
+  ToolExample,
+  Canonicalized,
+  HostServices,
+  HostPluginView,
+  HostToolHit,
+  WorkspacePaths,
+} from './defineTool.ts';
+export { definePlugin } from './definePlugin.ts';
+export type {
+  PluginDefinition,
+  PluginSettings,
+  PluginContext,
+  ToolSpec,
+  BundledPluginDescriptor,
+} from './definePlugin.ts';
