@@ -49,3 +49,6 @@ export type {
   ToolSpec,
   BundledPluginDescriptor,
 } from './definePlugin.ts';
+export { isPathInside, formatMode, isWorldWritable } from './paths.ts';
+export { runProcess, canLimitResources } from './runProcess.ts';
+export type { RunProcessOptions, RunProcessResult } from './runProcess.ts';

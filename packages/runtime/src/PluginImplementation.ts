@@ -1,0 +1,38 @@
+import type { ToolOutcome, ToolSpec } from '@trellis/sdk';
+
+/** Lifecycle of a plugin's implementation, shown by `trellis plugins list`. */
+export type LifecycleState = 'unloaded' | 'initializing' | 'active' | 'error' | 'recovering' | 'disabled';
+
+/** One call as the runtime hands it to an implementation, after validation, canonicalization and policy. */
+export interface ImplementationCall {
+  /** The tool's own name (after `<plugin-id>.`). */
+  readonly tool: string;
+  readonly input: unknown;
+  readonly callId: string;
+  /** Aborted at the deadline or when the caller gives up; the implementation must stop its work. */
+  readonly signal: AbortSignal;
+  /** Absolute deadline, `performance.now()` clock. */
+  readonly deadlineAt: number;
+}
+
+/**
+ * The runtime's view of one plugin's code, whatever runs it: a bundled module in process, a
+ * worker thread, a persistent child process, a one-shot script, or an HTTP service. The runtime
+ * owns deadlines, retries, queues and hooks; an implementation only runs calls and reports
+ * failures as outcomes. `call` must resolve, never reject (the runtime guards it anyway).
+ */
+export interface PluginImplementation {
+  readonly pluginId: string;
+  /** Starts the plugin (spawn, handshake, initialize). Idempotent; failures are reported by `call` and `state`. */
+  start(signal?: AbortSignal): Promise<void>;
+  /** Tools the running plugin reports itself (get_tools, GET /tools), when it does. */
+  discoveredTools?(): readonly ToolSpec[] | undefined;
+  /** Optional canonicalization of a call's input, as the tool's own hook would do. */
+  canonicalize?(tool: string, input: unknown, signal: AbortSignal): Promise<{ input: unknown; summary?: Record<string, unknown> }>;
+  call(call: ImplementationCall): Promise<ToolOutcome>;
+  state(): LifecycleState;
+  /** The last error that put the plugin in `error` or `disabled`, if any. */
+  lastError?(): string | undefined;
+  /** Shuts down: `shutdown` request, SIGTERM, SIGKILL to the group; resolves when nothing is left running. */
+  dispose(): Promise<void>;
+}

@@ -1,0 +1,1 @@
+export type { PluginImplementation, ImplementationCall, LifecycleState } from './PluginImplementation.ts';
