@@ -67,4 +67,6 @@ export interface BundledPluginDescriptor {
     readonly defaults: Readonly<Record<string, unknown>>;
   };
   load(): Promise<PluginDefinition>;
+  /** URL of the module `load` imports, so a worker thread can import it too (worker isolation). */
+  readonly moduleUrl?: string;
 }

@@ -70,6 +70,8 @@ export const ERROR_CODES = {
   NO_IMPLEMENTATION: 'NO_IMPLEMENTATION',
   /** An environment variable named in `requires_env` is not set; the plugin is unavailable. */
   MISSING_ENV: 'MISSING_ENV',
+  /** A program named in `requires_commands` is not on PATH; the plugin is unavailable. */
+  MISSING_COMMAND: 'MISSING_COMMAND',
   /** The plugin's settings or entry config do not match its schema; the plugin is quarantined. */
   CONFIG_INVALID: 'CONFIG_INVALID',
   /** The plugin declares no tools (yet). */

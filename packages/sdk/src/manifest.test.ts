@@ -24,6 +24,7 @@ describe('PluginManifestSchema', () => {
       capabilities: [],
       sandbox: 'no-isolation',
       requires_env: [],
+      requires_commands: [],
       required: false,
       tools: [],
     });
