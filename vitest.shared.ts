@@ -30,5 +30,7 @@ export const sharedVitest = defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // The JSON report feeds scripts/summarize-tests.mjs, which prints the suite's closing line.
+    reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
   },
 });

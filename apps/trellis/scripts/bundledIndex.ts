@@ -1,0 +1,221 @@
+// Build-time linking: finds every workspace package under plugins/ that has a plugin.toml,
+// validates it, computes its tools' JSON Schemas from their zod inputs, and renders the app's
+// bundled index. Nobody edits a list by hand; removing a plugin folder unlinks it.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parse, TomlError } from 'smol-toml';
+import { z } from 'zod';
+import {
+  PluginManifestSchema,
+  formatIssues,
+  issueToString,
+  resolveContract,
+  type PluginDefinition,
+  type PluginManifest,
+  type ToolSpec,
+} from '@trellis/sdk';
+
+/** One plugin package found in the workspace, ready to be embedded. */
+export interface LinkedPlugin {
+  readonly packageName: string;
+  /** The plugin folder relative to the workspace root, e.g. `plugins/core-fs`. */
+  readonly folder: string;
+  /** Absolute path of the TypeScript entry the bundle imports. */
+  readonly entry: string;
+  readonly manifest: PluginManifest;
+  readonly tools: readonly ToolSpec[];
+  readonly settings?: { key: string; jsonSchema: Record<string, unknown>; defaults: Record<string, unknown> };
+}
+
+/** The result of linking: the plugins, or every problem found (the build fails on any). */
+export interface LinkResult {
+  readonly plugins: readonly LinkedPlugin[];
+  readonly errors: readonly string[];
+}
+
+function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete json.$schema;
+  return json;
+}
+
+/** Reads and validates every `plugins/<folder>/plugin.toml` of a workspace, then imports each plugin to describe its tools. */
+export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkResult> {
+  const errors: string[] = [];
+  const found: Array<{ folder: string; packageName: string; entry: string; manifest: PluginManifest }> = [];
+  const pluginsDir = join(workspaceRoot, 'plugins');
+  const folders = existsSync(pluginsDir) ? readdirSync(pluginsDir).sort() : [];
+
+  for (const name of folders) {
+    const folder = `plugins/${name}`;
+    const manifestPath = join(pluginsDir, name, 'plugin.toml');
+    const packagePath = join(pluginsDir, name, 'package.json');
+    if (!existsSync(manifestPath)) continue;
+    if (!existsSync(packagePath)) {
+      errors.push(`${folder}: has a plugin.toml but no package.json; a bundled plugin is a workspace package`);
+      continue;
+    }
+    let raw: unknown;
+    try {
+      raw = parse(readFileSync(manifestPath, 'utf8'));
+    } catch (error) {
+      const where = error instanceof TomlError ? `:${error.line}:${error.column}` : '';
+      const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      errors.push(`${folder}/plugin.toml${where}: ${reason}`);
+      continue;
+    }
+    const parsed = PluginManifestSchema.safeParse(raw);
+    if (!parsed.success) {
+      for (const issue of formatIssues(parsed.error)) errors.push(`${folder}/plugin.toml: ${issueToString(issue)}`);
+      continue;
+    }
+    if (parsed.data.runtime !== undefined) {
+      errors.push(`${folder}/plugin.toml: runtime: a bundled plugin runs in process; remove [runtime] or move the plugin out of plugins/`);
+      continue;
+    }
+    const pkg = JSON.parse(readFileSync(packagePath, 'utf8')) as {
+      name?: string;
+      exports?: Record<string, Record<string, string> | string>;
+    };
+    const exportsDot = pkg.exports?.['.'];
+    const source = typeof exportsDot === 'object' ? exportsDot['@trellis/source'] : undefined;
+    if (pkg.name === undefined || source === undefined) {
+      errors.push(`${folder}/package.json: needs "name" and exports["."]["@trellis/source"] pointing at src/index.ts`);
+      continue;
+    }
+    found.push({ folder, packageName: pkg.name, entry: resolve(pluginsDir, name, source), manifest: parsed.data });
+  }
+
+  const byId = new Map<string, string>();
+  for (const plugin of found) {
+    const other = byId.get(plugin.manifest.id);
+    if (other !== undefined) {
+      errors.push(`${plugin.folder}/plugin.toml: id: "${plugin.manifest.id}" is already used by ${other}/plugin.toml; plugin ids must be unique`);
+    } else byId.set(plugin.manifest.id, plugin.folder);
+  }
+  if (errors.length > 0) return { plugins: [], errors };
+
+  const plugins: LinkedPlugin[] = [];
+  for (const plugin of found) {
+    let definition: PluginDefinition | undefined;
+    try {
+      const mod = (await import(pathToFileURL(plugin.entry).href)) as { plugin?: PluginDefinition };
+      definition = mod.plugin;
+    } catch (error) {
+      errors.push(`${relativeTo(workspaceRoot, plugin.entry)}: cannot be imported: ${error instanceof Error ? error.message : String(error)}`);
+      continue;
+    }
+    if (definition === undefined || typeof definition !== 'object' || !Array.isArray(definition.tools)) {
+      errors.push(`${relativeTo(workspaceRoot, plugin.entry)}: must export \`plugin = definePlugin({ manifest: { id }, tools })\``);
+      continue;
+    }
+    const problems = checkDefinition(plugin.manifest, definition);
+    if (problems.length > 0) {
+      errors.push(...problems.map((p) => `${relativeTo(workspaceRoot, plugin.entry)}: ${p}`));
+      continue;
+    }
+    const tools: ToolSpec[] = definition.tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: jsonSchemaOf(tool.input),
+      ...(tool.output ? { outputSchema: jsonSchemaOf(tool.output) } : {}),
+      tags: [...(tool.tags ?? [])],
+      examples: [...(tool.examples ?? [])],
+      contract: resolveContract({
+        capabilities: plugin.manifest.capabilities,
+        sandbox: plugin.manifest.sandbox,
+        ...tool.contract,
+      }),
+    }));
+    let settings: LinkedPlugin['settings'];
+    if (definition.settings) {
+      const defaults = definition.settings.schema.safeParse({});
+      if (!defaults.success) {
+        errors.push(`${relativeTo(workspaceRoot, plugin.entry)}: settings schema must accept {} (safe defaults for every key): ${formatIssues(defaults.error).map(issueToString).join('; ')}`);
+        continue;
+      }
+      settings = {
+        key: definition.settings.key,
+        jsonSchema: jsonSchemaOf(definition.settings.schema),
+        defaults: defaults.data as Record<string, unknown>,
+      };
+    }
+    plugins.push({ ...plugin, tools, ...(settings ? { settings } : {}) });
+  }
+  return { plugins, errors };
+}
+
+function checkDefinition(manifest: PluginManifest, definition: PluginDefinition): string[] {
+  const problems: string[] = [];
+  if (definition.manifest?.id !== manifest.id) {
+    problems.push(`manifest.id is "${String(definition.manifest?.id)}" but plugin.toml says "${manifest.id}"; they must match`);
+  }
+  for (const [key, value] of Object.entries(definition.manifest ?? {})) {
+    const expected = (manifest as Record<string, unknown>)[key];
+    if (JSON.stringify(value) !== JSON.stringify(expected)) {
+      problems.push(`manifest.${key} disagrees with plugin.toml; plugin.toml is the source of truth, remove it from definePlugin`);
+    }
+  }
+  const names = new Set<string>();
+  for (const tool of definition.tools) {
+    if (names.has(tool.name)) problems.push(`tool "${tool.name}" is defined twice`);
+    names.add(tool.name);
+  }
+  return problems;
+}
+
+function relativeTo(root: string, path: string): string {
+  return relative(root, path).split(sep).join('/');
+}
+
+/** Renders `src/bundled.gen.ts`: static descriptors, lazy imports, and the embedded config files. */
+export function renderBundledIndex(options: {
+  plugins: readonly LinkedPlugin[];
+  outDir: string;
+  embedded: Readonly<Record<string, string>>;
+  version: string;
+}): string {
+  const lines: string[] = [
+    '// Generated by apps/trellis/scripts/generateBundledIndex.ts from plugins/*/plugin.toml. Do not edit;',
+    '// add or remove a workspace package under plugins/ and rebuild.',
+    "import type { BundledPluginDescriptor, PluginDefinition } from '@trellis/sdk';",
+    '',
+    `export const TRELLIS_VERSION = ${JSON.stringify(options.version)};`,
+    '',
+  ];
+  for (const [name, text] of Object.entries(options.embedded)) lines.push(`export const ${name} = ${JSON.stringify(text)};`, '');
+  lines.push('const inSource = import.meta.url.endsWith(\'.ts\');', '');
+  lines.push('export const BUNDLED_PLUGINS: readonly BundledPluginDescriptor[] = [');
+  for (const plugin of options.plugins) {
+    let spec = relative(options.outDir, plugin.entry).split(sep).join('/');
+    if (!spec.startsWith('.')) spec = `./${spec}`;
+    const id = plugin.manifest.id;
+    lines.push('  {');
+    lines.push(`    packageName: ${JSON.stringify(plugin.packageName)},`);
+    lines.push(`    manifest: ${JSON.stringify(plugin.manifest)},`);
+    lines.push(`    tools: ${JSON.stringify(plugin.tools)},`);
+    if (plugin.settings) lines.push(`    settings: ${JSON.stringify(plugin.settings)},`);
+    lines.push(`    load: async () => ((await import(${JSON.stringify(spec)})) as { plugin: PluginDefinition }).plugin,`);
+    lines.push(`    moduleUrl: inSource ? new URL(${JSON.stringify(spec)}, import.meta.url).href : new URL(${JSON.stringify(`./plugins/${id}.js`)}, import.meta.url).href,`);
+    lines.push('  },');
+  }
+  lines.push('];', '');
+  return lines.join('\n');
+}
+
+/** The tsup entries that give each bundled plugin a chunk of its own at `dist/plugins/<id>.js`. */
+export function pluginEntries(plugins: readonly LinkedPlugin[]): Record<string, string> {
+  return Object.fromEntries(plugins.map((p) => [`plugins/${p.manifest.id}`, p.entry]));
+}
+
+/** The workspace root above a folder inside it (the folder holding pnpm-workspace.yaml). */
+export function findWorkspaceRoot(from: string): string {
+  let dir = resolve(from);
+  while (!existsSync(join(dir, 'pnpm-workspace.yaml'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`no pnpm-workspace.yaml above ${from}`);
+    dir = parent;
+  }
+  return dir;
+}

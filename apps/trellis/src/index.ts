@@ -1,0 +1,1 @@
+export { TRELLIS_VERSION } from './bundled.gen.ts';

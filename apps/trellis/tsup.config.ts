@@ -1,0 +1,20 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { defineConfig } from 'tsup';
+import { sharedTsup } from '../../tsup.shared.ts';
+
+// Written by scripts/generateBundledIndex.ts: one entry per bundled plugin, so each plugin is a
+// chunk of its own (`dist/plugins/<id>.js`) loaded on its first call.
+const pluginEntries: Record<string, string> = existsSync('bundled-entries.gen.json')
+  ? JSON.parse(readFileSync('bundled-entries.gen.json', 'utf8'))
+  : {};
+
+export default defineConfig({
+  ...sharedTsup,
+  entry: { cli: 'src/cli.ts', index: 'src/index.ts', ...pluginEntries },
+  // Self-contained: workspace packages and third-party code are bundled; nothing resolves at run time.
+  noExternal: [/.*/],
+  // Bundled CommonJS dependencies call require() for Node built-ins.
+  banner: { js: "import { createRequire as __trellisCreateRequire } from 'node:module';\nconst require = __trellisCreateRequire(import.meta.url);" },
+  shims: false,
+  dts: false,
+});
