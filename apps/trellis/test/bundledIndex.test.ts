@@ -1,0 +1,152 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { findWorkspaceRoot, linkBundledPlugins, renderBundledIndex } from '../scripts/bundledIndex.ts';
+
+const appDir = join(import.meta.dirname, '..');
+const tmpBase = join(appDir, '.tmp');
+let workspace: string;
+
+function addPlugin(folder: string, files: { toml: string; index?: string; pkg?: object }) {
+  const dir = join(workspace, 'plugins', folder);
+  mkdirSync(join(dir, 'src'), { recursive: true });
+  writeFileSync(join(dir, 'plugin.toml'), files.toml);
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify(files.pkg ?? { name: `@fixture/${folder}`, exports: { '.': { '@trellis/source': './src/index.ts' } } }),
+  );
+  writeFileSync(join(dir, 'src', 'index.ts'), files.index ?? `export const plugin = { manifest: { id: '${folder}' }, tools: [] };\n`);
+}
+
+const manifest = (id: string, extra = '') =>
+  `schema_version = 1\nid = "${id}"\nname = "${id}"\nversion = "1.0.0"\nkind = "toolset"\n${extra}`;
+
+afterEach(() => rmSync(workspace, { recursive: true, force: true }));
+
+function freshWorkspace() {
+  mkdirSync(tmpBase, { recursive: true });
+  workspace = mkdtempSync(join(tmpBase, 'ws-'));
+  writeFileSync(join(workspace, 'pnpm-workspace.yaml'), 'packages:\n  - plugins/*\n');
+}
+
+describe('linkBundledPlugins', () => {
+  it('links a new workspace plugin package, with JSON Schemas computed from zod, and unlinks it when removed', async () => {
+    freshWorkspace();
+    addPlugin('alpha', {
+      toml: manifest('alpha', 'capabilities = ["fs.read"]\nprofile = "minimal"\n'),
+      index: `import { z } from 'zod';
+export const plugin = {
+  manifest: { id: 'alpha' },
+  settings: { key: 'alpha', schema: z.object({ depth: z.number().int().default(2) }).strict() },
+  tools: [{
+    name: 'count',
+    description: 'Count things.',
+    input: z.object({ text: z.string().describe('What to count') }),
+    tags: ['demo'],
+    run: (input) => input.text.length,
+  }],
+};
+`,
+    });
+    addPlugin('beta', { toml: manifest('beta') });
+
+    const first = await linkBundledPlugins(workspace);
+    expect(first.errors).toEqual([]);
+    expect(first.plugins.map((p) => p.manifest.id)).toEqual(['alpha', 'beta']);
+    const alpha = first.plugins[0]!;
+    expect(alpha.tools).toEqual([
+      {
+        name: 'count',
+        description: 'Count things.',
+        inputSchema: {
+          type: 'object',
+          properties: { text: { type: 'string', description: 'What to count' } },
+          required: ['text'],
+        },
+        tags: ['demo'],
+        examples: [],
+        contract: {
+          sideEffects: false,
+          capabilities: ['fs.read'],
+          sandbox: 'no-isolation',
+          deadlineMs: 30000,
+          maxRetries: 0,
+          idempotent: true,
+          isolation: 'inline',
+          approval: 'auto',
+        },
+      },
+    ]);
+    expect(alpha.settings).toEqual({
+      key: 'alpha',
+      jsonSchema: {
+        type: 'object',
+        properties: { depth: { type: 'integer', default: 2, minimum: -9007199254740991, maximum: 9007199254740991 } },
+        additionalProperties: false,
+      },
+      defaults: { depth: 2 },
+    });
+
+    const source = renderBundledIndex({ plugins: first.plugins, outDir: join(workspace, 'app'), embedded: {}, version: '9.9.9' });
+    expect(source).toContain(`load: async () => ((await import("../plugins/alpha/src/index.ts")) as { plugin: PluginDefinition }).plugin,`);
+    expect(source).toContain(`moduleUrl: inSource ? new URL("../plugins/beta/src/index.ts", import.meta.url).href : new URL("./plugins/beta.js", import.meta.url).href,`);
+
+    rmSync(join(workspace, 'plugins', 'beta'), { recursive: true });
+    const second = await linkBundledPlugins(workspace);
+    expect(second.plugins.map((p) => p.manifest.id)).toEqual(['alpha']);
+  });
+
+  it('fails with the file and key of an invalid manifest', async () => {
+    freshWorkspace();
+    addPlugin('bad', { toml: manifest('bad').replace('kind = "toolset"', 'kind = "widget"') });
+    addPlugin('ugly', { toml: 'schema_version = 1\nid = "ugly"\nname = = "x"\n' });
+    const result = await linkBundledPlugins(workspace);
+    expect(result.plugins).toEqual([]);
+    expect(result.errors).toHaveLength(2);
+    expect(result.errors[0]).toBe(
+      'plugins/bad/plugin.toml: kind: must be one of "toolset", "provider", "connector", "skill-source", "bridge", "memory-slot", "context-engine", "workflow-adapter", "subagent-runtime"',
+    );
+    expect(result.errors[1]).toMatch(/^plugins\/ugly\/plugin\.toml:3:\d+: /);
+  });
+
+  it('fails on a duplicate id, naming both files', async () => {
+    freshWorkspace();
+    addPlugin('one', { toml: manifest('same') });
+    addPlugin('two', { toml: manifest('same') });
+    const result = await linkBundledPlugins(workspace);
+    expect(result.errors).toEqual([
+      'plugins/two/plugin.toml: id: "same" is already used by plugins/one/plugin.toml; plugin ids must be unique',
+    ]);
+  });
+
+  it('fails when the code and the manifest disagree on the id, or the code exports no plugin', async () => {
+    freshWorkspace();
+    addPlugin('gamma', { toml: manifest('gamma'), index: `export const plugin = { manifest: { id: 'delta' }, tools: [] };\n` });
+    addPlugin('omega', { toml: manifest('omega'), index: `export const nothing = 1;\n` });
+    const result = await linkBundledPlugins(workspace);
+    const rel = (p: string) => p.replace(`${workspace}/`, '');
+    expect(result.errors.map(rel)).toEqual([
+      'plugins/gamma/src/index.ts: manifest.id is "delta" but plugin.toml says "gamma"; they must match',
+      'plugins/gamma/src/index.ts: manifest.id disagrees with plugin.toml; plugin.toml is the source of truth, remove it from definePlugin',
+      'plugins/omega/src/index.ts: must export `plugin = definePlugin({ manifest: { id }, tools })`',
+    ]);
+  });
+
+  it('links the real workspace: every folder under plugins/ with a plugin.toml', async () => {
+    const root = findWorkspaceRoot(appDir);
+    const result = await linkBundledPlugins(root);
+    expect(result.errors).toEqual([]);
+    expect(result.plugins.map((p) => p.manifest.id)).toEqual([
+      'builtin-tools',
+      'core-command',
+      'core-fs',
+      'core-python',
+      'core-table',
+      'core-web',
+      'mcp',
+      'openrouter',
+      'skill-source-local',
+      'telegram',
+    ]);
+  });
+});
