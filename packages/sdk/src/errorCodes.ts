@@ -24,6 +24,8 @@ export const ERROR_CODES = {
   FORBIDDEN_KEY: 'FORBIDDEN_KEY',
   /** A `${VAR}` reference names an environment variable that is not set. */
   ENV_VAR_MISSING: 'ENV_VAR_MISSING',
+  /** A `${` in a config string does not start a well-formed `${NAME}` reference (write `$${` for a literal). */
+  ENV_VAR_SYNTAX: 'ENV_VAR_SYNTAX',
 
   // ── discovery and admission ─────────────────────────────────────────────────
   /** An explicit or env discovery root does not exist (a warning). */
