@@ -1,7 +1,16 @@
 import { definePlugin } from '@trellis/sdk';
+import { PythonSettingsSchema } from './PythonSettingsSchema.ts';
+import type { PythonSettings } from './PythonSettingsSchema.ts';
+import { runTool } from './runTool.ts';
 
-/** The core-python plugin. Its tools arrive in a later change; until then the snapshot reports NO_TOOLS. */
-export const plugin = definePlugin({
+/** The core-python plugin: `core-python.run`. Opt-in (`[plugins] allow = ["core-python"]`). */
+export const plugin = definePlugin<PythonSettings>({
   manifest: { id: 'core-python' },
-  tools: [],
+  settings: { key: 'python', schema: PythonSettingsSchema },
+  tools: [runTool],
 });
+
+export { PythonSettingsSchema, runTool };
+export { PythonRunInputSchema } from './runTool.ts';
+export type { PythonSettings };
+export type { PythonRunInput, PythonRunResult } from './runTool.ts';
