@@ -1,7 +1,22 @@
 import { definePlugin } from '@trellis/sdk';
+import { echoTool } from './echoTool.ts';
+import { explainPluginTool } from './explainPluginTool.ts';
+import { listPluginsTool } from './listPluginsTool.ts';
+import { nowTool } from './nowTool.ts';
+import { searchToolsTool } from './searchToolsTool.ts';
 
-/** The builtin-tools plugin. Its tools arrive in a later change; until then the snapshot reports NO_TOOLS. */
+/** The builtin-tools plugin: clock, echo, catalog search and plugin introspection. Required; no settings. */
 export const plugin = definePlugin({
   manifest: { id: 'builtin-tools' },
-  tools: [],
+  tools: [nowTool, echoTool, searchToolsTool, listPluginsTool, explainPluginTool],
 });
+
+export { nowTool, formatInTimeZone, NowInputSchema } from './nowTool.ts';
+export type { NowOutput } from './nowTool.ts';
+export { echoTool, EchoInputSchema } from './echoTool.ts';
+export { searchToolsTool, SearchToolsInputSchema } from './searchToolsTool.ts';
+export type { SearchToolsOutput } from './searchToolsTool.ts';
+export { listPluginsTool, ListPluginsInputSchema, PLUGIN_STATES } from './listPluginsTool.ts';
+export type { ListPluginsOutput, PluginRow } from './listPluginsTool.ts';
+export { explainPluginTool, ExplainPluginInputSchema } from './explainPluginTool.ts';
+export type { ExplainPluginOutput } from './explainPluginTool.ts';

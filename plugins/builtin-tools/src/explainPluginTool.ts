@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { ERROR_CODES, PLUGIN_ID_PATTERN, ToolError, defineTool } from '@trellis/sdk';
+
+/** Input of `builtin-tools.explain_plugin`. */
+export const ExplainPluginInputSchema = z
+  .object({
+    id: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(PLUGIN_ID_PATTERN)
+      .describe('The plugin id, e.g. "core-fs": lowercase letters, digits and dashes, as builtin-tools.list_plugins shows it.'),
+  })
+  .strict();
+
+/** Output of `builtin-tools.explain_plugin`. */
+export interface ExplainPluginOutput {
+  readonly id: string;
+  /** What the host reports: every candidate with this id across discovery roots, reasons and the decision trace. */
+  readonly explanation: unknown;
+}
+
+/** True when the host's answer holds nothing (it knows no plugin with that id). */
+function isEmptyExplanation(value: unknown): boolean {
+  if (value === null || value === undefined) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  if (typeof value === 'object') {
+    const candidates = (value as { candidates?: unknown }).candidates;
+    if (Array.isArray(candidates)) return candidates.length === 0;
+    return Object.keys(value).length === 0;
+  }
+  return false;
+}
+
+/** Edit distance between two short strings, for "did you mean". */
+export function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/** `builtin-tools.explain_plugin`: why one plugin is in its state. */
+export const explainPluginTool = defineTool({
+  name: 'explain_plugin',
+  description:
+    'Explains one plugin in full: every copy the host found under that id (bundled or on disk), which one won, its state and every reason and warning, and how the decision was reached. Use it after builtin-tools.list_plugins when you need to tell the user exactly how to enable or fix a plugin.',
+  input: ExplainPluginInputSchema,
+  tags: ['plugins', 'introspection', 'diagnostics'],
+  examples: [{ description: 'Why is core-python off?', input: { id: 'core-python' } }],
+  run(input, ctx): ExplainPluginOutput {
+    const explanation = ctx.host.explainPlugin(input.id);
+    if (!isEmptyExplanation(explanation)) return { id: input.id, explanation };
+    const ids = [...new Set(ctx.host.plugins().map((p) => p.id))];
+    const near = ids
+      .map((id) => ({ id, d: editDistance(id, input.id) }))
+      .filter((x) => x.d <= Math.max(2, Math.floor(input.id.length / 3)))
+      .sort((x, y) => x.d - y.d || x.id.localeCompare(y.id))
+      .slice(0, 3)
+      .map((x) => `"${x.id}"`);
+    const suggestion = near.length > 0 ? ` Did you mean ${near.join(' or ')}?` : '';
+    throw new ToolError(
+      ERROR_CODES.NOT_FOUND,
+      `id: no plugin "${input.id}" was found in any discovery root.${suggestion} Call builtin-tools.list_plugins to see every id the host knows.`,
+    );
+  },
+});

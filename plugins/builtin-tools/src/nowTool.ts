@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { ERROR_CODES, ToolError, defineTool } from '@trellis/sdk';
+
+/** Input of `builtin-tools.now`. */
+export const NowInputSchema = z
+  .object({
+    timezone: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe(
+        'IANA time zone name such as "Europe/Berlin", "America/New_York" or "UTC". Omit it to get the host\'s own time zone.',
+      ),
+  })
+  .strict();
+
+/** Output of `builtin-tools.now`. */
+export interface NowOutput {
+  /** ISO 8601 local time with milliseconds and offset, e.g. `2026-11-22T04:14:58.123+01:00`. */
+  readonly iso: string;
+  readonly timezone: string;
+  /** Offset from UTC as `+HH:MM` / `-HH:MM`. */
+  readonly utcOffset: string;
+  readonly weekday: string;
+  /** Milliseconds since the Unix epoch. */
+  readonly unixMs: number;
+}
+
+/** Throws a `ToolError` naming the argument unless `zone` is a time zone this host's Intl knows. */
+function checkTimeZone(zone: string): string {
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+  } catch {
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `timezone: "${zone}" is not an IANA time zone this host knows. Use a name such as "UTC", "Europe/Berlin", "America/New_York" or "Asia/Kolkata", or omit timezone for the host's own zone.`,
+    );
+  }
+}
+
+/** The wall-clock time of `date` in `timeZone`, as ISO 8601 with offset. */
+export function formatInTimeZone(date: Date, timeZone: string): NowOutput {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    weekday: 'long',
+    timeZoneName: 'longOffset',
+  }).formatToParts(date);
+  const get = (type: Intl.DateTimeFormatPartTypes): string => parts.find((p) => p.type === type)?.value ?? '';
+  // `longOffset` renders as "GMT+05:30", or plain "GMT" for a zero offset.
+  const offsetText = get('timeZoneName').replace(/^GMT/, '');
+  const utcOffset = offsetText === '' ? '+00:00' : offsetText;
+  const millis = String(date.getUTCMilliseconds()).padStart(3, '0');
+  const year = get('year').padStart(4, '0');
+  const iso = `${year}-${get('month')}-${get('day')}T${get('hour')}:${get('minute')}:${get('second')}.${millis}${utcOffset}`;
+  return { iso, timezone: timeZone, utcOffset, weekday: get('weekday'), unixMs: date.getTime() };
+}
+
+/** `builtin-tools.now`: the current time in a time zone. */
+export const nowTool = defineTool({
+  name: 'now',
+  description:
+    'Returns the current date and time as ISO 8601 with the UTC offset (e.g. 2026-11-22T04:14:58.123+01:00), plus the weekday and Unix milliseconds. Use it whenever you need today\'s date or the time; never guess it. Pass an IANA time zone to get local time elsewhere.',
+  input: NowInputSchema,
+  tags: ['time', 'clock', 'date'],
+  examples: [
+    { description: 'The host\'s local time', input: {} },
+    { description: 'The time in Tokyo', input: { timezone: 'Asia/Tokyo' } },
+  ],
+  run(input): NowOutput {
+    const zone = input.timezone === undefined ? new Intl.DateTimeFormat().resolvedOptions().timeZone : checkTimeZone(input.timezone);
+    return formatInTimeZone(new Date(), zone);
+  },
+});
