@@ -50,6 +50,10 @@ export const ERROR_CODES = {
   AMBIGUOUS_ID: 'AMBIGUOUS_ID',
   /** A higher-priority root holds a plugin with the same id. */
   SHADOWED: 'SHADOWED',
+  /** An external manifest takes a non-required bundled plugin's id but has no `[runtime]` of its own. */
+  BUNDLED_ID_WITHOUT_RUNTIME: 'BUNDLED_ID_WITHOUT_RUNTIME',
+  /** An external manifest says `required = true`; only bundled plugins can be required (a warning; ignored). */
+  REQUIRED_NOT_ALLOWED: 'REQUIRED_NOT_ALLOWED',
 
   // ── decision ────────────────────────────────────────────────────────────────
   /** The plugin is required and therefore enabled whatever the policy says. */
