@@ -82,6 +82,8 @@ export const ERROR_CODES = {
   CONFIG_INVALID: 'CONFIG_INVALID',
   /** The plugin declares no tools (yet). */
   NO_TOOLS: 'NO_TOOLS',
+  /** A plugin declares or reports two tools with one name, or a tool name the catalog cannot use; the first good one is kept (a warning). */
+  TOOL_NAME_INVALID: 'TOOL_NAME_INVALID',
 
   // ── runtime outcomes ────────────────────────────────────────────────────────
   /** No tool has that name. The message names the nearest match. */
