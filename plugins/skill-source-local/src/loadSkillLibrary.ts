@@ -1,0 +1,28 @@
+import { ERROR_CODES, formatIssues, issueToString, ToolError } from '@trellis/sdk';
+import type { ToolContext } from '@trellis/sdk';
+import { discoverSkills, type SkillCandidate, type SkillLibrary } from './discoverSkills.ts';
+import { resolveSkillRoots } from './resolveSkillRoots.ts';
+import { SkillsSettingsSchema, type SkillsSettings } from './SkillsSettingsSchema.ts';
+
+/** The plugin's settings from the context, checked again so a tool never runs on malformed settings. */
+export function resolveSkillsSettings(config: unknown): SkillsSettings {
+  const parsed = SkillsSettingsSchema.safeParse(config ?? {});
+  if (!parsed.success) {
+    const lines = formatIssues(parsed.error, ['runtime', 'tools', 'skills']).map(issueToString);
+    throw new ToolError(ERROR_CODES.CONFIG_INVALID, `[runtime.tools.skills] is invalid; fix runtime.toml:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+/** Discovers the skills for one call. Skill roots are read on every call, so new or edited skills show up at once. */
+export async function loadSkillLibrary(ctx: ToolContext<unknown>): Promise<{ settings: SkillsSettings; library: SkillLibrary }> {
+  const settings = resolveSkillsSettings(ctx.config);
+  const roots = resolveSkillRoots({ workspace: ctx.workspace.root, env: ctx.env, paths: settings.paths });
+  const library = await discoverSkills({ roots, interpreters: settings.interpreters });
+  return { settings, library };
+}
+
+/** Every candidate with this name: the admitted one first, then rejected and shadowed ones. */
+export function candidatesNamed(library: SkillLibrary, name: string): SkillCandidate[] {
+  return [...library.skills.filter((s) => s.name === name), ...library.others.filter((s) => s.name === name)];
+}
