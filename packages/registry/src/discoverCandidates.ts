@@ -1,0 +1,321 @@
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import type { Stats } from 'node:fs';
+import { basename, dirname, join, sep } from 'node:path';
+import fg from 'fast-glob';
+import { ERROR_CODES, MAX_MANIFEST_BYTES, isPathInside } from '@trellis/sdk';
+import type { BundledPluginDescriptor } from '@trellis/sdk';
+import { BUNDLED_ROOT } from './resolveDiscoveryRoots.ts';
+import type {
+  BundledCandidateFacts,
+  CandidateFacts,
+  DiscoveryResult,
+  ExternalCandidateFacts,
+  FileRootSpec,
+  FileType,
+  FolderFacts,
+  ReadRefusal,
+  Reason,
+  RootSpec,
+  StatFacts,
+} from './types.ts';
+
+/** The manifest file name discovery looks for. */
+export const MANIFEST_FILE_NAME = 'plugin.toml';
+
+/** Plugin folders sit at most this many levels below their root (`root/a/b/c/d/plugin.toml`). */
+export const MAX_PLUGIN_DEPTH = 4;
+
+/** Folders the walk never enters. */
+export const IGNORED_FOLDER_GLOBS: readonly string[] = ['**/node_modules/**', '**/.git/**', '**/*.disabled/**'];
+
+/** Inputs of {@link discoverCandidates}. */
+export interface DiscoverCandidatesOptions {
+  /** From `resolveDiscoveryRoots`; the bundled root (if present) is served from `bundled`. */
+  readonly roots: readonly RootSpec[];
+  /** The compiled-in descriptors (root 4); no file is read for them. */
+  readonly bundled: readonly BundledPluginDescriptor[];
+}
+
+// O_NOFOLLOW and O_NONBLOCK are POSIX; on a platform without them the flags are 0 and the
+// fstat check on the handle still refuses anything that is not a regular file.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/** Converts `Stats` to plain facts. */
+export function toStatFacts(stats: Stats): StatFacts {
+  return {
+    type: fileTypeOf(stats),
+    mode: stats.mode,
+    uid: stats.uid,
+    gid: stats.gid,
+    nlink: stats.nlink,
+    size: stats.size,
+  };
+}
+
+function fileTypeOf(stats: Stats): FileType {
+  if (stats.isFile()) return 'file';
+  if (stats.isDirectory()) return 'directory';
+  if (stats.isSymbolicLink()) return 'symlink';
+  if (stats.isFIFO()) return 'fifo';
+  if (stats.isSocket()) return 'socket';
+  if (stats.isCharacterDevice()) return 'char-device';
+  if (stats.isBlockDevice()) return 'block-device';
+  return 'unknown';
+}
+
+function errnoOf(error: unknown): string {
+  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : 'EUNKNOWN';
+}
+
+interface Found {
+  readonly rel: string;
+  readonly logical: string;
+  readonly real: string | null;
+  readonly direct: boolean;
+  readonly depth: number;
+}
+
+/**
+ * Finds every `plugin.toml` under the file roots and records plain facts about each (paths,
+ * realpaths, stat facts of the manifest and of every folder up to the root, symlinks on the way,
+ * the bytes). All of the registry's filesystem I/O happens here, synchronously (cheaper than
+ * thousands of small async calls). Symlinked folders and manifests are followed and reported; a
+ * manifest reached twice (symlink twins, loops) is one candidate, found by realpath, with the
+ * other paths kept as `aliases`. Only regular files are read: the realpath is opened with
+ * O_NOFOLLOW|O_NONBLOCK, the handle is `fstat`ed and anything else is refused, and at most
+ * 256 KiB + 1 byte is read. Missing explicit/env roots are `ROOT_MISSING` warnings.
+ */
+export function discoverCandidates(options: DiscoverCandidatesOptions): DiscoveryResult {
+  const warnings: Reason[] = [];
+  const candidates: CandidateFacts[] = [];
+  const lstatCache = new Map<string, StatFacts | null>();
+  const lstatCached = (path: string): StatFacts | null => {
+    let facts = lstatCache.get(path);
+    if (facts === undefined) {
+      try {
+        facts = toStatFacts(lstatSync(path));
+      } catch {
+        facts = null;
+      }
+      lstatCache.set(path, facts);
+    }
+    return facts;
+  };
+  const owners = new Map<string, ExternalCandidateFacts & { aliases: string[] }>();
+
+  for (const root of options.roots) {
+    if (root.root === 'bundled') continue;
+    const rootReal = resolveRoot(root, warnings);
+    if (rootReal === null) continue;
+
+    const rels = fg.sync(`**/${MANIFEST_FILE_NAME}`, {
+      cwd: root.path,
+      dot: true,
+      deep: MAX_PLUGIN_DEPTH + 1,
+      followSymbolicLinks: true,
+      onlyFiles: false,
+      ignore: [...IGNORED_FOLDER_GLOBS],
+      suppressErrors: true,
+      unique: true,
+    });
+
+    const found: Found[] = rels.map((rel) => {
+      const logical = join(root.path, rel);
+      let real: string | null;
+      try {
+        real = realpathSync.native(logical);
+      } catch {
+        real = null;
+      }
+      return { rel, logical, real, direct: real === join(rootReal, rel), depth: rel.split('/').length };
+    });
+    // Prefer the path without symlinks, then the shallowest, then by name: the choice is stable.
+    found.sort((a, b) => Number(b.direct) - Number(a.direct) || a.depth - b.depth || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+
+    const perRoot: ExternalCandidateFacts[] = [];
+    for (const item of found) {
+      if (item.real !== null) {
+        const owner = owners.get(item.real);
+        if (owner !== undefined) {
+          owner.aliases.push(item.logical);
+          continue;
+        }
+      }
+      const facts = collectFacts(root, rootReal, item, lstatCached);
+      if (item.real !== null) owners.set(item.real, facts);
+      perRoot.push(facts);
+    }
+    perRoot.sort((a, b) => (a.manifestPath < b.manifestPath ? -1 : a.manifestPath > b.manifestPath ? 1 : 0));
+    candidates.push(...perRoot);
+  }
+  for (const facts of owners.values()) facts.aliases.sort();
+
+  const bundled: BundledCandidateFacts[] = [...options.bundled]
+    .sort((a, b) => (a.manifest.id < b.manifest.id ? -1 : a.manifest.id > b.manifest.id ? 1 : 0))
+    .map((descriptor) => ({ bundled: true, source: BUNDLED_ROOT, descriptor }));
+  candidates.push(...bundled);
+  return { candidates, warnings };
+}
+
+function resolveRoot(root: FileRootSpec, warnings: Reason[]): string | null {
+  let rootReal: string;
+  try {
+    rootReal = realpathSync.native(root.path);
+  } catch (error) {
+    if (root.warnIfMissing) {
+      warnings.push({
+        code: ERROR_CODES.ROOT_MISSING,
+        message: `plugin root ${root.path} (${root.origin}) ${errnoOf(error) === 'ENOENT' ? 'does not exist' : `cannot be read (${errnoOf(error)})`}; create it or remove it from the ${root.root} roots`,
+      });
+    }
+    return null;
+  }
+  let isDir = false;
+  try {
+    isDir = statSync(rootReal).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) {
+    if (root.warnIfMissing) {
+      warnings.push({
+        code: ERROR_CODES.ROOT_MISSING,
+        message: `plugin root ${root.path} (${root.origin}) is not a folder; point it at a folder that holds plugin folders`,
+      });
+    }
+    return null;
+  }
+  return rootReal;
+}
+
+function collectFacts(
+  root: FileRootSpec,
+  rootReal: string,
+  item: Found,
+  lstatCached: (path: string) => StatFacts | null,
+): ExternalCandidateFacts & { aliases: string[] } {
+  const pluginDir = dirname(item.logical);
+  let pluginDirReal: string | null = item.real === null ? null : dirname(item.real);
+  if (pluginDirReal === null) {
+    try {
+      pluginDirReal = realpathSync.native(pluginDir);
+    } catch {
+      pluginDirReal = null;
+    }
+  }
+
+  // Symlinks on the way: none when the realpath is the root's realpath plus the relative path.
+  const symlinks: string[] = [];
+  if (!item.direct) {
+    let walk = root.path;
+    for (const segment of item.rel.split('/')) {
+      walk = join(walk, segment);
+      if (lstatCached(walk)?.type === 'symlink') symlinks.push(walk);
+    }
+  }
+
+  const folders: FolderFacts[] = [];
+  if (pluginDirReal !== null) {
+    if (isPathInside(rootReal, pluginDirReal)) {
+      let dir = pluginDirReal;
+      folders.push({ path: dir, stat: lstatCached(dir), role: dir === rootReal ? 'root' : 'plugin' });
+      while (dir !== rootReal) {
+        const parent = dirname(dir);
+        if (parent === dir) break;
+        dir = parent;
+        folders.push({ path: dir, stat: lstatCached(dir), role: dir === rootReal ? 'root' : 'between' });
+      }
+    } else {
+      folders.push({ path: pluginDirReal, stat: lstatCached(pluginDirReal), role: 'plugin' });
+    }
+  }
+
+  const read = readManifest(item.real);
+  const manifestLstat = item.direct && read.lstat !== null ? read.lstat : lstatCached(item.logical);
+  const folderName = basename(pluginDir === root.path ? root.path : pluginDir) || sep;
+  return {
+    bundled: false,
+    source: root,
+    rootReal,
+    manifestPath: item.logical,
+    manifestReal: item.real,
+    pluginDir,
+    pluginDirReal,
+    folderName,
+    manifestLstat,
+    manifestStat: read.stat,
+    folders,
+    symlinks,
+    aliases: [],
+    bytes: read.bytes,
+    readRefusal: read.refusal,
+  };
+}
+
+let scratchBuffer: Buffer | null = null;
+/** One reusable read buffer of the limit + 1 byte; the bytes kept are copied out of it. */
+function scratch(): Buffer {
+  scratchBuffer ??= Buffer.allocUnsafe(MAX_MANIFEST_BYTES + 1);
+  return scratchBuffer;
+}
+
+interface ReadOutcome {
+  readonly lstat: StatFacts | null;
+  readonly stat: StatFacts | null;
+  readonly bytes: Uint8Array | null;
+  readonly refusal: ReadRefusal | null;
+}
+
+/**
+ * Reads a manifest by its realpath without following a final symlink and without blocking:
+ * `lstat` first (a FIFO or device is never opened), then open O_NOFOLLOW|O_NONBLOCK and `fstat`
+ * the handle, so what is checked is what is read even if the path was swapped in between.
+ */
+function readManifest(real: string | null): ReadOutcome {
+  if (real === null) {
+    return { lstat: null, stat: null, bytes: null, refusal: { kind: 'DANGLING', message: 'the path is a symlink whose target does not exist' } };
+  }
+  let lstat: StatFacts;
+  try {
+    lstat = toStatFacts(lstatSync(real));
+  } catch (error) {
+    return { lstat: null, stat: null, bytes: null, refusal: { kind: 'OPEN_FAILED', message: `cannot stat it (${errnoOf(error)})` } };
+  }
+  if (lstat.type !== 'file') {
+    return { lstat, stat: lstat, bytes: null, refusal: { kind: 'NOT_REGULAR', message: `it is a ${lstat.type}, not a regular file` } };
+  }
+  if (lstat.size > MAX_MANIFEST_BYTES) {
+    return { lstat, stat: lstat, bytes: null, refusal: { kind: 'TOO_LARGE', message: `it is ${lstat.size} bytes, more than the ${MAX_MANIFEST_BYTES}-byte limit` } };
+  }
+  let fd: number;
+  try {
+    fd = openSync(real, OPEN_FLAGS);
+  } catch (error) {
+    return { lstat, stat: null, bytes: null, refusal: { kind: 'OPEN_FAILED', message: `cannot open it (${errnoOf(error)})` } };
+  }
+  try {
+    const stat = toStatFacts(fstatSync(fd));
+    if (stat.type !== 'file') {
+      return { lstat, stat, bytes: null, refusal: { kind: 'NOT_REGULAR', message: `it is a ${stat.type}, not a regular file` } };
+    }
+    if (stat.size > MAX_MANIFEST_BYTES) {
+      return { lstat, stat, bytes: null, refusal: { kind: 'TOO_LARGE', message: `it is ${stat.size} bytes, more than the ${MAX_MANIFEST_BYTES}-byte limit` } };
+    }
+    // Read to the limit + 1 whatever fstat said: a file may grow between fstat and read.
+    const buffer = scratch();
+    let length = 0;
+    for (;;) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length > MAX_MANIFEST_BYTES) {
+        return { lstat, stat, bytes: null, refusal: { kind: 'TOO_LARGE', message: `it holds more than the ${MAX_MANIFEST_BYTES}-byte limit` } };
+      }
+    }
+    return { lstat, stat, bytes: Uint8Array.prototype.slice.call(buffer, 0, length), refusal: null };
+  } catch (error) {
+    return { lstat, stat: null, bytes: null, refusal: { kind: 'READ_FAILED', message: `cannot read it (${errnoOf(error)})` } };
+  } finally {
+    closeSync(fd);
+  }
+}
