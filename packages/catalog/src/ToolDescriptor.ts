@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import type { ToolContract, ToolExample } from '@trellis/sdk';
+
+/** Where a descriptor came from: a bundled tool spec, a manifest `[[tools]]` entry, or a running plugin's report. */
+export type ToolSource = 'bundled' | 'manifest' | 'discovered';
+
+/** Everything a host needs to offer and call one tool, without its implementation. */
+export interface ToolDescriptor {
+  /** Fully qualified: `<plugin-id>.<tool>`. */
+  readonly name: string;
+  readonly plugin: string;
+  /** The tool's own name (after `<plugin-id>.`). */
+  readonly tool: string;
+  readonly description: string;
+  readonly tags: readonly string[];
+  readonly examples: readonly ToolExample[];
+  /** JSON Schema of the input, as data (never compiled here). */
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+  readonly outputSchema?: Readonly<Record<string, unknown>>;
+  /** The effective contract; `deadlineMs` is already capped by `[runtime] tool_timeout_seconds`. */
+  readonly contract: ToolContract;
+  readonly source: ToolSource;
+  /** sha256 (hex) of the canonical JSON (sorted keys) of `inputSchema`; computed on first read, then cached. */
+  readonly schemaHash: string;
+}
+
+/** The fields of a descriptor before its lazy hash. */
+export type ToolDescriptorFields = Omit<ToolDescriptor, 'schemaHash'>;
+
+// A class so `schemaHash` is a lazy getter on the prototype: own fields stay plain data.
+class Descriptor implements ToolDescriptor {
+  declare readonly name: string;
+  declare readonly plugin: string;
+  declare readonly tool: string;
+  declare readonly description: string;
+  declare readonly tags: readonly string[];
+  declare readonly examples: readonly ToolExample[];
+  declare readonly inputSchema: Readonly<Record<string, unknown>>;
+  declare readonly outputSchema?: Readonly<Record<string, unknown>>;
+  declare readonly contract: ToolContract;
+  declare readonly source: ToolSource;
+  #schemaHash: string | undefined;
+
+  constructor(fields: ToolDescriptorFields) {
+    Object.assign(this, fields);
+    Object.freeze(this);
+  }
+
+  get schemaHash(): string {
+    this.#schemaHash ??= hashJson(this.inputSchema);
+    return this.#schemaHash;
+  }
+
+  toJSON(): ToolDescriptor {
+    return { ...this, schemaHash: this.schemaHash };
+  }
+}
+
+/** Makes a frozen descriptor whose `schemaHash` is computed on first read. */
+export function createToolDescriptor(fields: ToolDescriptorFields): ToolDescriptor {
+  const copy: { -readonly [K in keyof ToolDescriptorFields]: ToolDescriptorFields[K] } = { ...fields };
+  if (copy.outputSchema === undefined) delete copy.outputSchema;
+  return new Descriptor(copy);
+}
+
+/** sha256 (hex) of the canonical JSON of a value: object keys sorted, no whitespace. */
+export function hashJson(value: unknown): string {
+  return createHash('sha256').update(canonicalJson(value), 'utf8').digest('hex');
+}
+
+/** JSON with object keys sorted at every level, so equal schemas give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
+  const record = value as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const key of Object.keys(record).sort()) {
+    if (record[key] === undefined) continue;
+    parts.push(`${JSON.stringify(key)}:${canonicalJson(record[key])}`);
+  }
+  return `{${parts.join(',')}}`;
+}

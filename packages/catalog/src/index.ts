@@ -1,0 +1,27 @@
+export { createResourceCatalog } from './ResourceCatalog.ts';
+export type { ResourceCatalog, CreateResourceCatalogOptions, ToolAvailability, ToolLookup } from './ResourceCatalog.ts';
+export type {
+  CatalogReason,
+  CatalogPluginView,
+  CatalogSnapshotView,
+  CatalogBundledView,
+  CatalogConfigView,
+} from './CatalogSnapshotView.ts';
+export { createToolDescriptor, canonicalJson, hashJson } from './ToolDescriptor.ts';
+export type { ToolDescriptor, ToolDescriptorFields, ToolSource } from './ToolDescriptor.ts';
+export { parseToolOverrides } from './parseToolOverrides.ts';
+export type { ToolOverride, ToolOverrides, ParseToolOverridesResult, ParseToolOverridesOptions } from './parseToolOverrides.ts';
+export { renderTools } from './renderTools.ts';
+export type { ToolRenderFormat, RenderedTool, RenderToolsOptions, OpenAiTool, AnthropicTool, McpTool } from './renderTools.ts';
+export {
+  MODEL_TOOL_NAME_PATTERN,
+  toModelToolName,
+  fromModelToolName,
+  decodePlainModelToolName,
+  createModelNameTable,
+} from './toModelToolName.ts';
+export type { ModelNameTable } from './toModelToolName.ts';
+export { compileGlob, matchesGlob } from './compileGlob.ts';
+export { editDistance, nearestName } from './editDistance.ts';
+export { splitName } from './searchIndex.ts';
+export type { ToolSearchHit } from './searchIndex.ts';
