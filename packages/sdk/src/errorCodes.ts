@@ -126,6 +126,8 @@ export const ERROR_CODES = {
   PLUGIN_UNAVAILABLE: 'PLUGIN_UNAVAILABLE',
   /** An HTTP plugin answered with an error status or could not be reached. */
   HTTP_ERROR: 'HTTP_ERROR',
+  /** An HTTP plugin's endpoint is plain `http://` to a host that is not loopback; it is never contacted. */
+  INSECURE_ENDPOINT: 'INSECURE_ENDPOINT',
   /** A bug in Trellis itself; please report it. */
   INTERNAL_ERROR: 'INTERNAL_ERROR',
 
