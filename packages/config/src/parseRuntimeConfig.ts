@@ -1,0 +1,290 @@
+import { dirname, resolve } from 'node:path';
+import { parse, TomlError } from 'smol-toml';
+import type { z } from 'zod';
+import { ERROR_CODES, formatIssues, formatKeyPath } from '@trellis/sdk';
+import type { ErrorCode } from '@trellis/sdk';
+import {
+  FORBIDDEN_KEYS,
+  MAX_CONFIG_DEPTH,
+  MAX_REPORTED_PROBLEMS,
+  failed,
+  makeProblem,
+} from './ConfigProblem.ts';
+import type { ConfigLoadResult, ConfigProblem } from './ConfigProblem.ts';
+import { decodeConfigText } from './decodeConfigText.ts';
+import { expandEnvString } from './expandEnvString.ts';
+import { createKeyLocator } from './locateKey.ts';
+import { suggestKey } from './suggestKey.ts';
+import { RuntimeConfigSchema } from './RuntimeConfigSchema.ts';
+import type { RuntimeConfig } from './RuntimeConfigSchema.ts';
+import { tomlIssueMessage } from './tomlIssueMessage.ts';
+
+/** Options for {@link parseRuntimeConfig}. */
+export interface ParseRuntimeConfigOptions {
+  /** Shown in every message and in `ConfigProblem.file`: the path as the user knows it. */
+  readonly fileName: string;
+  /** Where `${VAR}` references are looked up (usually `process.env`). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /**
+   * The folder relative `[plugins] paths`, `audit_log` and `debug_log` resolve against.
+   * Default: the folder of `fileName`. For the embedded default, pass the workspace.
+   */
+  readonly baseDir?: string;
+}
+
+type KeyPath = ReadonlyArray<string | number>;
+
+interface Pending {
+  readonly code: ErrorCode;
+  readonly path: KeyPath;
+  readonly text: string;
+}
+
+interface WalkContext {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly errors: Pending[];
+  readonly warnings: Pending[];
+  /** Expanded values, kept out of every message. */
+  readonly secrets: Set<string>;
+  /** Key paths whose value was replaced because of an env problem; schema issues there are noise. */
+  readonly envFailed: Set<string>;
+}
+
+const DROP = Symbol('drop');
+
+/**
+ * Parses and validates the text of a `runtime.toml`: decoding (BOM, CRLF, NUL, UTF-8), TOML,
+ * nesting and forbidden keys, `${VAR}` expansion, unknown-key warnings, the schema with its
+ * defaults, and relative paths. Never throws for bad input; `value` is `undefined` when there are
+ * errors. No message ever contains the value of an expanded variable.
+ */
+export function parseRuntimeConfig(text: string | Uint8Array, options: ParseRuntimeConfigOptions): ConfigLoadResult {
+  const file = options.fileName;
+  const decoded = decodeConfigText(text, file);
+  if (decoded.problem !== undefined) return failed([decoded.problem]);
+
+  let document: Record<string, unknown>;
+  try {
+    document = parse(decoded.text, { maxDepth: MAX_CONFIG_DEPTH });
+  } catch (error) {
+    return failed([tomlFailure(error, file)]);
+  }
+
+  const ctx: WalkContext = { env: options.env, errors: [], warnings: [], secrets: new Set(), envFailed: new Set() };
+  const tree = walk(document, [], RuntimeConfigSchema, true, ctx);
+  const parsed = RuntimeConfigSchema.safeParse(tree === DROP ? {} : tree, { error: tomlIssueMessage });
+  if (!parsed.success) {
+    const issues = formatIssues(parsed.error);
+    parsed.error.issues.forEach((issue, i) => {
+      const keyPath = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+      if (ctx.envFailed.has(formatKeyPath(keyPath))) return;
+      ctx.errors.push({ code: ERROR_CODES.CONFIG_SCHEMA, path: keyPath, text: issues[i]?.message ?? issue.message });
+    });
+  }
+
+  const locate = createKeyLocator(decoded.text);
+  const finish = (pending: Pending[]): ConfigProblem[] =>
+    cap(
+      pending.map((p) => {
+        const at = p.path.length > 0 ? locate(p.path) : undefined;
+        return makeProblem({
+          code: p.code,
+          file,
+          keyPath: formatKeyPath(p.path),
+          line: at?.line,
+          column: at?.column,
+          text: redact(p.text, ctx.secrets),
+        });
+      }),
+      file,
+    );
+  const warnings = finish(ctx.warnings);
+  if (ctx.errors.length > 0 || !parsed.success) return failed(finish(ctx.errors), warnings);
+  const baseDir = options.baseDir ?? dirname(resolve(file));
+  return { value: resolvePaths(parsed.data, baseDir), warnings, errors: [] };
+}
+
+function tomlFailure(error: unknown, file: string): ConfigProblem {
+  if (error instanceof TomlError) {
+    const reason = (error.message.split('\n')[0] ?? '').replace(/^Invalid TOML document: /, '');
+    if (reason.startsWith('document contains excessively nested structures')) {
+      return makeProblem({
+        code: ERROR_CODES.CONFIG_TOO_DEEP,
+        file,
+        line: error.line,
+        column: error.column,
+        text: `arrays and inline tables nest deeper than ${MAX_CONFIG_DEPTH} levels; flatten this value`,
+      });
+    }
+    return makeProblem({
+      code: ERROR_CODES.TOML_SYNTAX,
+      file,
+      line: error.line,
+      column: error.column,
+      text: `invalid TOML: ${reason}; fix the file at this position`,
+    });
+  }
+  if (error instanceof RangeError) {
+    return makeProblem({
+      code: ERROR_CODES.CONFIG_TOO_DEEP,
+      file,
+      text: `the file nests too deeply to parse (${error.message}); flatten its tables and arrays`,
+    });
+  }
+  return makeProblem({
+    code: ERROR_CODES.INTERNAL_ERROR,
+    file,
+    text: `the TOML parser failed unexpectedly (${error instanceof Error ? error.name : typeof error}); please report this with the file`,
+  });
+}
+
+type AnyDef = {
+  type: string;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  valueType?: z.ZodType;
+  element?: z.ZodType;
+};
+
+function defOf(schema: z.ZodType): AnyDef {
+  return schema._zod.def as unknown as AnyDef;
+}
+
+/** Strips defaults, optionals and pipes down to the schema that says what the value looks like. */
+function unwrap(schema: z.ZodType | undefined): z.ZodType | undefined {
+  let s = schema;
+  for (let i = 0; s !== undefined && i < 16; i++) {
+    const def = defOf(s);
+    if (def.innerType !== undefined) s = def.innerType;
+    else if (def.type === 'pipe' && def.in !== undefined) s = def.in;
+    else break;
+  }
+  return s;
+}
+
+/**
+ * Copies the parsed document into plain objects, refusing forbidden keys and excessive depth,
+ * expanding `${VAR}` in strings and warning about keys the schema does not know. `schema` is the
+ * part of the schema that describes `value`; `undefined` below an open table.
+ */
+function walk(value: unknown, path: KeyPath, schema: z.ZodType | undefined, expand: boolean, ctx: WalkContext): unknown {
+  if (typeof value === 'string') return expand ? expandString(value, path, ctx) : value;
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  if (path.length >= MAX_CONFIG_DEPTH) {
+    ctx.errors.push({
+      code: ERROR_CODES.CONFIG_TOO_DEEP,
+      path,
+      text: `tables and arrays nest deeper than ${MAX_CONFIG_DEPTH} levels (dotted keys and table headers count); flatten this part of the config`,
+    });
+    return DROP;
+  }
+  const shape = unwrap(schema);
+  const def = shape === undefined ? undefined : defOf(shape);
+  if (Array.isArray(value)) {
+    const element = def?.type === 'array' ? def.element : undefined;
+    const out: unknown[] = [];
+    value.forEach((item, i) => {
+      const child = walk(item, [...path, i], element, expand, ctx);
+      if (child !== DROP) out.push(child);
+    });
+    return out;
+  }
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const childPath = [...path, key];
+    if (FORBIDDEN_KEYS.includes(key)) {
+      ctx.errors.push({
+        code: ERROR_CODES.FORBIDDEN_KEY,
+        path: childPath,
+        text: `the key "${key}" is not allowed anywhere in a config file (it could pollute prototypes); rename or remove it`,
+      });
+      continue;
+    }
+    let childSchema: z.ZodType | undefined;
+    let known = true;
+    if (def?.type === 'object' && def.shape !== undefined) {
+      childSchema = Object.hasOwn(def.shape, key) ? def.shape[key] : undefined;
+      known = childSchema !== undefined;
+      if (!known) ctx.warnings.push({ code: ERROR_CODES.UNKNOWN_KEY, path: childPath, text: unknownKeyText(key, path, Object.keys(def.shape)) });
+    } else if (def?.type === 'record') {
+      childSchema = def.valueType;
+    }
+    const child = walk((value as Record<string, unknown>)[key], childPath, childSchema, expand && known, ctx);
+    if (known && child !== DROP) out[key] = child;
+  }
+  return out;
+}
+
+function unknownKeyText(key: string, parent: KeyPath, known: readonly string[]): string {
+  const suggestion = suggestKey(key, known);
+  if (suggestion !== undefined) return `unknown key, ignored; did you mean \`${suggestion}\`?`;
+  const where = parent.length === 0 ? 'at the top level' : `in [${formatKeyPath(parent)}]`;
+  return `unknown key, ignored; the keys ${where} are ${known.map((k) => `\`${k}\``).join(', ')}`;
+}
+
+function expandString(value: string, path: KeyPath, ctx: WalkContext): string {
+  const result = expandEnvString(value, ctx.env);
+  if (result.ok) {
+    for (const secret of result.expanded) ctx.secrets.add(secret);
+    return result.value;
+  }
+  ctx.envFailed.add(formatKeyPath(path));
+  if (result.missing.length > 0) {
+    const names = result.missing.map((n) => `\${${n}}`).join(', ');
+    const subject = result.missing.length === 1 ? `environment variable ${result.missing[0]} is` : `environment variables ${result.missing.join(', ')} are`;
+    ctx.errors.push({
+      code: ERROR_CODES.ENV_VAR_MISSING,
+      path,
+      text: `${subject} not set (referenced as ${names}); set it, or write $\${ for a literal "\${"`,
+    });
+  }
+  if (result.syntax.length > 0) {
+    ctx.errors.push({
+      code: ERROR_CODES.ENV_VAR_SYNTAX,
+      path,
+      text: `bad variable reference ${result.syntax.join(', ')}; write \${NAME} (letters, digits and _, not starting with a digit), or $\${ for a literal "\${"`,
+    });
+  }
+  return '';
+}
+
+/** Secrets shorter than this are not redacted: they would blank out ordinary words. */
+const MIN_REDACTED_LENGTH = 4;
+
+function redact(text: string, secrets: ReadonlySet<string>): string {
+  let out = text;
+  for (const secret of secrets) if (secret.length >= MIN_REDACTED_LENGTH) out = out.split(secret).join('***');
+  return out;
+}
+
+function cap(problems: ConfigProblem[], file: string): ConfigProblem[] {
+  if (problems.length <= MAX_REPORTED_PROBLEMS) return sortByLine(problems);
+  const kept = sortByLine(problems).slice(0, MAX_REPORTED_PROBLEMS);
+  const first = problems[MAX_REPORTED_PROBLEMS];
+  kept.push(
+    makeProblem({
+      code: first?.code ?? ERROR_CODES.CONFIG_SCHEMA,
+      file,
+      text: `${problems.length - MAX_REPORTED_PROBLEMS} more problems not shown; fix the ones above first`,
+    }),
+  );
+  return kept;
+}
+
+function sortByLine(problems: ConfigProblem[]): ConfigProblem[] {
+  return problems
+    .map((p, i) => ({ p, i }))
+    .sort((a, b) => (a.p.line ?? Number.MAX_SAFE_INTEGER) - (b.p.line ?? Number.MAX_SAFE_INTEGER) || a.i - b.i)
+    .map(({ p }) => p);
+}
+
+/** Makes `[plugins] paths`, `audit_log` and `debug_log` absolute against `baseDir`. */
+function resolvePaths(config: RuntimeConfig, baseDir: string): RuntimeConfig {
+  const file = (p: string): string => (p === '' ? '' : resolve(baseDir, p));
+  return {
+    ...config,
+    plugins: { ...config.plugins, paths: config.plugins.paths.map((p) => resolve(baseDir, p)) },
+    runtime: { ...config.runtime, audit_log: file(config.runtime.audit_log), debug_log: file(config.runtime.debug_log) },
+  };
+}
