@@ -1,0 +1,58 @@
+import { realpath } from 'node:fs/promises';
+import fg from 'fast-glob';
+import { ERROR_CODES, ToolError, isPathInside } from '@trellis/sdk';
+import type { FsRoot } from './confinePath.ts';
+
+/** Folders glob and search skip unless the search starts inside them. */
+export const IGNORED_FOLDERS = ['.git', 'node_modules'] as const;
+
+/** Refuses a glob pattern that could name paths outside its base folder. */
+export function checkGlobPattern(argument: string, pattern: string): void {
+  if (pattern.includes('\0')) {
+    throw new ToolError(ERROR_CODES.PATH_NOT_ALLOWED, `${argument}: contains a NUL byte. Pass a plain pattern such as "**/*.ts".`);
+  }
+  if (pattern.startsWith('/') || /^[A-Za-z]:/.test(pattern)) {
+    throw new ToolError(
+      ERROR_CODES.PATH_NOT_ALLOWED,
+      `${argument}: "${pattern}" is absolute. Patterns are relative to path (default: the root), e.g. "src/**/*.ts".`,
+    );
+  }
+  if (pattern.split('/').includes('..')) {
+    throw new ToolError(
+      ERROR_CODES.PATH_NOT_ALLOWED,
+      `${argument}: "${pattern}" contains "..", which could leave the root. Set path to the folder to search from instead.`,
+    );
+  }
+}
+
+/**
+ * Yields absolute paths of regular files under `base` that match `pattern`, never entering
+ * symlinked folders or the ignored folders, and dropping anything whose realpath leaves the root.
+ */
+export async function* matchFiles(options: {
+  root: FsRoot;
+  base: string;
+  pattern: string;
+  signal: AbortSignal;
+}): AsyncGenerator<string> {
+  const stream = fg.stream(options.pattern, {
+    cwd: options.base,
+    absolute: true,
+    dot: true,
+    onlyFiles: true,
+    followSymbolicLinks: false,
+    suppressErrors: true,
+    unique: true,
+    ignore: IGNORED_FOLDERS.map((name) => `**/${name}/**`),
+  });
+  try {
+    for await (const entry of stream) {
+      if (options.signal.aborted) return;
+      const file = String(entry);
+      const real = await realpath(file).catch(() => null);
+      if (real !== null && isPathInside(options.root.real, real)) yield real;
+    }
+  } finally {
+    (stream as unknown as { destroy(): void }).destroy();
+  }
+}

@@ -1,0 +1,183 @@
+import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GlobInputSchema, ListInputSchema, SearchInputSchema, globTool, listTool, searchTool, statTool } from '../src/index.ts';
+import { failureOf, makeFsFixture } from './fsFixture.ts';
+import type { FsFixture } from './fsFixture.ts';
+
+let fx: FsFixture;
+
+beforeEach(() => {
+  fx = makeFsFixture();
+  const tree: Record<string, string | Buffer> = {
+    'README.md': '# Demo\nTODO: write docs\n',
+    'src/app.ts': 'import { x } from "./x";\n// todo later\nexport const answer = 42;\n',
+    'src/x.ts': 'export const x = "TODO";\n',
+    'src/deep/more.ts': 'const y = 1;\n',
+    '.hidden/h.md': 'TODO hidden\n',
+    'node_modules/dep/index.js': 'TODO in a dependency\n',
+    'bin/blob.bin': Buffer.from([0x54, 0x4f, 0x44, 0x4f, 0x00, 0x01]),
+  };
+  for (const [name, content] of Object.entries(tree)) {
+    mkdirSync(join(fx.ws, name, '..'), { recursive: true });
+    writeFileSync(join(fx.ws, name), content);
+  }
+  mkdirSync(fx.outside);
+  writeFileSync(join(fx.outside, 'secret.md'), 'TODO secret\n');
+  symlinkSync(fx.outside, join(fx.ws, 'out'));
+  symlinkSync(join(fx.outside, 'secret.md'), join(fx.ws, 'leak.md'));
+});
+afterEach(() => fx.remove());
+
+describe('list', () => {
+  it('bounds depth', () => {
+    expect(ListInputSchema.safeParse({}).success).toBe(true);
+    expect(ListInputSchema.safeParse({ depth: 0 }).success).toBe(false);
+    expect(ListInputSchema.safeParse({ depth: 6 }).success).toBe(false);
+  });
+
+  it('lists one level by default, symlinks shown but not followed', async () => {
+    expect(await listTool.run({}, fx.context())).toEqual({
+      path: '.',
+      entries: [
+        { path: '.hidden', type: 'directory' },
+        { path: 'README.md', type: 'file', size: 24 },
+        { path: 'bin', type: 'directory' },
+        { path: 'leak.md', type: 'symlink' },
+        { path: 'node_modules', type: 'directory' },
+        { path: 'out', type: 'symlink' },
+        { path: 'src', type: 'directory' },
+      ],
+      truncated: false,
+    });
+  });
+
+  it('descends to the requested depth', async () => {
+    expect(await listTool.run({ path: 'src', depth: 2 }, fx.context())).toEqual({
+      path: 'src',
+      entries: [
+        { path: 'src/app.ts', type: 'file', size: 65 },
+        { path: 'src/deep', type: 'directory' },
+        { path: 'src/deep/more.ts', type: 'file', size: 13 },
+        { path: 'src/x.ts', type: 'file', size: 25 },
+      ],
+      truncated: false,
+    });
+  });
+
+  it('caps the number of entries', async () => {
+    mkdirSync(join(fx.ws, 'many'));
+    for (let i = 0; i < 1005; i++) writeFileSync(join(fx.ws, 'many', `f${String(i).padStart(4, '0')}`), '');
+    const out = await listTool.run({ path: 'many' }, fx.context());
+    expect(out.entries.length).toBe(1000);
+    expect(out.truncated).toBe(true);
+  });
+
+  it('says when the path is a file', async () => {
+    expect(await failureOf(fx, () => listTool.run({ path: 'README.md' }, fx.context()))).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message: 'path: "README.md" is a file, not a folder. Use core-fs.stat or core-fs.read for a file.',
+    });
+  });
+});
+
+describe('glob', () => {
+  it('requires a pattern', () => {
+    expect(GlobInputSchema.safeParse({ pattern: '**/*.ts' }).success).toBe(true);
+    expect(GlobInputSchema.safeParse({ pattern: '' }).success).toBe(false);
+    expect(GlobInputSchema.safeParse({}).success).toBe(false);
+  });
+
+  it('matches files, skipping node_modules and symlinked folders and files that lead out', async () => {
+    expect(await globTool.run({ pattern: '**/*.md' }, fx.context())).toEqual({ files: ['.hidden/h.md', 'README.md'], truncated: false });
+    expect(await globTool.run({ pattern: '**/*.ts', path: 'src' }, fx.context())).toEqual({
+      files: ['src/app.ts', 'src/deep/more.ts', 'src/x.ts'],
+      truncated: false,
+    });
+  });
+
+  it('refuses patterns that could leave the root', async () => {
+    expect(await failureOf(fx, () => globTool.run({ pattern: '../outside/*' }, fx.context()))).toEqual({
+      code: 'PATH_NOT_ALLOWED',
+      message: 'pattern: "../outside/*" contains "..", which could leave the root. Set path to the folder to search from instead.',
+    });
+    expect(await failureOf(fx, () => globTool.run({ pattern: '/etc/*' }, fx.context()))).toEqual({
+      code: 'PATH_NOT_ALLOWED',
+      message: 'pattern: "/etc/*" is absolute. Patterns are relative to path (default: the root), e.g. "src/**/*.ts".',
+    });
+    expect((await failureOf(fx, () => globTool.run({ pattern: '*', path: 'out' }, fx.context()))).code).toBe('PATH_NOT_ALLOWED');
+  });
+
+  it('caps the result count', async () => {
+    mkdirSync(join(fx.ws, 'many'));
+    for (let i = 0; i < 1001; i++) writeFileSync(join(fx.ws, 'many', `f${i}.txt`), '');
+    const out = await globTool.run({ pattern: 'many/*.txt' }, fx.context());
+    expect(out.files.length).toBe(1000);
+    expect(out.truncated).toBe(true);
+  });
+});
+
+describe('stat', () => {
+  it('reports a file and a missing path', async () => {
+    utimesSync(join(fx.ws, 'README.md'), new Date('2026-01-02T03:04:05Z'), new Date('2026-01-02T03:04:05Z'));
+    expect(await statTool.run({ path: 'README.md' }, fx.context())).toEqual({
+      path: 'README.md',
+      exists: true,
+      type: 'file',
+      size: 24,
+      mode: '644',
+      modified: '2026-01-02T03:04:05.000Z',
+      hardLinks: 1,
+    });
+    expect(await statTool.run({ path: 'src/none.ts' }, fx.context())).toEqual({ path: 'src/none.ts', exists: false });
+    expect(await statTool.run({ path: 'src' }, fx.context())).toMatchObject({ type: 'directory' });
+  });
+});
+
+describe('search', () => {
+  it('has a precise schema', () => {
+    expect(SearchInputSchema.safeParse({ pattern: 'x', max_results: 1000 }).success).toBe(true);
+    expect(SearchInputSchema.safeParse({ pattern: 'x', max_results: 1001 }).success).toBe(false);
+    expect(SearchInputSchema.safeParse({ pattern: '' }).success).toBe(false);
+    expect(SearchInputSchema.safeParse({ pattern: 'x', regex: 'yes' }).success).toBe(false);
+  });
+
+  it('finds literal text, case-sensitive by default, skipping binaries, node_modules and links out', async () => {
+    expect(await searchTool.run({ pattern: 'TODO' }, fx.context())).toEqual({
+      matches: [
+        { path: '.hidden/h.md', line: 1, column: 1, text: 'TODO hidden' },
+        { path: 'README.md', line: 2, column: 1, text: 'TODO: write docs' },
+        { path: 'src/x.ts', line: 1, column: 19, text: 'export const x = "TODO";' },
+      ],
+      truncated: false,
+      filesSearched: 5,
+      filesSkipped: 1,
+    });
+  });
+
+  it('supports case-insensitive RE2 regexes, a glob filter and a single file', async () => {
+    const out = await searchTool.run({ pattern: 'todo|answer', regex: true, case_sensitive: false, glob: 'src/**/*.ts' }, fx.context());
+    expect(out.matches.map((m) => `${m.path}:${m.line}:${m.column}`)).toEqual(['src/app.ts:2:4', 'src/app.ts:3:14', 'src/x.ts:1:19']);
+    const single = await searchTool.run({ pattern: 'answer', path: 'src/app.ts' }, fx.context());
+    expect(single).toEqual({
+      matches: [{ path: 'src/app.ts', line: 3, column: 14, text: 'export const answer = 42;' }],
+      truncated: false,
+      filesSearched: 1,
+      filesSkipped: 0,
+    });
+  });
+
+  it('stops at max_results', async () => {
+    const out = await searchTool.run({ pattern: 'o', max_results: 2, path: 'src' }, fx.context());
+    expect(out.matches.length).toBe(2);
+    expect(out.truncated).toBe(true);
+  });
+
+  it('explains an invalid regex', async () => {
+    expect(await failureOf(fx, () => searchTool.run({ pattern: '(a)\\1', regex: true }, fx.context()))).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message:
+        'pattern: not a valid RE2 regular expression (error parsing regexp: invalid escape sequence: `\\1`). RE2 has no backreferences or lookaround; escape special characters, or pass regex: false to search for the literal text.',
+    });
+  });
+});
