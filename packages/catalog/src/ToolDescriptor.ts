@@ -58,9 +58,13 @@ class Descriptor implements ToolDescriptor {
 
 /** Makes a frozen descriptor whose `schemaHash` is computed on first read. */
 export function createToolDescriptor(fields: ToolDescriptorFields): ToolDescriptor {
-  const copy: { -readonly [K in keyof ToolDescriptorFields]: ToolDescriptorFields[K] } = { ...fields };
-  if (copy.outputSchema === undefined) delete copy.outputSchema;
-  return new Descriptor(copy);
+  // Explicit key order, so printed and serialized descriptors read name first.
+  const { name, plugin, tool, description, tags, examples, inputSchema, outputSchema, contract, source } = fields;
+  return new Descriptor(
+    outputSchema === undefined
+      ? { name, plugin, tool, description, tags, examples, inputSchema, contract, source }
+      : { name, plugin, tool, description, tags, examples, inputSchema, outputSchema, contract, source },
+  );
 }
 
 /** sha256 (hex) of the canonical JSON of a value: object keys sorted, no whitespace. */
