@@ -124,7 +124,7 @@ export function runSkillInWorker(request: SkillRunRequest, limits: { readonly ma
           settle({ error: new ToolError(ERROR_CODES.TOOL_FAILED, `${label} does not export a function \`run(input)\`; add \`export function run(input) { … }\` to ${request.script.realPath}`) });
           return;
         case 'load':
-          settle({ error: new ToolError(ERROR_CODES.TOOL_FAILED, `${label} could not be loaded: ${firstLines(reply.message)}`) });
+          settle({ error: new ToolError(ERROR_CODES.TOOL_FAILED, `${label} could not be loaded from ${request.script.realPath}: ${firstLines(reply.message)}`) });
           return;
         case 'threw':
           settle({ error: new ToolError(ERROR_CODES.TOOL_FAILED, withStderr(`${label} threw: ${firstLines(reply.message)}`)) });
@@ -142,7 +142,7 @@ export function runSkillInWorker(request: SkillRunRequest, limits: { readonly ma
       settle({ error: new ToolError(ERROR_CODES.TOOL_FAILED, withStderr(message)) });
     });
     worker.on('exit', (code) => {
-      settle({ error: new ToolError(ERROR_CODES.TOOL_FAILED, withStderr(`${label} exited (code ${code}) before returning a result; do not call process.exit in a skill`)) });
+      settle({ error: new ToolError(ERROR_CODES.TOOL_FAILED, withStderr(`${label} exited (code ${code}) before returning a result: it called process.exit, or the promise run returned never settled`)) });
     });
   });
 }

@@ -53,7 +53,7 @@ export function createToolContext(options: {
     logger: silentLogger,
     config: options.config ?? {},
     workspace: { root: options.workspace },
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: join(options.configHome, '..'), XDG_CONFIG_HOME: options.configHome, ...options.env },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', XDG_CONFIG_HOME: options.configHome, ...options.env },
     callId: 'test-call',
     tool: 'skill-source-local.test',
     host: {
