@@ -1,0 +1,283 @@
+import { isAbsolute, resolve } from 'node:path';
+import { ERROR_CODES, MAX_MANIFEST_BYTES, formatMode, isPathInside, isWorldWritable } from '@trellis/sdk';
+import type { PluginManifest } from '@trellis/sdk';
+import { parseManifest } from './parseManifest.ts';
+import type {
+  AdmissionCheck,
+  AdmissionPolicy,
+  AdmittedCandidate,
+  CandidateFacts,
+  ExternalCandidateFacts,
+  FolderFacts,
+  Reason,
+} from './types.ts';
+
+const STICKY = 0o1000;
+
+/**
+ * True when a folder lets someone other than its owner change what it holds: the `o+w` bit is
+ * set, unless the folder is sticky AND owned by root (like `/tmp`): there the sticky bit stops
+ * other users from renaming or deleting entries they do not own, and only root, whom we trust
+ * anyway, could lift it. A sticky folder owned by another user is unsafe: its owner can still
+ * swap entries.
+ */
+export function isUnsafeFolderMode(mode: number, uid: number): boolean {
+  if (!isWorldWritable(mode)) return false;
+  return !((mode & STICKY) !== 0 && uid === 0);
+}
+
+/**
+ * Admits or rejects one candidate. Pure: it reads only the facts discovery gathered and the
+ * policy. Every check is recorded with its result (pass, fail, warn, skip) so `explain` can show
+ * them; every failing check becomes a reason, the first one the headline. Bundled candidates skip
+ * admission (they were checked when the build linked them).
+ */
+export function admitCandidate(facts: CandidateFacts, policy: AdmissionPolicy): AdmittedCandidate {
+  if (facts.bundled) {
+    const manifest = facts.descriptor.manifest;
+    return Object.freeze({ facts, id: manifest.id, kind: manifest.kind, manifest, rejected: false, reasons: [], warnings: [], checks: [] });
+  }
+  const checks: AdmissionCheck[] = [];
+  const where = facts.manifestPath;
+
+  checks.push(checkLocation(facts));
+  checks.push(checkFile(facts));
+  checks.push(checkWorldWritable(facts));
+  checks.push(checkOwner(facts, policy.uid));
+  checks.push(
+    facts.symlinks.length === 0
+      ? { code: ERROR_CODES.SYMLINK, title: 'no symlink on the way', result: 'pass', message: 'no symlink between the root and the manifest' }
+      : {
+          code: ERROR_CODES.SYMLINK,
+          title: 'no symlink on the way',
+          result: 'warn',
+          message: `followed symlink${facts.symlinks.length > 1 ? 's' : ''} ${facts.symlinks.join(', ')}; the plugin is what ${facts.symlinks.length > 1 ? 'they point' : 'it points'} to now (${facts.pluginDirReal ?? 'unresolved'}). Replace the link with the folder itself to silence this`,
+        },
+  );
+
+  let manifest: PluginManifest | null = null;
+  let id = facts.folderName;
+  if (facts.bytes === null) {
+    checks.push({ code: ERROR_CODES.MANIFEST_INVALID, title: 'valid plugin.toml', result: 'skip', message: 'not read (see the file check)' });
+  } else {
+    const parsed = parseManifest(facts.bytes);
+    manifest = parsed.manifest;
+    if (manifest !== null) id = manifest.id;
+    checks.push(
+      manifest !== null
+        ? { code: ERROR_CODES.MANIFEST_INVALID, title: 'valid plugin.toml', result: 'pass', message: `id "${manifest.id}", kind ${manifest.kind}` }
+        : {
+            code: ERROR_CODES.MANIFEST_INVALID,
+            title: 'valid plugin.toml',
+            result: 'fail',
+            message: `${where}: ${parsed.errors.join('; ')}`,
+          },
+    );
+  }
+
+  if (manifest === null) {
+    for (const [code, title] of [
+      [ERROR_CODES.RESERVED_ID, 'id not reserved by a required bundled plugin'],
+      [ERROR_CODES.BUNDLED_ID_WITHOUT_RUNTIME, 'a bundled id only with its own [runtime]'],
+      [ERROR_CODES.SIDE_EFFECTS_NOT_ALLOWED, 'side effects allowed'],
+      [ERROR_CODES.PATH_ESCAPE, '[runtime] paths stay in the plugin folder'],
+    ] as const) {
+      checks.push({ code, title, result: 'skip', message: 'needs a valid manifest' });
+    }
+  } else {
+    checks.push(...checkManifest(facts, manifest, policy));
+  }
+
+  const reasons: Reason[] = [];
+  const warnings: Reason[] = [];
+  for (const check of checks) {
+    if (check.result === 'fail') reasons.push({ code: check.code, message: check.message });
+    else if (check.result === 'warn') warnings.push({ code: check.code, message: check.message });
+  }
+  return Object.freeze({
+    facts,
+    id,
+    kind: manifest?.kind ?? 'unknown',
+    manifest,
+    rejected: reasons.length > 0,
+    reasons,
+    warnings,
+    checks,
+  });
+}
+
+function checkLocation(facts: ExternalCandidateFacts): AdmissionCheck {
+  const base = { code: ERROR_CODES.PATH_ESCAPE, title: 'inside its discovery root' } as const;
+  const outside: string[] = [];
+  if (facts.pluginDirReal !== null && !isPathInside(facts.rootReal, facts.pluginDirReal)) outside.push(`the plugin folder resolves to ${facts.pluginDirReal}`);
+  if (facts.manifestReal !== null && !isPathInside(facts.rootReal, facts.manifestReal)) outside.push(`the manifest resolves to ${facts.manifestReal}`);
+  if (outside.length > 0) {
+    return {
+      ...base,
+      result: 'fail',
+      message: `${facts.manifestPath}: ${outside.join(' and ')}, outside the ${facts.source.root} root ${facts.rootReal}; move the plugin into the root (a symlink may point only inside it) or add its real folder as a plugin path`,
+    };
+  }
+  if (facts.manifestReal === null && facts.pluginDirReal === null) return { ...base, result: 'skip', message: 'the path does not resolve' };
+  return { ...base, result: 'pass', message: `resolves inside ${facts.rootReal}` };
+}
+
+function checkFile(facts: ExternalCandidateFacts): AdmissionCheck {
+  const base = { code: ERROR_CODES.UNSAFE_FILE, title: 'a regular, single-linked file of at most 256 KiB' } as const;
+  if (facts.readRefusal !== null) {
+    const fix =
+      facts.readRefusal.kind === 'TOO_LARGE'
+        ? `shrink it below ${MAX_MANIFEST_BYTES} bytes`
+        : facts.readRefusal.kind === 'NOT_REGULAR' || facts.readRefusal.kind === 'DANGLING'
+          ? 'replace it with a regular file'
+          : 'make it readable by the user running trellis';
+    return { ...base, result: 'fail', message: `${facts.manifestPath} was not read: ${facts.readRefusal.message}; ${fix}` };
+  }
+  const stat = facts.manifestStat;
+  if (stat === null) return { ...base, result: 'fail', message: `${facts.manifestPath} could not be examined; check that it exists and is readable` };
+  if (stat.nlink > 1) {
+    return {
+      ...base,
+      result: 'fail',
+      message: `${facts.manifestPath} has ${stat.nlink} hard links, so it can be changed through a path outside this folder; copy it (cp, not ln) so it has one link`,
+    };
+  }
+  return { ...base, result: 'pass', message: `regular file, ${stat.size} bytes, 1 link` };
+}
+
+function folderLabel(folder: FolderFacts): string {
+  return folder.role === 'plugin' ? 'plugin folder' : folder.role === 'root' ? 'root folder' : 'folder';
+}
+
+function checkWorldWritable(facts: ExternalCandidateFacts): AdmissionCheck {
+  const base = { code: ERROR_CODES.WORLD_WRITABLE, title: 'not writable by every user' } as const;
+  const problems: string[] = [];
+  const fixes: string[] = [];
+  const stat = facts.manifestStat;
+  if (stat !== null && isWorldWritable(stat.mode)) {
+    problems.push(`the manifest ${facts.manifestReal ?? facts.manifestPath} (mode ${formatMode(stat.mode)})`);
+    fixes.push(`chmod o-w ${facts.manifestReal ?? facts.manifestPath}`);
+  }
+  for (const folder of facts.folders) {
+    if (folder.stat === null) {
+      problems.push(`the ${folderLabel(folder)} ${folder.path} (cannot be examined)`);
+      continue;
+    }
+    if (isUnsafeFolderMode(folder.stat.mode, folder.stat.uid)) {
+      const sticky = (folder.stat.mode & STICKY) !== 0 ? ', sticky but not owned by root' : '';
+      problems.push(`the ${folderLabel(folder)} ${folder.path} (mode ${formatMode(folder.stat.mode)}${sticky})`);
+      fixes.push(`chmod o-w ${folder.path}`);
+    }
+  }
+  if (problems.length === 0) {
+    if (stat === null && facts.folders.length === 0) return { ...base, result: 'skip', message: 'nothing could be examined' };
+    return { ...base, result: 'pass', message: `manifest and ${facts.folders.length} folder(s) up to the root are not world-writable` };
+  }
+  return {
+    ...base,
+    result: 'fail',
+    message: `any user can change ${problems.join(', ')}; ${fixes.length > 0 ? `run ${fixes.join(' && ')}` : 'fix the permissions'}`,
+  };
+}
+
+function checkOwner(facts: ExternalCandidateFacts, uid: number): AdmissionCheck {
+  const base = { code: ERROR_CODES.UNSAFE_OWNER, title: 'owned by you or root' } as const;
+  const foreign: string[] = [];
+  const stat = facts.manifestStat;
+  if (stat !== null && stat.uid !== uid && stat.uid !== 0) foreign.push(`the manifest ${facts.manifestReal ?? facts.manifestPath} (uid ${stat.uid})`);
+  for (const folder of facts.folders) {
+    if (folder.stat !== null && folder.stat.uid !== uid && folder.stat.uid !== 0) {
+      foreign.push(`the ${folderLabel(folder)} ${folder.path} (uid ${folder.stat.uid})`);
+    }
+  }
+  if (foreign.length === 0) return { ...base, result: stat === null && facts.folders.length === 0 ? 'skip' : 'pass', message: `owned by uid ${uid} or root` };
+  return {
+    ...base,
+    result: 'fail',
+    message: `${foreign.join(', ')} ${foreign.length > 1 ? 'belong' : 'belongs'} to another user than you (uid ${uid}) or root, who could change it; chown it to yourself or install the plugin in a folder you own`,
+  };
+}
+
+/** Whether a command or argument is a relative path that resolves outside the plugin folder. */
+function escapesFolder(pluginDir: string, value: string, isCommand: boolean): boolean {
+  if (value === '' || isAbsolute(value)) return false;
+  // A bare command name is looked up on PATH; an option is not a path.
+  if (isCommand && !value.includes('/')) return false;
+  if (!isCommand && value.startsWith('-')) return false;
+  return !isPathInside(pluginDir, resolve(pluginDir, value));
+}
+
+function checkManifest(facts: ExternalCandidateFacts, manifest: PluginManifest, policy: AdmissionPolicy): AdmissionCheck[] {
+  const checks: AdmissionCheck[] = [];
+  const bundled = policy.bundledIds.get(manifest.id);
+  checks.push(
+    bundled?.required === true
+      ? {
+          code: ERROR_CODES.RESERVED_ID,
+          title: 'id not reserved by a required bundled plugin',
+          result: 'fail',
+          message: `${facts.manifestPath}: id "${manifest.id}" belongs to a required bundled plugin and cannot be taken by an external one; choose another id`,
+        }
+      : { code: ERROR_CODES.RESERVED_ID, title: 'id not reserved by a required bundled plugin', result: 'pass', message: `"${manifest.id}" is not a required bundled id` },
+  );
+  checks.push(
+    bundled !== undefined && bundled.required === false && manifest.runtime === undefined
+      ? {
+          code: ERROR_CODES.BUNDLED_ID_WITHOUT_RUNTIME,
+          title: 'a bundled id only with its own [runtime]',
+          result: 'fail',
+          message: `${facts.manifestPath}: id "${manifest.id}" is a bundled plugin's id and this manifest has no [runtime]; it would shadow the bundled plugin with nothing to run. Add a [runtime] table to replace the bundled plugin, configure the bundled one with [plugins.entries.${manifest.id}] instead, or choose another id`,
+        }
+      : {
+          code: ERROR_CODES.BUNDLED_ID_WITHOUT_RUNTIME,
+          title: 'a bundled id only with its own [runtime]',
+          result: bundled === undefined ? 'skip' : 'pass',
+          message: bundled === undefined ? `"${manifest.id}" is not a bundled id` : `has its own [runtime] (${manifest.runtime?.type}); it replaces the bundled plugin`,
+        },
+  );
+  const sideEffectTools = manifest.tools.filter((t) => t.side_effects === true).map((t) => t.name);
+  const hasSideEffects = manifest.side_effects || sideEffectTools.length > 0;
+  if (!hasSideEffects) {
+    checks.push({ code: ERROR_CODES.SIDE_EFFECTS_NOT_ALLOWED, title: 'side effects allowed', result: 'pass', message: 'declares no side effects' });
+  } else if (policy.allow.includes(manifest.id)) {
+    checks.push({ code: ERROR_CODES.SIDE_EFFECTS_NOT_ALLOWED, title: 'side effects allowed', result: 'pass', message: `declares side effects; "${manifest.id}" is in [plugins] allow` });
+  } else {
+    const what = manifest.side_effects ? 'side_effects = true' : `tools with side effects (${sideEffectTools.join(', ')})`;
+    checks.push({
+      code: ERROR_CODES.SIDE_EFFECTS_NOT_ALLOWED,
+      title: 'side effects allowed',
+      result: 'fail',
+      message: `${facts.manifestPath}: declares ${what} but "${manifest.id}" is not in [plugins] allow; add it to allow in runtime.toml if you trust it`,
+    });
+  }
+  const runtime = manifest.runtime;
+  const pluginDir = facts.pluginDirReal ?? facts.pluginDir;
+  if (runtime === undefined || runtime.type === 'http') {
+    checks.push({ code: ERROR_CODES.PATH_ESCAPE, title: '[runtime] paths stay in the plugin folder', result: 'skip', message: runtime === undefined ? 'no [runtime]' : 'http runtime has no paths' });
+  } else {
+    const bad: string[] = [];
+    if (escapesFolder(pluginDir, runtime.command, true)) bad.push(`runtime.command "${runtime.command}"`);
+    runtime.args.forEach((arg, i) => {
+      if (escapesFolder(pluginDir, arg, false)) bad.push(`runtime.args[${i}] "${arg}"`);
+    });
+    checks.push(
+      bad.length === 0
+        ? { code: ERROR_CODES.PATH_ESCAPE, title: '[runtime] paths stay in the plugin folder', result: 'pass', message: 'relative command and args resolve inside the plugin folder' }
+        : {
+            code: ERROR_CODES.PATH_ESCAPE,
+            title: '[runtime] paths stay in the plugin folder',
+            result: 'fail',
+            message: `${facts.manifestPath}: ${bad.join(', ')} ${bad.length > 1 ? 'leave' : 'leaves'} the plugin folder ${pluginDir}; keep the plugin's files inside its folder or use an absolute path to an installed program`,
+          },
+    );
+  }
+  if (manifest.required) {
+    checks.push({
+      code: ERROR_CODES.REQUIRED_NOT_ALLOWED,
+      title: 'required only for bundled plugins',
+      result: 'warn',
+      message: `${facts.manifestPath}: required = true is ignored for an external plugin; only bundled plugins can be required. Remove the line`,
+    });
+  }
+  return checks;
+}

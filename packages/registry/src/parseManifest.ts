@@ -1,0 +1,63 @@
+import { parse } from 'smol-toml';
+import { PluginManifestSchema, formatIssues, issueToString } from '@trellis/sdk';
+import type { PluginManifest } from '@trellis/sdk';
+
+/** Deepest nesting of tables and arrays a manifest may use. */
+export const MAX_MANIFEST_DEPTH = 32;
+
+/** What {@link parseManifest} returns: the manifest, or every problem as `key.path: message` / `line L, column C: …`. */
+export interface ParsedManifest {
+  readonly manifest: PluginManifest | null;
+  /** The `id` string from the document when it has one, even if the manifest is otherwise invalid. */
+  readonly declaredId: string | null;
+  readonly errors: readonly string[];
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Parses `plugin.toml` bytes: strict UTF-8, TOML (duplicate keys and `__proto__`-like keys are
+ * errors, nesting is capped), then the plugin.toml schema with defaults applied. Pure.
+ */
+export function parseManifest(bytes: Uint8Array): ParsedManifest {
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return { manifest: null, declaredId: null, errors: ['the file is not valid UTF-8; save it as UTF-8'] };
+  }
+  if (text.includes('\u0000')) return { manifest: null, declaredId: null, errors: ['the file contains a NUL byte; it is not a text file'] };
+  let doc: Record<string, unknown>;
+  try {
+    doc = parse(text, { maxDepth: MAX_MANIFEST_DEPTH, unsafeKeyBehaviour: 'throw' }) as Record<string, unknown>;
+  } catch (error) {
+    const e = error as { message?: unknown; line?: unknown; column?: unknown };
+    const first = String(e.message ?? error).split('\n', 1)[0]!.replace(/^Invalid TOML document: /, '');
+    const where = typeof e.line === 'number' && typeof e.column === 'number' ? `line ${e.line}, column ${e.column}: ` : '';
+    return { manifest: null, declaredId: null, errors: [`${where}TOML syntax error: ${first}`] };
+  }
+  const declaredId = typeof doc.id === 'string' ? doc.id : null;
+  if (depthExceeds(doc, MAX_MANIFEST_DEPTH)) {
+    return { manifest: null, declaredId, errors: [`tables and arrays nest deeper than ${MAX_MANIFEST_DEPTH} levels; flatten the document`] };
+  }
+  const result = PluginManifestSchema.safeParse(doc);
+  if (!result.success) {
+    return { manifest: null, declaredId, errors: formatIssues(result.error).map(issueToString) };
+  }
+  return { manifest: result.data, declaredId, errors: [] };
+}
+
+/** Iterative depth check (dotted keys can nest far deeper than the parser's inline limit). */
+function depthExceeds(root: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 0]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (depth > max) return true;
+    if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+      for (const child of Object.values(value)) {
+        if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+      }
+    }
+  }
+  return false;
+}

@@ -1,0 +1,207 @@
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { discoverCandidates } from '../src/index.ts';
+import type { CandidateFacts, ExternalCandidateFacts } from '../src/index.ts';
+import { descriptor, fileRoot, makeTree, manifestText, normalize } from './helpers.ts';
+
+function externals(candidates: readonly CandidateFacts[]): ExternalCandidateFacts[] {
+  return candidates.filter((c): c is ExternalCandidateFacts => !c.bundled);
+}
+
+function brief(c: ExternalCandidateFacts) {
+  return {
+    manifestPath: c.manifestPath,
+    manifestReal: c.manifestReal,
+    folderName: c.folderName,
+    symlinks: c.symlinks,
+    aliases: c.aliases,
+    read: c.readRefusal?.kind ?? (c.bytes === null ? 'none' : `${c.bytes.length} bytes`),
+    folders: c.folders.map((f) => `${f.role}:${f.path}`),
+  };
+}
+
+describe('discoverCandidates', () => {
+  it('walks hidden folders, skips node_modules/.git/*.disabled and anything deeper than 4 levels', () => {
+    const base = makeTree({
+      'r/a/plugin.toml': manifestText({ id: 'a' }),
+      'r/.hidden/plugin.toml': manifestText({ id: 'hidden' }),
+      'r/node_modules/n/plugin.toml': manifestText({ id: 'n' }),
+      'r/.git/g/plugin.toml': manifestText({ id: 'g' }),
+      'r/old.disabled/plugin.toml': manifestText({ id: 'old' }),
+      'r/x/old.disabled/plugin.toml': manifestText({ id: 'old2' }),
+      'r/1/2/3/4/plugin.toml': manifestText({ id: 'four' }),
+      'r/1/2/3/4/5/plugin.toml': manifestText({ id: 'five' }),
+    });
+    const result = discoverCandidates({ roots: [fileRoot(join(base, 'r'))], bundled: [] });
+    expect(externals(result.candidates).map((c) => normalize(c.manifestPath, base))).toEqual([
+      '<tmp>/r/.hidden/plugin.toml',
+      '<tmp>/r/1/2/3/4/plugin.toml',
+      '<tmp>/r/a/plugin.toml',
+    ]);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it('records the folders from the plugin folder up to the root and the bytes', () => {
+    const text = manifestText({ id: 'deep' });
+    const base = makeTree({ 'r/group/deep/plugin.toml': text });
+    const [c] = externals(discoverCandidates({ roots: [fileRoot(join(base, 'r'))], bundled: [] }).candidates);
+    expect(normalize(brief(c!), base)).toEqual({
+      manifestPath: '<tmp>/r/group/deep/plugin.toml',
+      manifestReal: '<tmp>/r/group/deep/plugin.toml',
+      folderName: 'deep',
+      symlinks: [],
+      aliases: [],
+      read: `${Buffer.byteLength(text)} bytes`,
+      folders: ['plugin:<tmp>/r/group/deep', 'between:<tmp>/r/group', 'root:<tmp>/r'],
+    });
+    expect(Buffer.from(c!.bytes!).toString()).toBe(text);
+    expect(c!.manifestStat).toEqual(c!.manifestLstat);
+    expect(c!.manifestStat!.type).toBe('file');
+  });
+
+  it('follows and reports a symlinked plugin folder and a symlinked manifest', () => {
+    const base = makeTree({
+      'store/real/plugin.toml': manifestText({ id: 'real' }),
+      'store/file.toml': manifestText({ id: 'file' }),
+      'r/linked': { symlink: '../store/real' },
+      'r/f/plugin.toml': { symlink: '../../store/file.toml' },
+    });
+    const result = discoverCandidates({ roots: [fileRoot(join(base, 'r'))], bundled: [] });
+    expect(normalize(externals(result.candidates).map(brief), base)).toEqual([
+      {
+        manifestPath: '<tmp>/r/f/plugin.toml',
+        manifestReal: '<tmp>/store/file.toml',
+        folderName: 'f',
+        symlinks: ['<tmp>/r/f/plugin.toml'],
+        aliases: [],
+        read: expect.stringMatching(/bytes$/),
+        folders: ['plugin:<tmp>/store'],
+      },
+      {
+        manifestPath: '<tmp>/r/linked/plugin.toml',
+        manifestReal: '<tmp>/store/real/plugin.toml',
+        folderName: 'linked',
+        symlinks: ['<tmp>/r/linked'],
+        aliases: [],
+        read: expect.stringMatching(/bytes$/),
+        folders: ['plugin:<tmp>/store/real'],
+      },
+    ]);
+    expect(externals(result.candidates)[0]!.manifestLstat!.type).toBe('symlink');
+  });
+
+  it('neither hangs nor duplicates on symlink loops; twins become aliases of one candidate', () => {
+    const base = makeTree({
+      'r/a/plugin.toml': manifestText({ id: 'a' }),
+      'r/a/loop': { symlink: '..' },
+      'r/b/self': { symlink: '.' },
+      'r/twin': { symlink: 'a' },
+    });
+    symlinkSync(join(base, 'r'), join(base, 'r', 'b', 'up'));
+    const result = discoverCandidates({ roots: [fileRoot(join(base, 'r'))], bundled: [] });
+    const found = externals(result.candidates);
+    expect(found.map((c) => normalize(brief(c), base))).toEqual([
+      {
+        manifestPath: '<tmp>/r/a/plugin.toml',
+        manifestReal: '<tmp>/r/a/plugin.toml',
+        folderName: 'a',
+        symlinks: [],
+        // The exact set is what fast-glob's bounded walk yields (it stops at loops it sees and at
+        // depth 5); what matters is one candidate, every other path an alias of it.
+        aliases: [
+          '<tmp>/r/a/loop/a/plugin.toml',
+          '<tmp>/r/a/loop/twin/plugin.toml',
+          '<tmp>/r/b/self/up/a/plugin.toml',
+          '<tmp>/r/b/self/up/twin/plugin.toml',
+          '<tmp>/r/b/up/a/plugin.toml',
+          '<tmp>/r/b/up/twin/plugin.toml',
+          '<tmp>/r/twin/loop/a/plugin.toml',
+          '<tmp>/r/twin/loop/twin/plugin.toml',
+          '<tmp>/r/twin/plugin.toml',
+        ],
+        read: expect.stringMatching(/bytes$/),
+        folders: ['plugin:<tmp>/r/a', 'root:<tmp>/r'],
+      },
+    ]);
+  });
+
+  it('never opens a FIFO, a socket or a device, and never reads more than 256 KiB + 1', async () => {
+    const base = makeTree({
+      'r/fifo/plugin.toml': { fifo: true },
+      'r/zero/plugin.toml': { symlink: '/dev/zero' },
+      'r/null/plugin.toml': { symlink: '/dev/null' },
+      'r/dir/plugin.toml': { dir: true },
+      'r/big/plugin.toml': 'x'.repeat(256 * 1024 + 1),
+      'r/limit/plugin.toml': `# ${'x'.repeat(256 * 1024 - 3)}\n`,
+      'r/dangling/plugin.toml': { symlink: '../../nowhere.toml' },
+      'r/sock/.keep': '',
+    });
+    const server = createServer();
+    await new Promise<void>((done) => server.listen(join(base, 'r/sock/plugin.toml'), done));
+    try {
+      const result = discoverCandidates({ roots: [fileRoot(join(base, 'r'))], bundled: [] });
+      expect(
+        externals(result.candidates).map((c) => [normalize(c.manifestPath, base), c.readRefusal?.kind ?? null, c.readRefusal?.message ?? null, c.bytes?.length ?? null]),
+      ).toEqual([
+        ['<tmp>/r/big/plugin.toml', 'TOO_LARGE', 'it is 262145 bytes, more than the 262144-byte limit', null],
+        ['<tmp>/r/dangling/plugin.toml', 'DANGLING', 'the path is a symlink whose target does not exist', null],
+        ['<tmp>/r/dir/plugin.toml', 'NOT_REGULAR', 'it is a directory, not a regular file', null],
+        ['<tmp>/r/fifo/plugin.toml', 'NOT_REGULAR', 'it is a fifo, not a regular file', null],
+        ['<tmp>/r/limit/plugin.toml', null, null, 256 * 1024],
+        ['<tmp>/r/null/plugin.toml', 'NOT_REGULAR', 'it is a char-device, not a regular file', null],
+        ['<tmp>/r/sock/plugin.toml', 'NOT_REGULAR', 'it is a socket, not a regular file', null],
+        ['<tmp>/r/zero/plugin.toml', 'NOT_REGULAR', 'it is a char-device, not a regular file', null],
+      ]);
+    } finally {
+      await new Promise<void>((done) => server.close(() => done()));
+    }
+  });
+
+  it('warns about missing explicit and env roots, stays silent about workspace and user roots', () => {
+    const base = makeTree({ 'file.txt': 'not a folder' });
+    const result = discoverCandidates({
+      roots: [
+        fileRoot(join(base, 'nope'), 'explicit'),
+        fileRoot(join(base, 'file.txt'), 'env'),
+        fileRoot(join(base, 'ws'), 'workspace'),
+        fileRoot(join(base, 'user'), 'user'),
+      ],
+      bundled: [],
+    });
+    expect(normalize(result, base)).toEqual({
+      candidates: [],
+      warnings: [
+        { code: 'ROOT_MISSING', message: 'plugin root <tmp>/nope (test explicit root) does not exist; create it or remove it from the explicit roots' },
+        { code: 'ROOT_MISSING', message: 'plugin root <tmp>/file.txt (test env root) is not a folder; point it at a folder that holds plugin folders' },
+      ],
+    });
+  });
+
+  it('serves bundled candidates from descriptors, sorted by id, after the file roots', () => {
+    const base = makeTree({ 'r/x/plugin.toml': manifestText({ id: 'x' }) });
+    const result = discoverCandidates({
+      roots: [fileRoot(join(base, 'r'))],
+      bundled: [descriptor({ id: 'zeta' }), descriptor({ id: 'alpha' })],
+    });
+    expect(result.candidates.map((c) => (c.bundled ? `bundled:${c.descriptor.manifest.id}` : `file:${c.folderName}`))).toEqual([
+      'file:x',
+      'bundled:alpha',
+      'bundled:zeta',
+    ]);
+  });
+
+  it('a root that is itself a symlink is walked through its realpath', () => {
+    const base = makeTree({ 'real/p/plugin.toml': manifestText({ id: 'p' }), 'link': { symlink: 'real' } });
+    mkdirSync(join(base, 'unused'));
+    const [c] = externals(discoverCandidates({ roots: [fileRoot(join(base, 'link'))], bundled: [] }).candidates);
+    expect(normalize([c!.rootReal, c!.manifestPath, c!.manifestReal, c!.symlinks], base)).toEqual([
+      '<tmp>/real',
+      '<tmp>/link/p/plugin.toml',
+      '<tmp>/real/p/plugin.toml',
+      [],
+    ]);
+  });
+});
+
