@@ -19,7 +19,9 @@ export const SkillsSettingsSchema = z
     max_output_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
     /** Interpreter per file extension, as a program name or argv prefix; merged over the built-in table. */
     interpreters: z
-      .record(z.string().regex(/^\.[A-Za-z0-9_-]{1,16}$/, 'must be a file extension such as ".py"'), z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]))
+      .record(z.string().regex(/^\.[A-Za-z0-9_-]{1,16}$/), z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]), {
+        error: (issue) => (issue.code === 'invalid_key' ? 'keys must be file extensions with the dot, such as ".py"' : undefined),
+      })
       .default({}),
     /** Environment variables passed through to skill scripts in addition to the built-in allow list. */
     pass_env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')).default([]),

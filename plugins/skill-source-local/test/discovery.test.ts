@@ -237,6 +237,26 @@ describe('admission', () => {
     ]);
   });
 
+  it('rejects a FIFO script without opening it, and a world-writable folder between a script and its skill', async () => {
+    const dir = writeSkill(box.workspaceRoot, 'pipe', { frontMatter: 'name: pipe\ndescription: d\nscripts: [p.sh]' });
+    execFileSync('mkfifo', [join(dir, 'p.sh')]);
+    const nested = writeSkill(box.workspaceRoot, 'nested', { frontMatter: 'name: nested\ndescription: d\nscripts: [bin/x.sh]', files: { 'bin/x.sh': 'echo\n' } });
+    chmodSync(join(nested, 'bin'), 0o777);
+    expect(((await read('pipe')) as { reasons: unknown }).reasons).toEqual([
+      {
+        code: 'UNSAFE_FILE',
+        message: '<base>/ws/.trellis/skills/pipe/SKILL.md: front matter key `scripts["p.sh"]`: <base>/ws/.trellis/skills/pipe/p.sh is a FIFO (named pipe), not a regular file; replace it with a regular file',
+      },
+    ]);
+    expect(((await read('nested')) as { reasons: unknown }).reasons).toEqual([
+      {
+        code: 'WORLD_WRITABLE',
+        message:
+          '<base>/ws/.trellis/skills/nested/SKILL.md: front matter key `scripts["bin/x.sh"]`: <base>/ws/.trellis/skills/nested/bin is writable by every user (mode 777): anyone could change this skill; run `chmod o-w <base>/ws/.trellis/skills/nested/bin`',
+      },
+    ]);
+  });
+
   it('rejects a world-writable skill folder, SKILL.md or script', async () => {
     chmodSync(writeSkill(box.workspaceRoot, 'open-dir', {}), 0o777);
     chmodSync(join(writeSkill(box.workspaceRoot, 'open-file', {}), 'SKILL.md'), 0o666);
