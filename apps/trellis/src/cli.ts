@@ -1,4 +1,5 @@
 #!/usr/bin/env node
-import { TRELLIS_VERSION } from './bundled.gen.ts';
+import { main, processIO } from './main.ts';
 
-process.stdout.write(`${TRELLIS_VERSION}\n`);
+const code = await main(process.argv.slice(2), processIO());
+process.exitCode = code;

@@ -1,0 +1,64 @@
+import { formatExplanation } from '@trellis/registry';
+import type { Assembly } from '../assemble.ts';
+import { EXIT, FailedError, UsageError } from '../errors.ts';
+import { formatTable, toJson, type CommandIO } from '../io.ts';
+import type { CommandLine } from '../parseCommandLine.ts';
+
+const STATES = ['enabled', 'disabled', 'unavailable', 'rejected', 'shadowed'];
+
+/** `trellis plugins list [--state S] [--json]`. */
+export function pluginsList(line: CommandLine, io: CommandIO, assembly: Assembly): number {
+  const state = line.options.state;
+  if (state !== undefined && !STATES.includes(state)) {
+    throw new UsageError(`--state must be one of ${STATES.join(', ')}; got "${state}"`);
+  }
+  const plugins = assembly.snapshot.plugins.filter((p) => state === undefined || p.state === state);
+  if (line.flags.json) {
+    io.out(
+      toJson({
+        profile: assembly.snapshot.profile,
+        hash: assembly.snapshot.hash,
+        plugins: plugins.map((p) => {
+          const lifecycle = p.state === 'enabled' && !p.bundled ? assembly.lifecycle(p.id) : undefined;
+          return {
+            id: p.id,
+            kind: p.kind,
+            state: p.state,
+            source: p.source,
+            reasons: p.reasons,
+            warnings: p.warnings,
+            ...(lifecycle ? { lifecycle: lifecycle.state, ...(lifecycle.lastError ? { lastError: lifecycle.lastError } : {}) } : {}),
+          };
+        }),
+        warnings: assembly.snapshot.warnings,
+      }),
+    );
+    return EXIT.OK;
+  }
+  const rows = plugins.map((p) => {
+    const lifecycle = p.state === 'enabled' && !p.bundled ? assembly.lifecycle(p.id)?.state : undefined;
+    return [p.id, p.kind, p.source.root, lifecycle ? `${p.state} (${lifecycle})` : p.state, p.reasons[0] ? `${p.reasons[0].code}: ${p.reasons[0].message}` : ''];
+  });
+  io.out(`Profile ${assembly.snapshot.profile} · ${plugins.length} plugin${plugins.length === 1 ? '' : 's'}\n\n`);
+  io.out(formatTable(['ID', 'KIND', 'ROOT', 'STATE', 'REASON'], rows));
+  const warnings = [...assembly.snapshot.warnings, ...plugins.flatMap((p) => p.warnings.map((w) => ({ ...w, message: `${p.id}: ${w.message}` })))];
+  if (warnings.length > 0) {
+    io.out(`\nWarnings:\n`);
+    for (const w of warnings) io.out(`  ${w.code}  ${w.message}\n`);
+  }
+  return EXIT.OK;
+}
+
+/** `trellis plugins explain <id> [--json]`: every candidate, every admission check, the decision trace. */
+export function pluginsExplain(line: CommandLine, io: CommandIO, assembly: Assembly): number {
+  const id = line.args[0]!;
+  const explanation = assembly.explain(id);
+  if (line.flags.json) {
+    io.out(toJson(explanation));
+  } else {
+    io.out(formatExplanation(explanation));
+    if (!formatExplanation(explanation).endsWith('\n')) io.out('\n');
+  }
+  if (explanation.candidates.length === 0) throw new FailedError(`no plugin has the id "${id}"`);
+  return EXIT.OK;
+}

@@ -1,0 +1,109 @@
+import type { ToolOutcome } from '@trellis/sdk';
+import type { Assembly } from '../assemble.ts';
+import { EXIT, FailedError, UsageError } from '../errors.ts';
+import { formatTable, toJson, type CommandIO } from '../io.ts';
+import type { CommandLine } from '../parseCommandLine.ts';
+
+const FORMATS = ['mcp', 'openai', 'anthropic'] as const;
+
+/** `trellis tools list [--json] [--format mcp|openai|anthropic]`: the tools offered now. */
+export function toolsList(line: CommandLine, io: CommandIO, assembly: Assembly): number {
+  const format = line.options.format;
+  const offered = assembly.catalog.offered();
+  if (format !== undefined) {
+    if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}; got "${format}"`);
+    io.out(toJson({ tools: assembly.catalog.render(format as (typeof FORMATS)[number]) }));
+    return EXIT.OK;
+  }
+  if (line.flags.json) {
+    io.out(
+      toJson({
+        tools: offered.map((d) => ({ name: d.name, plugin: d.plugin, description: d.description, inputSchema: d.inputSchema, contract: d.contract })),
+      }),
+    );
+    return EXIT.OK;
+  }
+  io.out(formatTable(['NAME', 'DESCRIPTION'], offered.map((d) => [d.name, firstSentence(d.description)])));
+  const hidden = assembly.catalog.availability().filter((a) => !a.offered);
+  io.out(`\n${offered.length} tool${offered.length === 1 ? '' : 's'} offered`);
+  io.out(hidden.length > 0 ? `; ${hidden.length} known but not offered (\`trellis tools describe <name>\` says why)\n` : '\n');
+  return EXIT.OK;
+}
+
+/** `trellis tools describe <name>`. */
+export function toolsDescribe(line: CommandLine, io: CommandIO, assembly: Assembly): number {
+  const name = line.args[0]!;
+  const descriptor = assembly.catalog.get(name);
+  const availability = assembly.catalog.availability().find((a) => a.name === name);
+  if (descriptor === undefined && availability === undefined) {
+    const nearest = assembly.catalog.nearest(name);
+    throw new FailedError(`no tool is named "${name}"${nearest ? `; did you mean "${nearest}"?` : ''} (\`trellis tools list\` shows them all)`);
+  }
+  if (line.flags.json) {
+    io.out(toJson({ ...(descriptor ?? { name }), offered: availability?.offered ?? false, ...(availability?.reason ? { reason: availability.reason } : {}) }));
+    return EXIT.OK;
+  }
+  io.out(`${name}\n`);
+  if (availability && !availability.offered && availability.reason) io.out(`  not offered: ${availability.reason.code}: ${availability.reason.message}\n`);
+  if (descriptor) {
+    io.out(`  plugin: ${descriptor.plugin}\n\n${indent(descriptor.description)}\n\n`);
+    if (descriptor.tags.length > 0) io.out(`  tags: ${descriptor.tags.join(', ')}\n`);
+    const c = descriptor.contract;
+    io.out(`  contract: side effects ${c.sideEffects ? 'yes' : 'no'}, idempotent ${c.idempotent ? 'yes' : 'no'}, deadline ${c.deadlineMs} ms, retries ${c.maxRetries}, isolation ${c.isolation}, sandbox ${c.sandbox}, approval ${c.approval}${c.capabilities.length ? `, capabilities ${c.capabilities.join(' ')}` : ''}\n`);
+    io.out(`  input schema:\n${indent(JSON.stringify(descriptor.inputSchema, null, 2), 4)}\n`);
+    for (const example of descriptor.examples) io.out(`  example: ${example.description}\n    trellis tools call ${name} --args '${JSON.stringify(example.input)}'\n`);
+  }
+  return EXIT.OK;
+}
+
+/** `trellis tools search <query> [--limit N]`. */
+export function toolsSearch(line: CommandLine, io: CommandIO, assembly: Assembly): number {
+  const limit = line.options.limit === undefined ? 10 : Number(line.options.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError(`--limit must be a whole number from 1 to 1000; got "${line.options.limit}"`);
+  const hits = assembly.catalog.search(line.args[0]!, { limit });
+  if (line.flags.json) {
+    io.out(toJson({ query: line.args[0], hits }));
+    return EXIT.OK;
+  }
+  if (hits.length === 0) {
+    io.out(`No tool matches "${line.args[0]}".\n`);
+    return EXIT.OK;
+  }
+  io.out(formatTable(['NAME', 'SCORE', 'DESCRIPTION'], hits.map((h) => [h.name, h.score.toFixed(2), firstSentence(h.description)])));
+  return EXIT.OK;
+}
+
+/** `trellis tools call <name> --args JSON [--json]`: exit 0 when ok, 1 when the tool failed. */
+export async function toolsCall(line: CommandLine, io: CommandIO, assembly: Assembly): Promise<number> {
+  const raw = line.options.args ?? '{}';
+  let input: unknown;
+  try {
+    input = JSON.parse(raw);
+  } catch (error) {
+    throw new UsageError(`--args must be JSON, e.g. --args '{"path":"README.md"}': ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const outcome: ToolOutcome = await assembly.runtime.invoke({ name: line.args[0]!, input });
+  if (line.flags.json) {
+    io.out(toJson(outcome));
+  } else if (outcome.ok) {
+    io.out(typeof outcome.value === 'string' ? `${outcome.value}${outcome.value.endsWith('\n') ? '' : '\n'}` : toJson(outcome.value));
+  } else {
+    io.err(`${outcome.error.code}: ${outcome.error.message}${outcome.error.retryable ? ' (retryable)' : ''}\n`);
+  }
+  return outcome.ok ? EXIT.OK : EXIT.FAILED;
+}
+
+function firstSentence(text: string): string {
+  const first = text.split('\n')[0] ?? '';
+  const end = first.search(/\.(\s|$)/);
+  const sentence = end === -1 ? first : first.slice(0, end + 1);
+  return sentence.length > 100 ? `${sentence.slice(0, 99)}…` : sentence;
+}
+
+function indent(text: string, spaces = 2): string {
+  const pad = ' '.repeat(spaces);
+  return text
+    .split('\n')
+    .map((l) => (l === '' ? l : pad + l))
+    .join('\n');
+}

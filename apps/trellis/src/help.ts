@@ -1,0 +1,28 @@
+/** `trellis --help`. */
+export const HELP = `trellis — a statically composed plugin registry and tool runtime for AI-agent hosts
+
+Usage: trellis <command> [options]
+
+Commands:
+  doctor                          Show the config in use, the plugins, the tools, and run a harmless tool
+  config check                    Check the config: print every error and warning (exit 2 on errors)
+  plugins list [--state S]        Every plugin found, with its state and first reason
+  plugins explain <id>            Every candidate for <id>, each admission check, the decision trace
+  tools list [--format F]         The tools offered now (F: mcp | openai | anthropic renders them for that API)
+  tools describe <name>           One tool: description, schemas, contract, availability
+  tools search <query> [--limit N]  Ranked search over names, descriptions and tags
+  tools call <name> --args JSON   Call a tool; --json prints exactly the outcome
+
+Global options:
+  --config FILE          Use this runtime.toml (else TRELLIS_CONFIG, <workspace>/.trellis/runtime.toml,
+                         $XDG_CONFIG_HOME/trellis/runtime.toml, then the built-in default)
+  --workspace DIR        The workspace (default: the current directory)
+  --profile NAME         minimal | messaging | full (overrides [plugins] profile)
+  --plugin-path DIR      An extra plugin root, highest priority (repeatable)
+  --json                 Machine-readable output on stdout, nothing else on stdout
+  -h, --help             This help
+  -v, --version          The version
+
+Exit codes: 0 ok, 1 a check or tool failed, 2 usage or config error.
+Docs: docs/ in the repository (architecture, plugin authoring, config reference, security model).
+`;

@@ -1,0 +1,105 @@
+import { createInterface } from 'node:readline/promises';
+import type { ApprovalHook } from '@trellis/runtime';
+import { assemble } from './assemble.ts';
+import { TRELLIS_VERSION } from './bundled.gen.ts';
+import { configCheck } from './commands/configCheck.ts';
+import { doctor } from './commands/doctor.ts';
+import { pluginsExplain, pluginsList } from './commands/plugins.ts';
+import { toolsCall, toolsDescribe, toolsList, toolsSearch } from './commands/tools.ts';
+import { ConfigError, EXIT, FailedError, exitCodeFor } from './errors.ts';
+import { HELP } from './help.ts';
+import type { CommandIO } from './io.ts';
+import { parseCommandLine } from './parseCommandLine.ts';
+
+/** The IO of the real process: stdout, stderr, and a prompt when both ends are terminals. */
+export function processIO(): CommandIO {
+  return {
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+    interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY),
+    async ask(question) {
+      const rl = createInterface({ input: process.stdin, output: process.stderr });
+      try {
+        return await rl.question(question);
+      } finally {
+        rl.close();
+      }
+    },
+  };
+}
+
+/** A prompt on a terminal; a refusal otherwise (no TTY means nobody can say yes). */
+function approvalHook(io: CommandIO): ApprovalHook {
+  return async (request) => {
+    if (!io.interactive || io.ask === undefined) return false;
+    const summary = request.summary ? ` ${JSON.stringify(request.summary)}` : '';
+    const answer = await io.ask(`Allow ${request.tool}${summary}? [y/N] `);
+    return /^y(es)?$/i.test(answer.trim());
+  };
+}
+
+/** Runs one `trellis` command line and returns its exit code. The one place errors become exit codes. */
+export async function main(argv: readonly string[], io: CommandIO, env: Readonly<Record<string, string | undefined>> = process.env): Promise<number> {
+  try {
+    const line = parseCommandLine(argv);
+    if (line.version) {
+      io.out(`${TRELLIS_VERSION}\n`);
+      return EXIT.OK;
+    }
+    if (line.help) {
+      io.out(HELP);
+      return EXIT.OK;
+    }
+    if (line.command.length === 0) {
+      io.err(HELP);
+      return EXIT.USAGE;
+    }
+    const name = line.command.join(' ');
+    if (name === 'config check') return configCheck(line, io, env);
+
+    const assembly = await assemble({
+      ...(line.flags.config !== undefined ? { configPath: line.flags.config } : {}),
+      ...(line.flags.workspace !== undefined ? { workspace: line.flags.workspace } : {}),
+      ...(line.flags.profile !== undefined ? { profile: line.flags.profile } : {}),
+      pluginPaths: line.flags.pluginPaths,
+      env,
+      approve: approvalHook(io),
+      discoverExternalTools: name.startsWith('tools') || name === 'doctor',
+    });
+    try {
+      if (!line.flags.json) for (const w of assembly.configWarnings) io.err(`warning: ${w.message}\n`);
+      switch (name) {
+        case 'doctor':
+          return await doctor(line, io, assembly);
+        case 'plugins list':
+          return pluginsList(line, io, assembly);
+        case 'plugins explain':
+          return pluginsExplain(line, io, assembly);
+        case 'tools list':
+          return toolsList(line, io, assembly);
+        case 'tools describe':
+          return toolsDescribe(line, io, assembly);
+        case 'tools search':
+          return toolsSearch(line, io, assembly);
+        case 'tools call':
+          return await toolsCall(line, io, assembly);
+        default:
+          throw new Error(`command "${name}" is parsed but not wired`);
+      }
+    } finally {
+      await assembly.dispose();
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.err(`trellis: the config cannot be used:\n${error.problems.map((p) => `  ${p.code}  ${p.message}`).join('\n')}\nRun \`trellis config check\` after fixing it.\n`);
+    } else if (error instanceof FailedError) {
+      io.err(`trellis: ${error.message}\n`);
+    } else if (error instanceof Error && error.name === 'UsageError') {
+      io.err(`trellis: ${error.message}\n`);
+    } else {
+      const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      io.err(`trellis: internal error (a bug in Trellis; please report it):\n${detail}\n`);
+    }
+    return exitCodeFor(error);
+  }
+}

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { parseCommandLine } from './parseCommandLine.ts';
+
+describe('parseCommandLine', () => {
+  it('parses a command with global flags anywhere', () => {
+    const line = parseCommandLine(['--profile', 'full', 'tools', 'call', 'builtin-tools.echo', '--args', '{}', '--json', '--plugin-path', 'a', '--plugin-path', 'b']);
+    expect(line).toEqual({
+      command: ['tools', 'call'],
+      args: ['builtin-tools.echo'],
+      flags: { profile: 'full', pluginPaths: ['a', 'b'], json: true },
+      options: { args: '{}' },
+      help: false,
+      version: false,
+    });
+  });
+
+  it.each([
+    [['frobnicate'], 'unknown command "frobnicate"; run `trellis --help` for the list'],
+    [['tools'], 'missing subcommand for "tools"; use one of: tools list, tools describe, tools search, tools call'],
+    [['tools', 'zap'], 'unknown subcommand "zap" for "tools"; use one of: tools list, tools describe, tools search, tools call'],
+    [['tools', 'call'], '`trellis tools call` needs <name>'],
+    [['plugins', 'list', 'extra'], '`trellis plugins list` takes no arguments; unexpected "extra"'],
+    [['doctor', '--args', '{}'], '`trellis doctor` does not take --args'],
+    [['doctor', '--profile', 'huge'], '--profile must be one of minimal, messaging, full; got "huge"'],
+  ])('refuses %j', (argv, message) => {
+    expect(() => parseCommandLine(argv)).toThrow(message);
+  });
+
+  it('names an unknown flag', () => {
+    expect(() => parseCommandLine(['doctor', '--nope'])).toThrow(/Unknown option '--nope'.*trellis --help/);
+  });
+});

@@ -1,0 +1,117 @@
+import { parseArgs } from 'node:util';
+import { PROFILE_NAMES, type ProfileName } from '@trellis/sdk';
+import { UsageError } from './errors.ts';
+
+/** Flags every command accepts. */
+export interface GlobalFlags {
+  readonly config?: string;
+  readonly workspace?: string;
+  readonly profile?: ProfileName;
+  readonly pluginPaths: readonly string[];
+  readonly json: boolean;
+}
+
+/** A parsed command line. */
+export interface CommandLine {
+  /** The command words, e.g. `['tools', 'call']`; empty for bare `trellis`. */
+  readonly command: readonly string[];
+  /** Positional arguments after the command words. */
+  readonly args: readonly string[];
+  readonly flags: GlobalFlags;
+  /** Command-specific options. */
+  readonly options: {
+    readonly args?: string;
+    readonly format?: string;
+    readonly limit?: string;
+    readonly state?: string;
+  };
+  readonly help: boolean;
+  readonly version: boolean;
+}
+
+/** The commands and how many positional arguments each takes. */
+export const COMMANDS: Readonly<Record<string, { words: readonly string[]; positionals: readonly string[]; options: readonly string[] }>> = {
+  doctor: { words: ['doctor'], positionals: [], options: [] },
+  'config check': { words: ['config', 'check'], positionals: [], options: [] },
+  'plugins list': { words: ['plugins', 'list'], positionals: [], options: ['state'] },
+  'plugins explain': { words: ['plugins', 'explain'], positionals: ['id'], options: [] },
+  'tools list': { words: ['tools', 'list'], positionals: [], options: ['format'] },
+  'tools describe': { words: ['tools', 'describe'], positionals: ['name'], options: [] },
+  'tools search': { words: ['tools', 'search'], positionals: ['query'], options: ['limit'] },
+  'tools call': { words: ['tools', 'call'], positionals: ['name'], options: ['args'] },
+};
+
+/** Parses argv (without `node` and the script), checking flags and arity; throws `UsageError`. */
+export function parseCommandLine(argv: readonly string[]): CommandLine {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        config: { type: 'string' },
+        workspace: { type: 'string' },
+        profile: { type: 'string' },
+        'plugin-path': { type: 'string', multiple: true },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+        args: { type: 'string' },
+        format: { type: 'string' },
+        limit: { type: 'string' },
+        state: { type: 'string' },
+      },
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message.replace(/\. To specify a positional argument.*$/s, '') : String(error);
+    throw new UsageError(`${message}. Run \`trellis --help\` for the flags each command takes.`);
+  }
+  const { values, positionals } = parsed;
+  const profile = values.profile;
+  if (profile !== undefined && !(PROFILE_NAMES as readonly string[]).includes(profile)) {
+    throw new UsageError(`--profile must be one of ${PROFILE_NAMES.join(', ')}; got "${profile}"`);
+  }
+  const flags: GlobalFlags = {
+    ...(values.config !== undefined ? { config: values.config } : {}),
+    ...(values.workspace !== undefined ? { workspace: values.workspace } : {}),
+    ...(profile !== undefined ? { profile: profile as ProfileName } : {}),
+    pluginPaths: values['plugin-path'] ?? [],
+    json: values.json ?? false,
+  };
+  const help = values.help ?? false;
+  const version = values.version ?? false;
+  if (positionals.length === 0) {
+    return { command: [], args: [], flags, options: {}, help, version };
+  }
+
+  const spec = COMMANDS[positionals[0]!] ?? COMMANDS[`${positionals[0]} ${positionals[1] ?? ''}`];
+  if (spec === undefined) {
+    const group = Object.values(COMMANDS).filter((c) => c.words[0] === positionals[0]);
+    if (group.length > 0) {
+      const sub = positionals[1];
+      throw new UsageError(
+        `${sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`} for "${positionals[0]}"; use one of: ${group.map((c) => c.words.join(' ')).join(', ')}`,
+      );
+    }
+    throw new UsageError(`unknown command "${positionals[0]}"; run \`trellis --help\` for the list`);
+  }
+  const rest = positionals.slice(spec.words.length);
+  const name = spec.words.join(' ');
+  if (!help) {
+    if (rest.length < spec.positionals.length) {
+      throw new UsageError(`\`trellis ${name}\` needs <${spec.positionals[rest.length]}>`);
+    }
+    if (rest.length > spec.positionals.length) {
+      throw new UsageError(`\`trellis ${name}\` takes ${spec.positionals.length === 0 ? 'no arguments' : spec.positionals.map((p) => `<${p}>`).join(' ')}; unexpected "${rest[spec.positionals.length]}"`);
+    }
+  }
+  const options: Record<string, string> = {};
+  for (const key of ['args', 'format', 'limit', 'state'] as const) {
+    const value = values[key];
+    if (value === undefined) continue;
+    if (!spec.options.includes(key)) throw new UsageError(`\`trellis ${name}\` does not take --${key}`);
+    options[key] = value;
+  }
+  return { command: spec.words, args: rest, flags, options, help, version };
+}

@@ -1,0 +1,50 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The built binary: end-to-end tests run exactly what users run. */
+export const CLI = join(import.meta.dirname, '..', 'dist', 'cli.js');
+
+/** A throwaway home and workspace, so the user's real config never leaks into a test. */
+export interface Sandbox {
+  readonly dir: string;
+  readonly home: string;
+  readonly workspace: string;
+  readonly env: Record<string, string>;
+  cleanup(): void;
+}
+
+export function createSandbox(extraEnv: Record<string, string> = {}): Sandbox {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-e2e-'));
+  const home = join(dir, 'home');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(home, { recursive: true });
+  mkdirSync(workspace, { recursive: true });
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    LANG: 'C.UTF-8',
+    ...extraEnv,
+  };
+  return { dir, home, workspace, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface RunResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the built `trellis` with no stdin (never a TTY), in the sandbox's workspace. */
+export function runCli(sandbox: Sandbox, args: readonly string[], extraEnv: Record<string, string> = {}): RunResult {
+  const result = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: sandbox.workspace,
+    env: { ...sandbox.env, ...extraEnv },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 60_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
