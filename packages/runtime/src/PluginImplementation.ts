@@ -1,4 +1,4 @@
-import type { ToolOutcome, ToolSpec } from '@trellis/sdk';
+import type { ToolFailure, ToolOutcome, ToolSpec } from '@trellis/sdk';
 
 /** Lifecycle of a plugin's implementation, shown by `trellis plugins list`. */
 export type LifecycleState = 'unloaded' | 'initializing' | 'active' | 'error' | 'recovering' | 'disabled';
@@ -15,6 +15,23 @@ export interface ImplementationCall {
   readonly deadlineAt: number;
 }
 
+/** Extra facts about a canonicalize request. */
+export interface CanonicalizeContext {
+  readonly callId: string;
+  /** Absolute deadline, `performance.now()` clock. */
+  readonly deadlineAt: number;
+}
+
+/**
+ * What `call` resolves to: a `ToolOutcome`, or a failure marked `notDispatched: true` when the tool
+ * never received the call (the child could not be spawned, the connection was refused). The
+ * runtime never re-sends a non-idempotent tool's call after it was dispatched; an undispatched
+ * failure may be retried even for such a tool (when it is retryable).
+ */
+export type ImplementationOutcome =
+  | ToolOutcome
+  | { readonly ok: false; readonly error: ToolFailure; readonly notDispatched: true };
+
 /**
  * The runtime's view of one plugin's code, whatever runs it: a bundled module in process, a
  * worker thread, a persistent child process, a one-shot script, or an HTTP service. The runtime
@@ -27,9 +44,22 @@ export interface PluginImplementation {
   start(signal?: AbortSignal): Promise<void>;
   /** Tools the running plugin reports itself (get_tools, GET /tools), when it does. */
   discoveredTools?(): readonly ToolSpec[] | undefined;
-  /** Optional canonicalization of a call's input, as the tool's own hook would do. */
-  canonicalize?(tool: string, input: unknown, signal: AbortSignal): Promise<{ input: unknown; summary?: Record<string, unknown> }>;
-  call(call: ImplementationCall): Promise<ToolOutcome>;
+  /**
+   * Optional canonicalization of a call's input, as the tool's own hook would do. `context` (added
+   * later, optional) carries the call's id for the tool's context and logs.
+   */
+  canonicalize?(
+    tool: string,
+    input: unknown,
+    signal: AbortSignal,
+    context?: CanonicalizeContext,
+  ): Promise<{ input: unknown; summary?: Record<string, unknown> }>;
+  /**
+   * Optional and cheap (added later): false when the implementation knows the tool has no
+   * canonicalize hook, so the runtime skips the stage (and the AbortSignal it would need).
+   */
+  canonicalizes?(tool: string): boolean;
+  call(call: ImplementationCall): Promise<ImplementationOutcome>;
   state(): LifecycleState;
   /** The last error that put the plugin in `error` or `disabled`, if any. */
   lastError?(): string | undefined;

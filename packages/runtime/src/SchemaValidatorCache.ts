@@ -1,0 +1,164 @@
+import { createHash } from 'node:crypto';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { checkSchemaSafety, DEFAULT_SCHEMA_LIMITS, type SchemaLimits } from './checkSchemaSafety.ts';
+import { linearRegExp, UnsupportedPatternError } from './linearRegExp.ts';
+
+/** A compiled schema, ready to check inputs. */
+export interface CompiledSchema {
+  readonly ok: true;
+  /** Hex sha256 of the schema's canonical JSON (the cache key). */
+  readonly hash: string;
+  /** True when the schema has `default`s: ajv fills them in, so validate a copy of the caller's input. */
+  readonly fillsDefaults: boolean;
+  /** Validates (and, with defaults, fills in) `data`; undefined when valid, else `path: message` lines. */
+  check(data: unknown): readonly string[] | undefined;
+}
+
+/** A schema that could not be compiled safely. `problem` says why. */
+export interface UnsafeSchema {
+  readonly ok: false;
+  readonly hash: string;
+  readonly problem: string;
+}
+
+/** Compiles JSON Schemas on first use and caches them by content hash. */
+export interface SchemaValidatorCache {
+  get(schema: Readonly<Record<string, unknown>>): CompiledSchema | UnsafeSchema;
+  /** How many distinct schemas were compiled (for tests and diagnostics). */
+  readonly size: number;
+}
+
+/** Most error lines shown to a model for one call. */
+const MAX_ERROR_LINES = 20;
+
+type Draft = '2020-12' | '2019-09' | 'draft-07';
+
+/**
+ * Creates a validator cache. Every schema is treated as untrusted: depth and size are capped,
+ * references must stay inside the schema, and `pattern`s run on a linear-time engine (re2js).
+ * Supported dialects: draft 2020-12 (also the default when `$schema` is absent, with a draft-07
+ * retry when that fails to compile), draft 2019-09 and draft-07. `format` is an annotation only.
+ */
+export function createSchemaValidatorCache(options: { limits?: SchemaLimits } = {}): SchemaValidatorCache {
+  const limits = options.limits ?? DEFAULT_SCHEMA_LIMITS;
+  const bySchema = new WeakMap<object, CompiledSchema | UnsafeSchema>();
+  const byHash = new Map<string, CompiledSchema | UnsafeSchema>();
+  const engines = new Map<Draft, Ajv>();
+
+  const engine = (draft: Draft): Ajv => {
+    let ajv = engines.get(draft);
+    if (ajv === undefined) {
+      const ajvOptions: Options = {
+        allErrors: true,
+        useDefaults: true,
+        strict: false,
+        logger: false,
+        validateFormats: false,
+        addUsedSchema: false,
+        code: { regExp: linearRegExp },
+      };
+      ajv = draft === '2020-12' ? new Ajv2020(ajvOptions) : draft === '2019-09' ? new Ajv2019(ajvOptions) : new Ajv(ajvOptions);
+      engines.set(draft, ajv);
+    }
+    return ajv;
+  };
+
+  const compile = (schema: Readonly<Record<string, unknown>>): CompiledSchema | UnsafeSchema => {
+    const safety = checkSchemaSafety(schema, limits);
+    if (safety.problem !== undefined) return { ok: false, hash: '', problem: safety.problem };
+    let json: string;
+    try {
+      json = stableStringify(schema);
+    } catch (error) {
+      return { ok: false, hash: '', problem: `the schema is not plain JSON (${messageOf(error)})` };
+    }
+    const hash = createHash('sha256').update(json).digest('hex');
+    const cached = byHash.get(hash);
+    if (cached !== undefined) return cached;
+    const result: CompiledSchema | UnsafeSchema =
+      json.length > limits.maxBytes
+        ? { ok: false, hash, problem: `the schema is ${json.length} bytes of JSON, more than the ${limits.maxBytes} allowed` }
+        : compileFresh(schema, safety.hasDefaults, hash);
+    byHash.set(hash, result);
+    return result;
+  };
+
+  const compileFresh = (schema: Readonly<Record<string, unknown>>, fillsDefaults: boolean, hash: string): CompiledSchema | UnsafeSchema => {
+    const declared = schema.$schema;
+    let drafts: Draft[];
+    if (declared === undefined) drafts = ['2020-12', 'draft-07'];
+    else if (typeof declared === 'string' && declared.includes('2020-12')) drafts = ['2020-12'];
+    else if (typeof declared === 'string' && declared.includes('2019-09')) drafts = ['2019-09'];
+    else if (typeof declared === 'string' && declared.includes('draft-07')) drafts = ['draft-07'];
+    else {
+      return { ok: false, hash, problem: `$schema ${JSON.stringify(declared)} is not supported; use draft 2020-12 or draft-07` };
+    }
+    let firstError: unknown;
+    for (const draft of drafts) {
+      try {
+        const validate = engine(draft).compile(schema);
+        return { ok: true, hash, fillsDefaults, check: (data) => runValidate(validate, data) };
+      } catch (error) {
+        if (error instanceof UnsupportedPatternError) return { ok: false, hash, problem: error.message };
+        firstError ??= error;
+      }
+    }
+    return { ok: false, hash, problem: `the schema does not compile: ${messageOf(firstError)}` };
+  };
+
+  return {
+    get(schema) {
+      let entry = bySchema.get(schema);
+      if (entry === undefined) {
+        entry = compile(schema);
+        bySchema.set(schema, entry);
+      }
+      return entry;
+    },
+    get size() {
+      return byHash.size;
+    },
+  };
+}
+
+function runValidate(validate: ValidateFunction, data: unknown): readonly string[] | undefined {
+  if (validate(data)) return undefined;
+  const errors = validate.errors ?? [];
+  const lines = errors.slice(0, MAX_ERROR_LINES).map(formatSchemaError);
+  if (errors.length > MAX_ERROR_LINES) lines.push(`… and ${errors.length - MAX_ERROR_LINES} more`);
+  return lines;
+}
+
+/** One ajv error as `path: message`, with the offending property or allowed values named. */
+export function formatSchemaError(error: ErrorObject): string {
+  const path = error.instancePath === '' ? '(root)' : error.instancePath;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return `${path}: must NOT have additional property '${String(params.additionalProperty)}'`;
+    case 'unevaluatedProperties':
+      return `${path}: must NOT have unevaluated property '${String(params.unevaluatedProperty)}'`;
+    case 'enum':
+      return `${path}: must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'const':
+      return `${path}: must be ${JSON.stringify(params.allowedValue)}`;
+    default:
+      return `${path}: ${error.message ?? 'is invalid'}`;
+  }
+}
+
+/** JSON with object keys sorted, so equal schemas hash equally whatever their key order. */
+function stableStringify(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(v).sort()) sorted[key] = (v as Record<string, unknown>)[key];
+    return sorted;
+  });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
