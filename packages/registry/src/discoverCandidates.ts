@@ -80,8 +80,8 @@ interface Found {
  * realpaths, stat facts of the manifest and of every folder up to the root, symlinks on the way,
  * the bytes). All of the registry's filesystem I/O happens here, synchronously (cheaper than
  * thousands of small async calls). Symlinked folders and manifests are followed and reported; a
- * manifest reached twice (symlink twins, loops) is one candidate, found by realpath, with the
- * other paths kept as `aliases`. Only regular files are read: the realpath is opened with
+ * manifest reached twice within one root (symlink twins, loops) is one candidate, found by
+ * realpath, with the other paths kept as `aliases`. Only regular files are read: the realpath is opened with
  * O_NOFOLLOW|O_NONBLOCK, the handle is `fstat`ed and anything else is refused, and at most
  * 256 KiB + 1 byte is read. Missing explicit/env roots are `ROOT_MISSING` warnings.
  */
@@ -101,7 +101,7 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
     }
     return facts;
   };
-  const owners = new Map<string, ExternalCandidateFacts & { aliases: string[] }>();
+  const all: Array<ExternalCandidateFacts & { aliases: string[] }> = [];
 
   for (const root of options.roots) {
     if (root.root === 'bundled') continue;
@@ -132,7 +132,10 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
     // Prefer the path without symlinks, then the shallowest, then by name: the choice is stable.
     found.sort((a, b) => Number(b.direct) - Number(a.direct) || a.depth - b.depth || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
 
-    const perRoot: ExternalCandidateFacts[] = [];
+    // Dedupe by realpath within a root (loops, twins). A link from one root into another is not
+    // folded: it shows up in both roots and the lower root number shadows the other, visibly.
+    const owners = new Map<string, ExternalCandidateFacts & { aliases: string[] }>();
+    const perRoot: Array<ExternalCandidateFacts & { aliases: string[] }> = [];
     for (const item of found) {
       if (item.real !== null) {
         const owner = owners.get(item.real);
@@ -147,8 +150,9 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
     }
     perRoot.sort((a, b) => (a.manifestPath < b.manifestPath ? -1 : a.manifestPath > b.manifestPath ? 1 : 0));
     candidates.push(...perRoot);
+    all.push(...perRoot);
   }
-  for (const facts of owners.values()) facts.aliases.sort();
+  for (const facts of all) facts.aliases.sort();
 
   const bundled: BundledCandidateFacts[] = [...options.bundled]
     .sort((a, b) => (a.manifest.id < b.manifest.id ? -1 : a.manifest.id > b.manifest.id ? 1 : 0))

@@ -1,0 +1,265 @@
+import type { RuntimeConfig } from '@trellis/config';
+import { ERROR_CODES } from '@trellis/sdk';
+import { expandProfile } from './parseProfiles.ts';
+import { resolvePluginSettings } from './resolvePluginSettings.ts';
+import type { AdmittedCandidate, DecidedCandidate, DecisionStep, PluginState, ProfilesData, Reason } from './types.ts';
+
+/** What {@link decide} needs besides the admitted candidates. All plain data: decide is pure. */
+export interface DecideOptions {
+  readonly config: RuntimeConfig;
+  readonly profiles: ProfilesData;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Program name → absolute path or null, from `findCommandsOnPath`. A name absent here counts as missing. */
+  readonly commandsOnPath: Readonly<Record<string, string | null>>;
+}
+
+/** Where a candidate came from, in words. */
+export function describeSource(candidate: AdmittedCandidate): string {
+  const facts = candidate.facts;
+  return facts.bundled ? 'the bundled plugins' : `the ${facts.source.root} root (${facts.manifestPath})`;
+}
+
+/**
+ * Decides every candidate's state. Pure. Rejected candidates stay rejected. Among the rest, two
+ * with one id at the same root number are both rejected (`AMBIGUOUS_ID`); otherwise the lowest
+ * root number wins and the others are `shadowed`, naming the winner. For each winner, first
+ * match wins: required → enabled (a deny or disable on it is a `REQUIRED_OVERRIDE_IGNORED`
+ * warning); `entries.<id>.enabled = false` → disabled; `= true` → enabled; deny → disabled;
+ * allow → enabled; its profile within the active one → enabled; else `NOT_IN_PROFILE`. An
+ * external plugin without `[runtime]` is disabled (`NO_IMPLEMENTATION`). An enabled plugin whose
+ * settings fail its schema is disabled (`CONFIG_INVALID`); one missing an environment variable or
+ * program is `unavailable`. Output order = input order.
+ */
+export function decide(admitted: readonly AdmittedCandidate[], options: DecideOptions): DecidedCandidate[] {
+  const groups = new Map<string, number[]>();
+  admitted.forEach((candidate, index) => {
+    if (candidate.rejected) return;
+    const list = groups.get(candidate.id);
+    if (list === undefined) groups.set(candidate.id, [index]);
+    else list.push(index);
+  });
+
+  const out: Array<DecidedCandidate | undefined> = new Array(admitted.length);
+  const activeProfiles = expandProfile(options.profiles, options.config.plugins.profile);
+
+  admitted.forEach((candidate, index) => {
+    if (candidate.rejected) {
+      out[index] = freeze({
+        admitted: candidate,
+        state: 'rejected',
+        reasons: candidate.reasons,
+        warnings: candidate.warnings,
+        trace: [identityStep(candidate), admissionStep(candidate)],
+        settings: null,
+      });
+    }
+  });
+
+  for (const indexes of groups.values()) {
+    const byPriority = new Map<number, number[]>();
+    for (const i of indexes) {
+      const p = admitted[i]!.facts.source.priority;
+      const list = byPriority.get(p);
+      if (list === undefined) byPriority.set(p, [i]);
+      else list.push(i);
+    }
+    let winner: number | null = null;
+    for (const p of [...byPriority.keys()].sort((a, b) => a - b)) {
+      const at = byPriority.get(p)!;
+      if (at.length > 1) {
+        for (const i of at) {
+          const candidate = admitted[i]!;
+          const others = at.filter((j) => j !== i).map((j) => describeSource(admitted[j]!));
+          const reason = {
+            code: ERROR_CODES.AMBIGUOUS_ID,
+            message: `id "${candidate.id}" is declared by ${at.length} manifests at the same priority (${candidate.facts.source.root} root): this one and ${others.join(', ')}; rename or remove all but one`,
+          };
+          out[i] = freeze({
+            admitted: candidate,
+            state: 'rejected',
+            reasons: [reason],
+            warnings: candidate.warnings,
+            trace: [identityStep(candidate), admissionStep(candidate), { step: 'selection', message: `rejected: ${reason.message}` }],
+            settings: null,
+          });
+        }
+        continue;
+      }
+      const i = at[0]!;
+      if (winner === null) {
+        winner = i;
+        continue;
+      }
+      const candidate = admitted[i]!;
+      const win = admitted[winner]!;
+      const reason = {
+        code: ERROR_CODES.SHADOWED,
+        message: `shadowed by "${win.id}" from ${describeSource(win)}, which has a lower root number (${win.facts.source.priority} < ${candidate.facts.source.priority}); remove one of them or give this one another id`,
+      };
+      out[i] = freeze({
+        admitted: candidate,
+        state: 'shadowed',
+        reasons: [reason],
+        warnings: candidate.warnings,
+        trace: [identityStep(candidate), admissionStep(candidate), { step: 'selection', message: reason.message }],
+        settings: null,
+      });
+    }
+    if (winner !== null) {
+      const candidate = admitted[winner]!;
+      const losers = indexes.filter((j) => j !== winner && out[j]?.state === 'shadowed').map((j) => describeSource(admitted[j]!));
+      const selection: DecisionStep = {
+        step: 'selection',
+        message: losers.length === 0 ? 'the only admitted candidate with this id' : `wins over ${losers.join(', ')} (lowest root number)`,
+      };
+      out[winner] = decideWinner(candidate, selection, options, activeProfiles);
+    }
+  }
+  return out.map((d, i) => d ?? decideWinner(admitted[i]!, { step: 'selection', message: 'selected' }, options, activeProfiles));
+}
+
+function freeze(d: DecidedCandidate): DecidedCandidate {
+  return Object.freeze(d);
+}
+
+function identityStep(c: AdmittedCandidate): DecisionStep {
+  if (c.facts.bundled) return { step: 'identity', message: `bundled plugin "${c.id}" (${c.facts.descriptor.packageName})` };
+  return {
+    step: 'identity',
+    message: c.manifest !== null ? `"${c.id}" from ${c.facts.manifestPath}` : `"${c.id}" (the folder name: the manifest ${c.facts.manifestPath} did not parse or was not read)`,
+  };
+}
+
+function admissionStep(c: AdmittedCandidate): DecisionStep {
+  if (c.facts.bundled) return { step: 'admission', message: 'skipped: bundled plugins are checked when the build links them' };
+  const passed = c.checks.filter((k) => k.result === 'pass').length;
+  if (c.rejected) return { step: 'admission', message: `rejected by ${c.reasons.map((r) => r.code).join(', ')}` };
+  return { step: 'admission', message: `admitted (${passed} check(s) passed${c.warnings.length > 0 ? `, warnings: ${c.warnings.map((w) => w.code).join(', ')}` : ''})` };
+}
+
+interface PolicyResult {
+  readonly enabled: boolean;
+  readonly reason: Reason;
+  readonly warnings: Reason[];
+  readonly explanation: string;
+}
+
+function decidePolicy(c: AdmittedCandidate, config: RuntimeConfig, activeProfiles: readonly string[]): PolicyResult {
+  const id = c.id;
+  const manifest = c.manifest!;
+  const entry = config.plugins.entries[id];
+  const denied = config.plugins.deny.includes(id);
+  const allowed = config.plugins.allow.includes(id);
+  const active = config.plugins.profile;
+  const seen: string[] = [];
+  if (c.facts.bundled && manifest.required) {
+    const warnings: Reason[] = [];
+    if (denied) warnings.push({ code: ERROR_CODES.REQUIRED_OVERRIDE_IGNORED, message: `[plugins] deny names "${id}", a required plugin; it stays enabled. Remove "${id}" from deny` });
+    if (entry?.enabled === false) {
+      warnings.push({ code: ERROR_CODES.REQUIRED_OVERRIDE_IGNORED, message: `[plugins.entries.${id}] enabled = false is ignored: "${id}" is required and stays enabled. Remove the line` });
+    }
+    return { enabled: true, reason: { code: ERROR_CODES.REQUIRED, message: `"${id}" is required and always enabled` }, warnings, explanation: 'required → enabled' };
+  }
+  seen.push('not required');
+  if (entry?.enabled === false) {
+    return { enabled: false, reason: { code: ERROR_CODES.DISABLED_BY_ENTRY, message: `disabled by [plugins.entries.${id}] enabled = false; set it to true or remove it to enable` }, warnings: [], explanation: `${seen.join('; ')}; [plugins.entries.${id}] enabled = false → disabled` };
+  }
+  if (entry?.enabled === true) {
+    return { enabled: true, reason: { code: ERROR_CODES.ENABLED_BY_ENTRY, message: `enabled by [plugins.entries.${id}] enabled = true` }, warnings: [], explanation: `${seen.join('; ')}; [plugins.entries.${id}] enabled = true → enabled` };
+  }
+  seen.push(`no [plugins.entries.${id}] enabled switch`);
+  if (denied) {
+    return { enabled: false, reason: { code: ERROR_CODES.DENIED, message: `disabled because [plugins] deny names "${id}"; remove it from deny to enable` }, warnings: [], explanation: `${seen.join('; ')}; in [plugins] deny → disabled` };
+  }
+  seen.push('not in deny');
+  if (allowed) {
+    return { enabled: true, reason: { code: ERROR_CODES.ALLOWED, message: `enabled because [plugins] allow names "${id}"` }, warnings: [], explanation: `${seen.join('; ')}; in [plugins] allow → enabled` };
+  }
+  seen.push('not in allow');
+  if (manifest.profile !== undefined && activeProfiles.includes(manifest.profile)) {
+    return {
+      enabled: true,
+      reason: { code: ERROR_CODES.IN_PROFILE, message: `enabled by profile "${active}"${manifest.profile === active ? '' : ` (which includes "${manifest.profile}")`}` },
+      warnings: [],
+      explanation: `${seen.join('; ')}; its profile "${manifest.profile}" is part of the active profile "${active}" → enabled`,
+    };
+  }
+  const its = manifest.profile === undefined ? 'it belongs to no profile (opt-in only)' : `its profile "${manifest.profile}" is not part of "${active}"`;
+  return {
+    enabled: false,
+    reason: { code: ERROR_CODES.NOT_IN_PROFILE, message: `not in profile "${active}": ${its}; add "${id}" to [plugins] allow, set [plugins.entries.${id}] enabled = true, or choose a larger profile` },
+    warnings: [],
+    explanation: `${seen.join('; ')}; ${its} → disabled`,
+  };
+}
+
+function hasTools(c: AdmittedCandidate): boolean {
+  if (c.facts.bundled) return c.facts.descriptor.tools.length > 0;
+  const m = c.manifest!;
+  return m.tools.length > 0 || m.runtime?.type === 'process' || m.runtime?.type === 'http';
+}
+
+function decideWinner(c: AdmittedCandidate, selection: DecisionStep, options: DecideOptions, activeProfiles: readonly string[]): DecidedCandidate {
+  const manifest = c.manifest!;
+  const trace: DecisionStep[] = [identityStep(c), admissionStep(c), selection];
+  const warnings: Reason[] = [...c.warnings];
+  const policy = decidePolicy(c, options.config, activeProfiles);
+  warnings.push(...policy.warnings);
+  trace.push({ step: 'policy', message: policy.explanation });
+
+  if (!hasTools(c)) {
+    warnings.push({
+      code: ERROR_CODES.NO_TOOLS,
+      message: c.facts.bundled
+        ? `"${c.id}" has no tools yet; it adds nothing to the tool catalog`
+        : `"${c.id}" declares no [[tools]] and its runtime cannot list tools; add [[tools]] entries to its plugin.toml`,
+    });
+  }
+
+  const finish = (state: PluginState, reasons: Reason[], settings: Record<string, unknown> | null): DecidedCandidate =>
+    freeze({ admitted: c, state, reasons, warnings, trace, settings });
+
+  if (!c.facts.bundled && manifest.runtime === undefined) {
+    const reason = {
+      code: ERROR_CODES.NO_IMPLEMENTATION,
+      message: `${c.facts.manifestPath} has no [runtime] and no bundled plugin implements "${c.id}"; add a [runtime] table (process, script or http) so Trellis can run it`,
+    };
+    trace.push({ step: 'implementation', message: `disabled: ${reason.message}` });
+    return finish('disabled', policy.enabled ? [reason] : [reason, policy.reason], null);
+  }
+  trace.push({ step: 'implementation', message: c.facts.bundled ? 'bundled implementation, loaded on first use' : `out of process (${manifest.runtime!.type})` });
+
+  if (!policy.enabled) return finish('disabled', [policy.reason], null);
+
+  const descriptor = c.facts.bundled ? c.facts.descriptor : undefined;
+  const settings = resolvePluginSettings({ id: c.id, manifest, descriptor, config: options.config });
+  if (settings.value === null) {
+    const reason = {
+      code: ERROR_CODES.CONFIG_INVALID,
+      message: `settings of "${c.id}" are invalid, so it is disabled: ${settings.errors.join('; ')}; fix runtime.toml`,
+    };
+    trace.push({ step: 'config', message: `invalid: ${settings.errors.join('; ')}` });
+    return finish('disabled', [reason, policy.reason], null);
+  }
+  trace.push({ step: 'config', message: descriptor?.settings !== undefined ? `settings [runtime.tools.${descriptor.settings.key}] valid` : 'valid' });
+
+  const missing: Reason[] = [];
+  for (const name of manifest.requires_env) {
+    const value = options.env[name];
+    if (value === undefined || value === '') {
+      missing.push({ code: ERROR_CODES.MISSING_ENV, message: `environment variable ${name} is not set; "${c.id}" needs it. Set ${name} to make it available` });
+    }
+  }
+  for (const name of manifest.requires_commands) {
+    if (!options.commandsOnPath[name]) {
+      missing.push({ code: ERROR_CODES.MISSING_COMMAND, message: `program ${name} is not on PATH; "${c.id}" needs it. Install ${name} or add its folder to PATH` });
+    }
+  }
+  if (missing.length > 0) {
+    trace.push({ step: 'availability', message: `unavailable: ${missing.map((m) => m.message).join('; ')}` });
+    return finish('unavailable', [...missing, policy.reason], settings.value);
+  }
+  const needs = [...manifest.requires_env, ...manifest.requires_commands];
+  trace.push({ step: 'availability', message: needs.length === 0 ? 'needs nothing from the environment' : `found ${needs.join(', ')}` });
+  return finish('enabled', [policy.reason], settings.value);
+}
