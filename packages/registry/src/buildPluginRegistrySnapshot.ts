@@ -1,0 +1,86 @@
+import type { RuntimeConfig } from '@trellis/config';
+import { ERROR_CODES } from '@trellis/sdk';
+import type { BundledPluginDescriptor } from '@trellis/sdk';
+import { admitCandidate } from './admitCandidate.ts';
+import { buildSnapshot, orderDecided } from './buildSnapshot.ts';
+import { decide } from './decide.ts';
+import { discoverCandidates } from './discoverCandidates.ts';
+import { findCommandsOnPath } from './findCommandsOnPath.ts';
+import type { AdmissionPolicy, DecidedCandidate, PluginRegistrySnapshot, ProfilesData, Reason, RootSpec } from './types.ts';
+
+/** Inputs of {@link buildPluginRegistrySnapshot}. */
+export interface BuildPluginRegistrySnapshotOptions {
+  readonly config: RuntimeConfig;
+  /** From `resolveDiscoveryRoots`. */
+  readonly roots: readonly RootSpec[];
+  readonly bundled: readonly BundledPluginDescriptor[];
+  /** `config/profiles.toml`, parsed with `parseProfiles`. */
+  readonly profiles: ProfilesData;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The current uid for the owner check; default `process.getuid()`. */
+  readonly uid?: number;
+  /** Program lookups; default: `findCommandsOnPath` over every `requires_commands` name with `env.PATH`. */
+  readonly commandsOnPath?: Readonly<Record<string, string | null>>;
+}
+
+/** What {@link buildPluginRegistrySnapshot} returns. */
+export interface PluginRegistryResult {
+  readonly snapshot: PluginRegistrySnapshot;
+  /** Resolved settings of every enabled or unavailable plugin, by id. Never serialized: may hold secrets. */
+  readonly settings: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+  /** Every candidate with its facts, admission checks and decision steps, in snapshot order (for `explain`). */
+  readonly trace: readonly DecidedCandidate[];
+}
+
+/**
+ * The whole pipeline: discover (I/O) → admit → decide → snapshot (pure). Nothing a user wrote
+ * disappears: every candidate is in the snapshot with its reasons, and host-level problems
+ * (missing roots, an unknown profile, policy naming no plugin) are snapshot warnings.
+ */
+export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshotOptions): PluginRegistryResult {
+  const { config } = options;
+  const discovery = discoverCandidates({ roots: options.roots, bundled: options.bundled });
+  const bundledIds = new Map<string, { required: boolean }>();
+  for (const d of options.bundled) bundledIds.set(d.manifest.id, { required: d.manifest.required });
+  const policy: AdmissionPolicy = {
+    uid: options.uid ?? (typeof process.getuid === 'function' ? process.getuid() : 0),
+    allow: config.plugins.allow,
+    bundledIds,
+  };
+  const admitted = discovery.candidates.map((c) => admitCandidate(c, policy));
+
+  let commandsOnPath = options.commandsOnPath;
+  if (commandsOnPath === undefined) {
+    const names = new Set<string>();
+    for (const a of admitted) for (const n of a.manifest?.requires_commands ?? []) names.add(n);
+    commandsOnPath = names.size === 0 ? {} : findCommandsOnPath([...names], options.env);
+  }
+  const decided = decide(admitted, { config, profiles: options.profiles, env: options.env, commandsOnPath });
+
+  const warnings: Reason[] = [...discovery.warnings];
+  if (!(config.plugins.profile in options.profiles)) {
+    warnings.push({
+      code: ERROR_CODES.CONFIG_SCHEMA,
+      message: `[plugins] profile "${config.plugins.profile}" is not defined in profiles.toml; only plugins enabled explicitly are on. Known profiles: ${Object.keys(options.profiles).sort().join(', ') || 'none'}`,
+    });
+  }
+  const ids = new Set(admitted.map((a) => a.id));
+  const named: Array<[string, string]> = [
+    ...config.plugins.allow.map((id): [string, string] => [id, '[plugins] allow']),
+    ...config.plugins.deny.map((id): [string, string] => [id, '[plugins] deny']),
+    ...Object.keys(config.plugins.entries).map((id): [string, string] => [id, `[plugins.entries.${id}]`]),
+  ];
+  for (const [id, where] of named) {
+    if (!ids.has(id)) {
+      warnings.push({ code: ERROR_CODES.UNKNOWN_KEY, message: `${where} names "${id}", but no plugin has that id; check the spelling (\`trellis plugins list\` shows every id)` });
+    }
+  }
+
+  const snapshot = buildSnapshot({ decided, profile: config.plugins.profile, warnings });
+  const order = orderDecided(decided);
+  const settings = new Map<string, Readonly<Record<string, unknown>>>();
+  for (const d of order) {
+    if (d.settings !== null && (d.state === 'enabled' || d.state === 'unavailable')) settings.set(d.admitted.id, d.settings);
+  }
+  return { snapshot, settings, trace: Object.freeze(order) };
+}

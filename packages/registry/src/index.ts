@@ -1,0 +1,54 @@
+export type {
+  PluginState,
+  Reason,
+  CandidateSource,
+  SnapshotEntry,
+  PluginRegistrySnapshot,
+  FileRootSpec,
+  BundledRootSpec,
+  RootSpec,
+  FileType,
+  StatFacts,
+  FolderFacts,
+  ReadRefusal,
+  ExternalCandidateFacts,
+  BundledCandidateFacts,
+  CandidateFacts,
+  DiscoveryResult,
+  CheckResult,
+  AdmissionCheck,
+  AdmittedCandidate,
+  AdmissionPolicy,
+  DecisionStep,
+  DecidedCandidate,
+  ProfileDefinition,
+  ProfilesData,
+} from './types.ts';
+export { resolveDiscoveryRoots, BUNDLED_ROOT } from './resolveDiscoveryRoots.ts';
+export type { ResolveDiscoveryRootsOptions } from './resolveDiscoveryRoots.ts';
+export {
+  discoverCandidates,
+  toStatFacts,
+  MANIFEST_FILE_NAME,
+  MAX_PLUGIN_DEPTH,
+  IGNORED_FOLDER_GLOBS,
+} from './discoverCandidates.ts';
+export type { DiscoverCandidatesOptions } from './discoverCandidates.ts';
+export { parseManifest, MAX_MANIFEST_DEPTH } from './parseManifest.ts';
+export type { ParsedManifest } from './parseManifest.ts';
+export { admitCandidate, isUnsafeFolderMode } from './admitCandidate.ts';
+export { parseProfiles, expandProfile } from './parseProfiles.ts';
+export type { ParseProfilesResult } from './parseProfiles.ts';
+export { deepMerge } from './deepMerge.ts';
+export { findCommandsOnPath } from './findCommandsOnPath.ts';
+export { resolvePluginSettings } from './resolvePluginSettings.ts';
+export type { ResolvePluginSettingsOptions, PluginSettingsResult } from './resolvePluginSettings.ts';
+export { decide, describeSource } from './decide.ts';
+export type { DecideOptions } from './decide.ts';
+export { buildSnapshot, serializeSnapshot, compareEntries, orderDecided, toSnapshotEntry } from './buildSnapshot.ts';
+export type { BuildSnapshotOptions } from './buildSnapshot.ts';
+export { stableStringify } from './stableStringify.ts';
+export { buildPluginRegistrySnapshot } from './buildPluginRegistrySnapshot.ts';
+export type { BuildPluginRegistrySnapshotOptions, PluginRegistryResult } from './buildPluginRegistrySnapshot.ts';
+export { explainPlugin, formatExplanation } from './explainPlugin.ts';
+export type { PluginExplanation, CandidateExplanation } from './explainPlugin.ts';

@@ -1,0 +1,130 @@
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BUNDLED_ROOT, buildPluginRegistrySnapshot, explainPlugin, formatExplanation, serializeSnapshot } from '../src/index.ts';
+import { PROCESS_RUNTIME, ONE_TOOL, PROFILES, config, descriptor, fileRoot, makeTree, manifestText, normalize } from './helpers.ts';
+
+const BUNDLED = [descriptor({ id: 'builtin-tools', profile: 'minimal', required: true }), descriptor({ id: 'core-fs', profile: 'minimal' }, { tools: 0 })];
+
+function tree() {
+  return makeTree({
+    'explicit/hello/plugin.toml': manifestText({ id: 'hello', runtime: PROCESS_RUNTIME, profile: 'minimal' }),
+    'ws/hello/plugin.toml': manifestText({ id: 'hello', runtime: PROCESS_RUNTIME }),
+    'ws/broken/plugin.toml': 'id = "broken"\nkind = ',
+    'ws/.hidden/plugin.toml': manifestText({ id: 'hidden', runtime: PROCESS_RUNTIME, tools: ONE_TOOL }),
+    'user/linked': { symlink: '../ws/.hidden' },
+    'user/ww/plugin.toml': { text: manifestText({ id: 'ww', runtime: PROCESS_RUNTIME }), mode: 0o646 },
+  });
+}
+
+function build(base: string) {
+  return buildPluginRegistrySnapshot({
+    config: config({ plugins: { deny: ['nobody-has-this'] } }),
+    roots: [fileRoot(join(base, 'explicit'), 'explicit'), fileRoot(join(base, 'missing'), 'env'), fileRoot(join(base, 'ws'), 'workspace'), fileRoot(join(base, 'user'), 'user'), BUNDLED_ROOT],
+    bundled: BUNDLED,
+    profiles: PROFILES,
+    env: {},
+    uid: 0,
+    commandsOnPath: {},
+  });
+}
+
+describe('buildPluginRegistrySnapshot', () => {
+  it('keeps every candidate in a deterministic order with host warnings', () => {
+    const base = tree();
+    const { snapshot } = build(base);
+    expect(normalize(snapshot.plugins.map((p) => [p.id, p.kind, p.source.root, p.source.priority, p.state, p.reasons.map((r) => r.code), p.warnings.map((w) => w.code), p.pluginDir]), base)).toEqual([
+      ['broken', 'unknown', 'workspace', 2, 'rejected', ['MANIFEST_INVALID'], [], '<tmp>/ws/broken'],
+      ['builtin-tools', 'toolset', 'bundled', 4, 'enabled', ['REQUIRED'], [], null],
+      ['core-fs', 'toolset', 'bundled', 4, 'enabled', ['IN_PROFILE'], ['NO_TOOLS'], null],
+      ['hello', 'toolset', 'explicit', 0, 'enabled', ['IN_PROFILE'], [], '<tmp>/explicit/hello'],
+      ['hello', 'toolset', 'workspace', 2, 'shadowed', ['SHADOWED'], [], '<tmp>/ws/hello'],
+      ['hidden', 'toolset', 'workspace', 2, 'disabled', ['NOT_IN_PROFILE'], [], '<tmp>/ws/.hidden'],
+      // user/linked points into another root: outside its own root, so rejected.
+      ['hidden', 'toolset', 'user', 3, 'rejected', ['PATH_ESCAPE'], ['SYMLINK'], '<tmp>/ws/.hidden'],
+      ['ww', 'toolset', 'user', 3, 'rejected', ['WORLD_WRITABLE'], [], '<tmp>/user/ww'],
+    ]);
+    expect(normalize(snapshot.warnings, base)).toEqual([
+      { code: 'ROOT_MISSING', message: 'plugin root <tmp>/missing (test env root) does not exist; create it or remove it from the env roots' },
+      { code: 'UNKNOWN_KEY', message: '[plugins] deny names "nobody-has-this", but no plugin has that id; check the spelling (`trellis plugins list` shows every id)' },
+    ]);
+    expect(snapshot.profile).toBe('minimal');
+    expect(snapshot.hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('is frozen all the way down', () => {
+    const { snapshot } = build(tree());
+    expect([Object.isFrozen(snapshot), Object.isFrozen(snapshot.plugins), Object.isFrozen(snapshot.plugins[3]!.manifest), Object.isFrozen(snapshot.plugins[3]!.reasons[0])]).toEqual([true, true, true, true]);
+    expect(() => (snapshot.plugins as unknown as unknown[]).push(1)).toThrow(TypeError);
+  });
+
+  it('gives byte-identical JSON and hash for identical inputs, and a different hash when anything changes', () => {
+    const base = tree();
+    const first = serializeSnapshot(build(base).snapshot);
+    const second = serializeSnapshot(build(base).snapshot);
+    expect(second).toBe(first);
+    const parsed = JSON.parse(first) as Record<string, unknown>;
+    expect(Object.keys(parsed)).toEqual(['hash', 'plugins', 'profile', 'warnings']);
+    const hash = build(base).snapshot.hash;
+    writeFileSync(join(base, 'explicit/hello/plugin.toml'), manifestText({ id: 'hello', runtime: PROCESS_RUNTIME, profile: 'minimal', description: 'changed' }));
+    expect(build(base).snapshot.hash).not.toBe(hash);
+    chmodSync(join(base, 'user/ww/plugin.toml'), 0o644);
+    const fixed = build(base).snapshot.plugins.find((p) => p.id === 'ww')!;
+    expect([fixed.state, fixed.reasons.map((r) => r.code)]).toEqual(['disabled', ['NOT_IN_PROFILE']]);
+  });
+
+  it('explains every candidate of an id with checks and decision steps', () => {
+    const base = tree();
+    const result = build(base);
+    const explanation = explainPlugin(result, 'hello');
+    expect(explanation.candidates.map((c) => [c.source.root, c.state, c.checks.length, c.trace.map((s) => s.step)])).toEqual([
+      ['explicit', 'enabled', 10, ['identity', 'admission', 'selection', 'policy', 'implementation', 'config', 'availability']],
+      ['workspace', 'shadowed', 10, ['identity', 'admission', 'selection']],
+    ]);
+    expect(normalize(formatExplanation(explanation), base)).toMatchInlineSnapshot(`
+      "hello: 2 candidates
+
+      [1] ENABLED — explicit root (priority 0): <tmp>/explicit/hello/plugin.toml
+          reason  IN_PROFILE: enabled by profile "minimal"
+          admission checks:
+            ok   inside its discovery root (PATH_ESCAPE): resolves inside <tmp>/explicit
+            ok   a regular, single-linked file of at most 256 KiB (UNSAFE_FILE): regular file, 171 bytes, 1 link
+            ok   not writable by every user (WORLD_WRITABLE): manifest and 2 folder(s) up to the root are not world-writable
+            ok   owned by you or root (UNSAFE_OWNER): owned by uid 0 or root
+            ok   no symlink on the way (SYMLINK): no symlink between the root and the manifest
+            ok   valid plugin.toml (MANIFEST_INVALID): id "hello", kind toolset
+            ok   id not reserved by a required bundled plugin (RESERVED_ID): "hello" is not a required bundled id
+            skip a bundled id only with its own [runtime] (BUNDLED_ID_WITHOUT_RUNTIME): "hello" is not a bundled id
+            ok   side effects allowed (SIDE_EFFECTS_NOT_ALLOWED): declares no side effects
+            ok   [runtime] paths stay in the plugin folder (PATH_ESCAPE): relative command and args resolve inside the plugin folder
+          decision:
+            1. identity: "hello" from <tmp>/explicit/hello/plugin.toml
+            2. admission: admitted (9 check(s) passed)
+            3. selection: wins over the workspace root (<tmp>/ws/hello/plugin.toml) (lowest root number)
+            4. policy: not required; no [plugins.entries.hello] enabled switch; not in deny; not in allow; its profile "minimal" is part of the active profile "minimal" → enabled
+            5. implementation: out of process (process)
+            6. config: valid
+            7. availability: needs nothing from the environment
+
+      [2] SHADOWED — workspace root (priority 2): <tmp>/ws/hello/plugin.toml
+          reason  SHADOWED: shadowed by "hello" from the explicit root (<tmp>/explicit/hello/plugin.toml), which has a lower root number (0 < 2); remove one of them or give this one another id
+          admission checks:
+            ok   inside its discovery root (PATH_ESCAPE): resolves inside <tmp>/ws
+            ok   a regular, single-linked file of at most 256 KiB (UNSAFE_FILE): regular file, 151 bytes, 1 link
+            ok   not writable by every user (WORLD_WRITABLE): manifest and 2 folder(s) up to the root are not world-writable
+            ok   owned by you or root (UNSAFE_OWNER): owned by uid 0 or root
+            ok   no symlink on the way (SYMLINK): no symlink between the root and the manifest
+            ok   valid plugin.toml (MANIFEST_INVALID): id "hello", kind toolset
+            ok   id not reserved by a required bundled plugin (RESERVED_ID): "hello" is not a required bundled id
+            skip a bundled id only with its own [runtime] (BUNDLED_ID_WITHOUT_RUNTIME): "hello" is not a bundled id
+            ok   side effects allowed (SIDE_EFFECTS_NOT_ALLOWED): declares no side effects
+            ok   [runtime] paths stay in the plugin folder (PATH_ESCAPE): relative command and args resolve inside the plugin folder
+          decision:
+            1. identity: "hello" from <tmp>/ws/hello/plugin.toml
+            2. admission: admitted (9 check(s) passed)
+            3. selection: shadowed by "hello" from the explicit root (<tmp>/explicit/hello/plugin.toml), which has a lower root number (0 < 2); remove one of them or give this one another id
+      "
+    `);
+    expect(formatExplanation(explainPlugin(result, 'helo'))).toBe('No plugin candidate has the id "helo".\nDid you mean: hello?\n');
+  });
+});
