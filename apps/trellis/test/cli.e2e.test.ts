@@ -1,0 +1,163 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSandbox, runCli, type Sandbox } from './cliHarness.ts';
+
+let sandbox: Sandbox;
+beforeEach(() => {
+  sandbox = createSandbox();
+});
+afterEach(() => sandbox.cleanup());
+
+describe('trellis (built binary)', () => {
+  it('prints its version and help', () => {
+    const version = runCli(sandbox, ['--version']);
+    expect(version).toEqual({ code: 0, stdout: '0.1.0\n', stderr: '' });
+    const help = runCli(sandbox, ['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^trellis — a statically composed plugin registry/);
+    expect(help.stdout).toContain('Exit codes: 0 ok, 1 a check or tool failed, 2 usage or config error.');
+  });
+
+  it('exits 2 with a precise message for bad usage', () => {
+    expect(runCli(sandbox, ['frobnicate'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'trellis: unknown command "frobnicate"; run `trellis --help` for the list\n',
+    });
+    const noArgs = runCli(sandbox, []);
+    expect(noArgs.code).toBe(2);
+    expect(noArgs.stdout).toBe('');
+  });
+
+  it('config check: the embedded default is clean', () => {
+    const result = runCli(sandbox, ['config', 'check', '--json']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ ok: true, source: 'embedded', path: null, errors: [], warnings: [] });
+  });
+
+  it('config check: lists every error with file, line and key, and exits 2', () => {
+    const file = join(sandbox.workspace, 'bad.toml');
+    writeFileSync(file, '[plugins]\nprofile = "huge"\nallow = "core-python"\n[runtime]\ntool_timeout_secs = 5\n');
+    const result = runCli(sandbox, ['config', 'check', '--config', file]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain(`Config: ${file} (from --config)`);
+    expect(result.stdout).toMatch(/error\s+CONFIG_SCHEMA\s+.*bad\.toml:2:\d+: plugins\.profile: /);
+    expect(result.stdout).toMatch(/error\s+CONFIG_SCHEMA\s+.*bad\.toml:3:\d+: plugins\.allow: /);
+    expect(result.stdout).toMatch(/warning UNKNOWN_KEY\s+.*bad\.toml:5:\d+: runtime\.tool_timeout_secs: .*did you mean `tool_timeout_seconds`/);
+  });
+
+  it('every command refuses a broken config with exit 2', () => {
+    const file = join(sandbox.workspace, 'broken.toml');
+    writeFileSync(file, '[plugins\nprofile = 1\n');
+    const result = runCli(sandbox, ['plugins', 'list', '--config', file]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^trellis: the config cannot be used:\n {2}TOML_SYNTAX {2}.*broken\.toml:1:\d+: /);
+  });
+
+  it('doctor: config in use, registry, catalog, and a harmless tool call', () => {
+    const result = runCli(sandbox, ['doctor']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Config in use: the built-in default (config/runtime.toml, embedded at build time)');
+    expect(result.stdout).toMatch(/Registry \(profile minimal, hash [0-9a-f]{12}\):/);
+    expect(result.stdout).toContain('✓ runtime: builtin-tools.echo answered in');
+    expect(result.stdout).toContain('All checks passed.');
+    const json = JSON.parse(runCli(sandbox, ['doctor', '--json']).stdout);
+    expect(json.ok).toBe(true);
+    expect(json.checks.map((c: { name: string; ok: boolean }) => [c.name, c.ok])).toEqual([
+      ['config', true],
+      ['registry', true],
+      ['catalog', true],
+      ['runtime', true],
+    ]);
+  });
+
+  it('plugins list --json: the bundled plugins with state and reasons', () => {
+    const result = runCli(sandbox, ['plugins', 'list', '--json']);
+    expect(result.code).toBe(0);
+    const json = JSON.parse(result.stdout);
+    expect(json.profile).toBe('minimal');
+    expect(json.hash).toMatch(/^[0-9a-f]{64}$/);
+    const states = Object.fromEntries(
+      json.plugins.map((p: { id: string; state: string; reasons: Array<{ code: string }>; source: { root: string } }) => [
+        p.id,
+        `${p.source.root}:${p.state}:${p.reasons[0]?.code ?? ''}`,
+      ]),
+    );
+    expect(states).toEqual({
+      'builtin-tools': 'bundled:enabled:REQUIRED',
+      'core-command': 'bundled:enabled:IN_PROFILE',
+      'core-fs': 'bundled:enabled:IN_PROFILE',
+      'core-python': 'bundled:disabled:NOT_IN_PROFILE',
+      'core-table': 'bundled:enabled:IN_PROFILE',
+      'core-web': 'bundled:enabled:IN_PROFILE',
+      mcp: 'bundled:disabled:NOT_IN_PROFILE',
+      openrouter: 'bundled:unavailable:MISSING_ENV',
+      'skill-source-local': 'bundled:enabled:REQUIRED',
+      telegram: 'bundled:disabled:NOT_IN_PROFILE',
+    });
+    // Byte-identical across runs over the same inputs.
+    expect(runCli(sandbox, ['plugins', 'list', '--json']).stdout).toBe(result.stdout);
+  });
+
+  it('--profile and runtime.toml allow change the decision; explain says why', () => {
+    const full = JSON.parse(runCli(sandbox, ['plugins', 'list', '--json', '--profile', 'full']).stdout);
+    expect(full.plugins.find((p: { id: string }) => p.id === 'mcp').state).toBe('enabled');
+    mkdirSync(join(sandbox.workspace, '.trellis'));
+    writeFileSync(join(sandbox.workspace, '.trellis', 'runtime.toml'), '[plugins]\nallow = ["core-python"]\ndeny = ["core-web"]\n');
+    const listed = JSON.parse(runCli(sandbox, ['plugins', 'list', '--json']).stdout);
+    const byId = (id: string) => listed.plugins.find((p: { id: string }) => p.id === id);
+    expect([byId('core-python').state, byId('core-python').reasons[0].code]).toEqual(['enabled', 'ALLOWED']);
+    expect([byId('core-web').state, byId('core-web').reasons[0].code]).toEqual(['disabled', 'DENIED']);
+    const explained = runCli(sandbox, ['plugins', 'explain', 'core-web']);
+    expect(explained.code).toBe(0);
+    expect(explained.stdout).toContain('DENIED');
+    const unknown = runCli(sandbox, ['plugins', 'explain', 'core-wbe']);
+    expect(unknown.code).toBe(1);
+  });
+
+  it('tools list/describe/search, and the model-API renderings', () => {
+    const listed = JSON.parse(runCli(sandbox, ['tools', 'list', '--json']).stdout);
+    const names: string[] = listed.tools.map((t: { name: string }) => t.name);
+    expect(names).toContain('builtin-tools.echo');
+    expect(names).toContain('core-fs.read');
+    expect(names.some((n) => n.startsWith('core-python.'))).toBe(false);
+    for (const tool of listed.tools) expect(Object.keys(tool).sort()).toEqual(['contract', 'description', 'inputSchema', 'name', 'plugin']);
+    const openai = JSON.parse(runCli(sandbox, ['tools', 'list', '--format', 'openai']).stdout);
+    for (const tool of openai.tools) expect(tool.function.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+    const described = runCli(sandbox, ['tools', 'describe', 'core-fs.read']);
+    expect(described.code).toBe(0);
+    expect(described.stdout).toMatch(/^core-fs\.read\n {2}plugin: core-fs\n/);
+    const missing = runCli(sandbox, ['tools', 'describe', 'core-fs.raed']);
+    expect(missing).toEqual({ code: 1, stdout: '', stderr: 'trellis: no tool is named "core-fs.raed"; did you mean "core-fs.read"? (`trellis tools list` shows them all)\n' });
+    const search = JSON.parse(runCli(sandbox, ['tools', 'search', 'read a file', '--json']).stdout);
+    expect(search.hits[0].name).toBe('core-fs.read');
+  });
+
+  it('tools call: --json prints exactly the outcome; exit 0 ok, 1 failed, 2 usage', () => {
+    const ok = runCli(sandbox, ['tools', 'call', 'builtin-tools.echo', '--args', '{"hello":"world","n":[1,2]}', '--json']);
+    expect(ok).toEqual({ code: 0, stdout: `${JSON.stringify({ ok: true, value: { hello: 'world', n: [1, 2] } }, null, 2)}\n`, stderr: '' });
+    const notFound = runCli(sandbox, ['tools', 'call', 'builtin-tools.ecko', '--json']);
+    expect(notFound.code).toBe(1);
+    expect(JSON.parse(notFound.stdout).error.code).toBe('TOOL_NOT_FOUND');
+    expect(JSON.parse(notFound.stdout).error.message).toContain('builtin-tools.echo');
+    const unavailable = runCli(sandbox, ['tools', 'call', 'core-python.run', '--args', '{"code":"print(1)"}', '--json']);
+    expect(unavailable.code).toBe(1);
+    expect(JSON.parse(unavailable.stdout).error.code).toMatch(/^TOOL_(UNAVAILABLE|NOT_FOUND)$/);
+    const badJson = runCli(sandbox, ['tools', 'call', 'builtin-tools.echo', '--args', '{nope']);
+    expect(badJson.code).toBe(2);
+    expect(badJson.stderr).toMatch(/^trellis: --args must be JSON/);
+  });
+
+  it('tools call reads a real file through core-fs and refuses an escape', () => {
+    writeFileSync(join(sandbox.workspace, 'notes.txt'), 'one\ntwo\nthree\n');
+    const read = runCli(sandbox, ['tools', 'call', 'core-fs.read', '--args', '{"path":"notes.txt"}', '--json']);
+    expect(read.code).toBe(0);
+    expect(JSON.stringify(JSON.parse(read.stdout).value)).toContain('two');
+    const escape = runCli(sandbox, ['tools', 'call', 'core-fs.read', '--args', '{"path":"../../../etc/passwd"}', '--json']);
+    expect(escape.code).toBe(1);
+    expect(JSON.parse(escape.stdout).error.code).toBe('PATH_NOT_ALLOWED');
+  });
+});
