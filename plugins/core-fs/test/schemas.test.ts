@@ -1,0 +1,44 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { resolveContract } from '@trellis/sdk';
+import { FsSettingsSchema, plugin, readTool } from '../src/index.ts';
+import { failureOf, makeFsFixture } from './fsFixture.ts';
+import type { FsFixture } from './fsFixture.ts';
+
+describe('tool specs', () => {
+  it('every input and the settings turn into JSON Schema objects with described fields', () => {
+    for (const tool of plugin.tools) {
+      const schema = z.toJSONSchema(tool.input, { io: 'input' }) as { type: string; properties: Record<string, { description?: string }>; additionalProperties: boolean };
+      expect(schema.type).toBe('object');
+      expect(schema.additionalProperties).toBe(false);
+      for (const [key, property] of Object.entries(schema.properties)) {
+        expect({ tool: tool.name, key, described: (property.description ?? '').length > 20 }).toEqual({ tool: tool.name, key, described: true });
+      }
+    }
+    expect((z.toJSONSchema(FsSettingsSchema, { io: 'input' }) as { type: string }).type).toBe('object');
+  });
+
+  it('marks only write and edit as side-effecting', () => {
+    expect(plugin.tools.filter((t) => resolveContract(t.contract).sideEffects).map((t) => t.name)).toEqual(['write', 'edit']);
+  });
+});
+
+describe('special files', () => {
+  let fx: FsFixture;
+  beforeEach(() => {
+    fx = makeFsFixture();
+    mkdirSync(fx.ws);
+  });
+  afterEach(() => fx.remove());
+
+  it('refuses to read a FIFO instead of blocking on it', async () => {
+    execFileSync('mkfifo', [join(fx.ws, 'pipe')]);
+    expect(await failureOf(fx, () => readTool.run({ path: 'pipe' }, fx.context()))).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message: 'path: "pipe" is not a regular file (a device, socket or FIFO); only regular files can be read.',
+    });
+  });
+});
