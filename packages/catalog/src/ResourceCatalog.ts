@@ -95,7 +95,8 @@ export function createResourceCatalog(options: CreateResourceCatalogOptions): Re
 }
 
 function buildCatalog(input: BuildInput): ResourceCatalog {
-  const { config, overrides = {}, discovered } = input;
+  const { config, discovered } = input;
+  const overrides = new Map(Object.entries(input.overrides ?? {}));
   const warnings: CatalogReason[] = [];
   const askMatchers = config.runtime.policy.ask.map(compileGlob);
   const bundledById = new Map<string, CatalogBundledView>();
@@ -122,16 +123,20 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
     const name = `${entry.id}.${fields.tool}`;
     let descriptor: ToolDescriptor | undefined;
     if (entry.state === 'enabled') {
-      const override = overrides[name];
-      const contract = askMatchers.some((matches) => matches(name)) ? { ...fields.contract, approval: 'ask' as const } : fields.contract;
+      // Map lookups: a freshly concatenated name would be hashed into an object's key table otherwise.
+      const override = overrides.size === 0 ? undefined : overrides.get(name);
+      const ask = askMatchers.length > 0 && askMatchers.some((matches) => matches(name));
       descriptor = createToolDescriptor({
-        ...fields,
         name,
         plugin: entry.id,
+        tool: fields.tool,
         description: override?.description ?? fields.description,
         tags: override?.tags ?? fields.tags,
         examples: override?.examples ?? fields.examples,
-        contract: Object.freeze(contract),
+        inputSchema: fields.inputSchema,
+        outputSchema: fields.outputSchema,
+        contract: ask && fields.contract.approval !== 'ask' ? { ...fields.contract, approval: 'ask' } : fields.contract,
+        source: fields.source,
       });
       descriptors.push(descriptor);
     }
@@ -207,7 +212,7 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
   known.push(...discoveredKnown);
 
   const knownNames = known.map((tool) => tool.name);
-  for (const name of Object.keys(overrides)) {
+  for (const name of overrides.keys()) {
     if (knownByName.has(name)) continue;
     const near = nearestName(name, knownNames);
     warnings.push({

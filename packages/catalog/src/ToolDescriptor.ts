@@ -42,7 +42,17 @@ class Descriptor implements ToolDescriptor {
   #schemaHash: string | undefined;
 
   constructor(fields: ToolDescriptorFields) {
-    Object.assign(this, fields);
+    // Assigned one by one in a fixed order: one hidden class for every descriptor, name first when printed.
+    this.name = fields.name;
+    this.plugin = fields.plugin;
+    this.tool = fields.tool;
+    this.description = fields.description;
+    this.tags = fields.tags;
+    this.examples = fields.examples;
+    this.inputSchema = fields.inputSchema;
+    if (fields.outputSchema !== undefined) this.outputSchema = fields.outputSchema;
+    this.contract = fields.contract;
+    this.source = fields.source;
     Object.freeze(this);
   }
 
@@ -56,15 +66,9 @@ class Descriptor implements ToolDescriptor {
   }
 }
 
-/** Makes a frozen descriptor whose `schemaHash` is computed on first read. */
+/** Makes a frozen descriptor (shallowly: schemas and contract are shared, readonly by type) whose `schemaHash` is computed on first read. */
 export function createToolDescriptor(fields: ToolDescriptorFields): ToolDescriptor {
-  // Explicit key order, so printed and serialized descriptors read name first.
-  const { name, plugin, tool, description, tags, examples, inputSchema, outputSchema, contract, source } = fields;
-  return new Descriptor(
-    outputSchema === undefined
-      ? { name, plugin, tool, description, tags, examples, inputSchema, contract, source }
-      : { name, plugin, tool, description, tags, examples, inputSchema, outputSchema, contract, source },
-  );
+  return new Descriptor(fields);
 }
 
 /** sha256 (hex) of the canonical JSON of a value: object keys sorted, no whitespace. */
