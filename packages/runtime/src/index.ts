@@ -37,3 +37,7 @@ export type { SchemaLimits } from './checkSchemaSafety.ts';
 export { failureFromThrown } from './outcomeFromThrown.ts';
 export { createProcessImplementation, MAX_PROTOCOL_LINE_BYTES } from './adapters/createProcessImplementation.ts';
 export type { ProcessImplementationOptions, ProcessRuntime } from './adapters/createProcessImplementation.ts';
+export { createScriptImplementation, parseScriptOutput } from './adapters/createScriptImplementation.ts';
+export type { ScriptImplementationOptions, ScriptRuntime, ScriptRequest } from './adapters/createScriptImplementation.ts';
+export { createHttpImplementation, checkHttpEndpoint } from './adapters/createHttpImplementation.ts';
+export type { HttpImplementationOptions, HttpRuntime } from './adapters/createHttpImplementation.ts';

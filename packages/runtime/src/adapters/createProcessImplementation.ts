@@ -6,6 +6,7 @@ import type { ImplementationCall, LifecycleState, PluginImplementation } from '.
 import { callStopSignal, stoppedOutcome } from './callDeadline.ts';
 import { buildChildEnv, expandEnvMap } from './childEnv.ts';
 import { LineSplitter } from './LineSplitter.ts';
+import { notDispatched } from './notDispatched.ts';
 import { killGroup, trackGroup, untrackGroup, withMemoryLimit } from './processGroups.ts';
 import { resolveCommand } from './resolveCommand.ts';
 import { StderrRelay } from './StderrRelay.ts';
@@ -487,20 +488,20 @@ export function createProcessImplementation(options: ProcessImplementationOption
   async function ensureReady(signal: AbortSignal, call: ImplementationCall): Promise<Session | ToolOutcome> {
     if (state === 'unloaded' && !lifetime.signal.aborted) void start();
     for (let round = 0; round < 4; round += 1) {
-      if (lifetime.signal.aborted) return failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} has been shut down`);
+      if (lifetime.signal.aborted) return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} has been shut down`));
       if (state === 'disabled') {
-        return failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} is disabled: ${lastError ?? 'unknown error'}; fix it and restart the host`);
+        return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} is disabled: ${lastError ?? 'unknown error'}; fix it and restart the host`));
       }
       if (state === 'active' && session && !session.retired && !session.exited) return session;
       const pending = attempt;
-      if (!pending) return failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} is not running`);
+      if (!pending) return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} is not running`));
       const result = await race(pending, signal);
-      if (result === STOPPED) return stoppedOutcome(pluginId, { signal, deadlineAt: call.deadlineAt, tool: call.tool }, `waiting for the plugin to start`);
+      if (result === STOPPED) return notDispatched(stoppedOutcome(pluginId, { signal, deadlineAt: call.deadlineAt, tool: call.tool }, `waiting for the plugin to start`));
       if (!result.ok) {
-        return failOutcome('PLUGIN_LOAD_FAILED', result.message, (state as LifecycleState) !== 'disabled');
+        return notDispatched(failOutcome('PLUGIN_LOAD_FAILED', result.message, (state as LifecycleState) !== 'disabled'));
       }
     }
-    return failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} keeps restarting: ${lastError ?? 'unknown error'}`, true);
+    return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} keeps restarting: ${lastError ?? 'unknown error'}`, true));
   }
 
   function interpret(call: ImplementationCall, message: Message): ToolOutcome {
