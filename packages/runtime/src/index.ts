@@ -35,6 +35,8 @@ export type { SchemaValidatorCache, CompiledSchema, UnsafeSchema } from './Schem
 export { DEFAULT_SCHEMA_LIMITS } from './checkSchemaSafety.ts';
 export type { SchemaLimits } from './checkSchemaSafety.ts';
 export { failureFromThrown } from './outcomeFromThrown.ts';
+export { createBundledImplementation, DEFAULT_WORKER_RESOURCE_LIMITS } from './createBundledImplementation.ts';
+export type { CreateBundledImplementationOptions } from './createBundledImplementation.ts';
 export { createProcessImplementation, MAX_PROTOCOL_LINE_BYTES } from './adapters/createProcessImplementation.ts';
 export type { ProcessImplementationOptions, ProcessRuntime } from './adapters/createProcessImplementation.ts';
 export { createScriptImplementation, parseScriptOutput } from './adapters/createScriptImplementation.ts';
