@@ -19,3 +19,4 @@ export type { ResolveRuntimeConfigOptions, ResolvedRuntimeConfig } from './resol
 export { expandEnvString } from './expandEnvString.ts';
 export type { EnvExpansion } from './expandEnvString.ts';
 export { runtimeConfigJsonSchema } from './runtimeConfigJsonSchema.ts';
+export { runtimeConfigDefaults } from './runtimeConfigDefaults.ts';

@@ -18,6 +18,7 @@ import { suggestKey } from './suggestKey.ts';
 import { RuntimeConfigSchema } from './RuntimeConfigSchema.ts';
 import type { RuntimeConfig } from './RuntimeConfigSchema.ts';
 import { tomlIssueMessage } from './tomlIssueMessage.ts';
+import { onlyDefaults, runtimeConfigDefaults } from './runtimeConfigDefaults.ts';
 
 /** Options for {@link parseRuntimeConfig}. */
 export interface ParseRuntimeConfigOptions {
@@ -72,6 +73,12 @@ export function parseRuntimeConfig(text: string | Uint8Array, options: ParseRunt
 
   const ctx: WalkContext = { env: options.env, errors: [], warnings: [], secrets: new Set(), envFailed: new Set() };
   const tree = walk(document, [], RuntimeConfigSchema, true, ctx);
+  const baseDir = options.baseDir ?? dirname(resolve(file));
+  const defaults = runtimeConfigDefaults();
+  if (ctx.errors.length === 0 && ctx.warnings.length === 0 && onlyDefaults(tree, defaults)) {
+    // The stock config: validating it would only reproduce the defaults, so skip the schema pass.
+    return { value: resolvePaths(defaults, baseDir), warnings: [], errors: [] };
+  }
   const parsed = RuntimeConfigSchema.safeParse(tree === DROP ? {} : tree, { error: tomlIssueMessage });
   if (!parsed.success) {
     const issues = formatIssues(parsed.error);
@@ -100,7 +107,6 @@ export function parseRuntimeConfig(text: string | Uint8Array, options: ParseRunt
     );
   const warnings = finish(ctx.warnings);
   if (ctx.errors.length > 0 || !parsed.success) return failed(finish(ctx.errors), warnings);
-  const baseDir = options.baseDir ?? dirname(resolve(file));
   return { value: resolvePaths(parsed.data, baseDir), warnings, errors: [] };
 }
 
