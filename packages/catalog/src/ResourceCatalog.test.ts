@@ -445,3 +445,18 @@ describe('snapshot edge cases', () => {
     ]);
   });
 });
+
+describe('immutability', () => {
+  it('freezes the catalog and its descriptors; withDiscoveredTools leaves the original as it was', () => {
+    const catalog = build();
+    const descriptor = catalog.get('core-fs.read')!;
+    expect([Object.isFrozen(catalog), Object.isFrozen(descriptor)]).toEqual([true, true]);
+    expect(() => {
+      (descriptor as { description: string }).description = 'changed';
+    }).toThrow(TypeError);
+    const next = catalog.withDiscoveredTools('git-helper', [spec('log', 'Show the log.')]);
+    expect([catalog.descriptors.length, next.descriptors.length, catalog.availability().length, next.availability().length]).toEqual([15, 16, 18, 19]);
+    expect(next.get('core-fs.read')).not.toBe(descriptor);
+    expect(descriptor.schemaHash).toBe(next.get('core-fs.read')!.schemaHash);
+  });
+});

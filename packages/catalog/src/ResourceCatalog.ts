@@ -52,7 +52,10 @@ export interface ResourceCatalog {
   offered(): readonly ToolDescriptor[];
   /** Every known tool (also of disabled, unavailable and rejected plugins) with whether it is offered and why not. */
   availability(): readonly ToolAvailability[];
-  /** The runtime's lookup: offered; known but not offered (with the reason); or not found (with the nearest offered name). */
+  /**
+   * The runtime's lookup: offered; known but not offered (with the reason); or not found (with the
+   * nearest offered name). Accepts the fully qualified name or a model-API name this catalog renders.
+   */
   lookup(name: string): ToolLookup;
   /** The offered tool name closest to `name` (same own name, or small edit distance); undefined when none is close. */
   nearest(name: string): string | undefined;
@@ -259,8 +262,10 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
     get: (name) => descriptorByName.get(name),
     offered,
     availability,
-    lookup(name) {
+    lookup(requested) {
       availability();
+      // Model-API names never contain a dot and every known name does, so accepting both is unambiguous.
+      const name = availabilityByName?.has(requested) === true ? requested : (nameTable().fromModel(requested) ?? requested);
       const item = availabilityByName?.get(name);
       if (item === undefined) {
         const near = nearest(name);

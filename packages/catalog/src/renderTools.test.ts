@@ -86,6 +86,20 @@ describe('renderTools', () => {
     expect([fromModelToolName('core-fs.read', catalog), fromModelToolName('nope__x', catalog)]).toEqual([undefined, undefined]);
   });
 
+  it('looks tools up by their model-API names too', () => {
+    const summarize = (name: string) => {
+      const found = catalog.lookup(name);
+      return found.status === 'offered' ? found.descriptor.name : found;
+    };
+    expect(['core-fs__read', 'mcp__github__create_issue', 'mcp_4e1186b49c94_github_create_issue', 'core-fs.read', 'core-fs__raed'].map(summarize)).toEqual([
+      'core-fs.read',
+      'mcp.github.create_issue',
+      'mcp.github__create_issue',
+      'core-fs.read',
+      { status: 'not_found', nearest: 'core-fs.read' },
+    ]);
+  });
+
   it('passes schemas through without copying them', () => {
     const [rendered] = renderTools([catalog.get('core-fs.read')!], 'openai');
     expect(rendered!.function.parameters).toBe(catalog.get('core-fs.read')!.inputSchema);

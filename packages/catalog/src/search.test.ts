@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { HostServices } from '@trellis/sdk';
 import { createResourceCatalog } from './index.ts';
 import { splitName, stem, tokenize } from './searchIndex.ts';
 import { BUNDLED, SNAPSHOT, config, entry, manifest, spec } from '../test/fixtures.ts';
@@ -72,6 +73,11 @@ describe('search', () => {
       'list directories': ['core-fs.list'],
       'search tools': ['builtin-tools.search_tools'],
     });
+  });
+
+  it('fits the sdk HostServices.searchTools signature', () => {
+    const host: Pick<HostServices, 'searchTools'> = { searchTools: (query, options) => catalog.search(query, options) };
+    expect(host.searchTools('csv', { limit: 1 }).map((hit) => hit.name)).toEqual(['core-table.read_table']);
   });
 
   it('returns whole hits, searches only offered tools, and honours the limit', () => {
