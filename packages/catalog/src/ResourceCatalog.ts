@@ -290,7 +290,13 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
     },
     toModelToolName: (name) => nameTable().toModel(name),
     fromModelToolName: (modelName) => nameTable().fromModel(modelName),
-    render: (format, list = offered()) => renderTools(list, format, { names: nameTable() }),
+    render(format, list = offered()) {
+      const table = nameTable();
+      const foreign = list.filter((descriptor) => table.toModel(descriptor.name) === undefined).map((descriptor) => descriptor.name);
+      // Descriptors from elsewhere get names after this catalog's own, so they can never take one.
+      const names = foreign.length === 0 ? table : createModelNameTable([...knownNames, ...foreign]);
+      return renderTools(list, format, { names });
+    },
   };
   return Object.freeze(catalog);
 }

@@ -76,15 +76,56 @@ export function hashJson(value: unknown): string {
   return createHash('sha256').update(canonicalJson(value), 'utf8').digest('hex');
 }
 
-/** JSON with object keys sorted at every level, so equal schemas give equal text. */
+/**
+ * JSON with object keys sorted at every level, so equal schemas give equal text. Iterative, so a
+ * deeply nested schema from an untrusted plugin cannot overflow the stack. `undefined` object
+ * members are left out and other non-JSON values become `null`, as in `JSON.stringify`; a cycle
+ * throws a `TypeError` (a cyclic value is not JSON data).
+ */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
-  const record = value as Record<string, unknown>;
-  const parts: string[] = [];
-  for (const key of Object.keys(record).sort()) {
-    if (record[key] === undefined) continue;
-    parts.push(`${JSON.stringify(key)}:${canonicalJson(record[key])}`);
+  const out: string[] = [];
+  const onPath = new Set<object>();
+  // Work items: a value to write, or a piece of text / a path exit, tagged to tell them apart.
+  type Item = { readonly text: string } | { readonly leave: object } | { readonly value: unknown };
+  const stack: Item[] = [{ value }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if ('text' in item) {
+      out.push(item.text);
+      continue;
+    }
+    if ('leave' in item) {
+      onPath.delete(item.leave);
+      continue;
+    }
+    const current = item.value;
+    if (current === null || typeof current !== 'object') {
+      out.push(JSON.stringify(current) ?? 'null');
+      continue;
+    }
+    if (onPath.has(current)) throw new TypeError('canonicalJson: the value contains a cycle');
+    onPath.add(current);
+    stack.push({ leave: current });
+    if (Array.isArray(current)) {
+      stack.push({ text: ']' });
+      for (let index = current.length - 1; index >= 0; index -= 1) {
+        stack.push({ value: current[index] });
+        if (index > 0) stack.push({ text: ',' });
+      }
+      stack.push({ text: '[' });
+      continue;
+    }
+    const record = current as Record<string, unknown>;
+    const keys = Object.keys(record)
+      .filter((key) => record[key] !== undefined)
+      .sort();
+    stack.push({ text: '}' });
+    for (let index = keys.length - 1; index >= 0; index -= 1) {
+      const key = keys[index]!;
+      stack.push({ value: record[key] });
+      stack.push({ text: `${index > 0 ? ',' : ''}${JSON.stringify(key)}:` });
+    }
+    stack.push({ text: '{' });
   }
-  return `{${parts.join(',')}}`;
+  return out.join('');
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createResourceCatalog, fromModelToolName, renderTools } from './index.ts';
+import { createResourceCatalog, createToolDescriptor, fromModelToolName, renderTools } from './index.ts';
 import { config, entry, manifest, spec } from '../test/fixtures.ts';
 
 const catalog = createResourceCatalog({
@@ -98,6 +98,11 @@ describe('renderTools', () => {
       'core-fs.read',
       { status: 'not_found', nearest: 'core-fs.read' },
     ]);
+  });
+
+  it('renders descriptors the catalog does not hold after its own names, never over them', () => {
+    const foreign = createToolDescriptor({ ...catalog.get('core-fs.read')!, name: 'other.read', plugin: 'other' });
+    expect(catalog.render('anthropic', [foreign, catalog.get('core-fs.read')!]).map((tool) => ('name' in tool ? tool.name : ''))).toEqual(['other__read', 'core-fs__read']);
   });
 
   it('passes schemas through without copying them', () => {
