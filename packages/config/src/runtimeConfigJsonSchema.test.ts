@@ -15,3 +15,24 @@ describe('schema/runtime.schema.json', () => {
     expect(schema.required).toBeUndefined();
   });
 });
+
+describe('runtimeConfigJsonSchema descriptions', () => {
+  it('describes every key, including the open tables', () => {
+    const undescribed: string[] = [];
+    const visit = (node: Record<string, unknown>, path: string): void => {
+      const properties = node.properties as Record<string, Record<string, unknown>> | undefined;
+      for (const [key, child] of Object.entries(properties ?? {})) {
+        const childPath = path === '' ? key : `${path}.${key}`;
+        if (typeof child.description !== 'string') undescribed.push(childPath);
+        visit(child, childPath);
+      }
+      const extra = node.additionalProperties as Record<string, unknown> | undefined;
+      if (path !== '' && extra !== undefined && Object.keys(extra).length > 0) {
+        if (typeof extra.description !== 'string') undescribed.push(`${path}.*`);
+        visit(extra, `${path}.*`);
+      }
+    };
+    visit(runtimeConfigJsonSchema(), '');
+    expect(undescribed).toEqual([]);
+  });
+});
