@@ -43,3 +43,5 @@ export { createScriptImplementation, parseScriptOutput } from './adapters/create
 export type { ScriptImplementationOptions, ScriptRuntime, ScriptRequest } from './adapters/createScriptImplementation.ts';
 export { createHttpImplementation, checkHttpEndpoint } from './adapters/createHttpImplementation.ts';
 export type { HttpImplementationOptions, HttpRuntime } from './adapters/createHttpImplementation.ts';
+export { createExternalImplementation } from './adapters/createExternalImplementation.ts';
+export type { ExternalPluginEntry, ExternalPluginOverrides, ExternalImplementationOptions } from './adapters/createExternalImplementation.ts';

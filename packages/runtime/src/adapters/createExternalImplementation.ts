@@ -1,0 +1,96 @@
+import { failOutcome, silentLogger } from '@trellis/sdk';
+import type { Logger, PluginManifest } from '@trellis/sdk';
+import type { PluginImplementation } from '../PluginImplementation.ts';
+import { createHttpImplementation } from './createHttpImplementation.ts';
+import { createProcessImplementation } from './createProcessImplementation.ts';
+import { createScriptImplementation } from './createScriptImplementation.ts';
+import { notDispatched } from './notDispatched.ts';
+
+/** The part of a registry snapshot entry an external implementation needs. */
+export interface ExternalPluginEntry {
+  readonly id: string;
+  readonly manifest: PluginManifest | null;
+  /** Realpath of the plugin folder. */
+  readonly pluginDir: string | null;
+}
+
+/** `[plugins.entries.<id>]` as the adapters use it: the plugin's config and overrides of its `[runtime]`. */
+export interface ExternalPluginOverrides {
+  readonly config?: Readonly<Record<string, unknown>>;
+  readonly restart_on_crash?: boolean;
+  readonly max_restarts?: number;
+  readonly restart_delay_seconds?: number;
+  readonly health_check_interval_seconds?: number;
+  readonly timeout_seconds?: number;
+}
+
+/** How to build an external implementation. */
+export interface ExternalImplementationOptions {
+  readonly overrides?: ExternalPluginOverrides;
+  /** The host environment (allow-listed variables, `${VAR}` expansion). Default: none. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly logger?: Logger;
+}
+
+function unavailable(pluginId: string, code: string, message: string): PluginImplementation {
+  return {
+    pluginId,
+    start: async () => {},
+    discoveredTools: () => undefined,
+    call: async () => notDispatched(failOutcome(code, message)),
+    state: () => 'disabled',
+    lastError: () => message,
+    dispose: async () => {},
+  };
+}
+
+/** Drops undefined values so they do not overwrite manifest settings. */
+function defined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * Builds the out-of-process implementation of an admitted external plugin from its manifest's
+ * `[runtime]` (process, script or http), with `[plugins.entries.<id>]` overrides applied. Never
+ * throws: a plugin that cannot run (no manifest, no `[runtime]`, no folder, insecure endpoint)
+ * gets an implementation in state `disabled` whose calls fail with the reason.
+ */
+export function createExternalImplementation(entry: ExternalPluginEntry, options: ExternalImplementationOptions = {}): PluginImplementation {
+  const { id, manifest, pluginDir } = entry;
+  const logger = options.logger ?? silentLogger;
+  const overrides = options.overrides ?? {};
+  const env = options.env ?? {};
+  const config = overrides.config ?? {};
+  if (!manifest) return unavailable(id, 'MANIFEST_INVALID', `plugin ${id} has no valid plugin.toml; run \`trellis plugins explain ${id}\``);
+  const runtime = manifest.runtime;
+  if (!runtime) {
+    return unavailable(id, 'NO_IMPLEMENTATION', `plugin ${id} has no [runtime] table in plugin.toml; add one with type = "process", "script" or "http"`);
+  }
+  const common = { pluginId: id, manifest, config, env, logger };
+  switch (runtime.type) {
+    case 'process':
+    case 'script': {
+      if (!pluginDir) return unavailable(id, 'PLUGIN_LOAD_FAILED', `plugin ${id} has no plugin folder to run ${runtime.command} in`);
+      if (runtime.type === 'process') {
+        const merged = {
+          ...runtime,
+          ...defined({
+            restart_on_crash: overrides.restart_on_crash,
+            max_restarts: overrides.max_restarts,
+            restart_delay_seconds: overrides.restart_delay_seconds,
+            health_check_interval_seconds: overrides.health_check_interval_seconds,
+            timeout_seconds: overrides.timeout_seconds,
+          }),
+        };
+        return createProcessImplementation({ ...common, pluginDir, runtime: merged });
+      }
+      return createScriptImplementation({ ...common, pluginDir, runtime: { ...runtime, ...defined({ timeout_seconds: overrides.timeout_seconds }) } });
+    }
+    case 'http':
+      return createHttpImplementation({
+        ...common,
+        runtime: { ...runtime, ...defined({ timeout_seconds: overrides.timeout_seconds }) },
+        ...(overrides.health_check_interval_seconds === undefined ? {} : { healthCheckIntervalSeconds: overrides.health_check_interval_seconds }),
+      });
+  }
+}
