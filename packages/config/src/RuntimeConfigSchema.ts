@@ -10,21 +10,32 @@ export const PluginEntrySchema = z.object({
   enabled: z.boolean().optional(),
   /** Free-form config for the plugin, validated by the plugin's own schema. */
   config: z.record(z.string(), z.unknown()).optional(),
+  /** Out-of-process plugins: restart the child after it crashes. */
   restart_on_crash: z.boolean().optional(),
+  /** Out-of-process plugins: stop restarting after this many crashes. */
   max_restarts: z.number().int().min(0).max(100).optional(),
+  /** Out-of-process plugins: seconds to wait before a restart. */
   restart_delay_seconds: z.number().min(0).max(3600).optional(),
+  /** Out-of-process plugins: seconds between `health_check` requests; 0 = none. */
   health_check_interval_seconds: z.number().min(0).max(86_400).optional(),
+  /** Out-of-process plugins: overrides the manifest's `[runtime] timeout_seconds`. */
   timeout_seconds: z.number().positive().max(86_400).optional(),
 });
 
 /** `[plugins]`: which plugins run. */
 export const PluginsConfigSchema = z.object({
+  /** The set of bundled plugins that are on (`config/profiles.toml`). */
   profile: z.enum(PROFILE_NAMES).default('minimal'),
   /** Enable beyond the profile; also admits side-effecting external plugins. */
   allow: PluginIdListSchema,
+  /** Disable even when the profile includes them; required plugins stay on (with a warning). */
   deny: PluginIdListSchema,
-  /** Explicit discovery roots (root 0); relative paths resolve against the config file's folder. */
+  /**
+   * Explicit discovery roots (root 0). Relative paths resolve against the config file's folder
+   * (the workspace for the embedded default); after loading, every entry is absolute.
+   */
   paths: z.array(z.string().min(1)).default([]),
+  /** `[plugins.entries.<id>]`, keyed by plugin id. */
   entries: z.record(PluginIdSchema, PluginEntrySchema).default({}),
 });
 
@@ -50,10 +61,14 @@ export const RuntimeSectionSchema = z.object({
   max_concurrency: z.number().int().positive().max(1024).default(8),
   /** Capabilities granted to tools; `*` grants every standard capability. */
   capabilities: z.array(z.string().min(1)).default(['*']),
-  /** JSON-lines audit log path (call id, tool, argument keys, outcome code, duration); empty = off. */
+  /**
+   * JSON-lines audit log path (call id, tool, argument keys, outcome code, duration); empty = off.
+   * Relative to the config file's folder; absolute after loading.
+   */
   audit_log: z.string().default(''),
-  /** Debug log path (plugin stderr, lifecycle); empty = off. */
+  /** Debug log path (plugin stderr, lifecycle); empty = off. Relative to the config file's folder; absolute after loading. */
   debug_log: z.string().default(''),
+  /** `[runtime.policy]`. */
   policy: ToolPolicySchema.default({ allow: ['*'], deny: [], ask: [] }),
   /** `[runtime.tools.<key>]`: patches over each plugin's default settings, validated by that plugin. */
   tools: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
@@ -65,7 +80,10 @@ export const RuntimeConfigSchema = z.object({
   runtime: RuntimeSectionSchema.default(() => RuntimeSectionSchema.parse({})),
 });
 
-/** A loaded, validated `runtime.toml` with defaults applied. */
+/**
+ * A loaded, validated `runtime.toml` with defaults applied, `${VAR}` references expanded, and
+ * `plugins.paths`, `runtime.audit_log` and `runtime.debug_log` made absolute.
+ */
 export type RuntimeConfig = z.infer<typeof RuntimeConfigSchema>;
 /** `[plugins]`. */
 export type PluginsConfig = z.infer<typeof PluginsConfigSchema>;
