@@ -230,3 +230,20 @@ describe('explain_plugin', () => {
     expect((await failureOf((async () => explainPluginTool.run({ id: 'ghost' }, makeContext({ host })))())).code).toBe('NOT_FOUND');
   });
 });
+
+describe('as the runtime validates', () => {
+  it('accepts every example and refuses malformed calls', async () => {
+    const { runtimeValidator } = await import('./validateLikeRuntime.ts');
+    for (const tool of plugin.tools) {
+      const valid = runtimeValidator(tool);
+      for (const example of tool.examples ?? []) expect({ tool: tool.name, ok: valid(example.input) }).toEqual({ tool: tool.name, ok: true });
+    }
+    const byName = Object.fromEntries(plugin.tools.map((t) => [t.name, runtimeValidator(t)]));
+    expect(byName.now!({ timezone: 3 })).toBe(false);
+    expect(byName.echo!([1])).toBe(false);
+    expect(byName.search_tools!({ query: 'x', limit: 99 })).toBe(false);
+    expect(byName.list_plugins!({ state: 'broken' })).toBe(false);
+    expect(byName.explain_plugin!({ id: 'Bad Id' })).toBe(false);
+    expect(byName.explain_plugin!({ id: 'core-fs', extra: 1 })).toBe(false);
+  });
+});

@@ -15,7 +15,7 @@ export const CommandSettingsSchema = z
           .string()
           .min(1)
           .max(4096)
-          .regex(/^(\/[^\0]*|[^/\0]+)$/, 'must be a program name glob like "git" or "py*", or an absolute path glob like "/usr/bin/*"'),
+          .regex(/^(\/.*|[^/]+)$/, 'must be a program name glob like "git" or "py*", or an absolute path glob like "/usr/bin/*"'),
       )
       .max(1000)
       .default([])

@@ -230,3 +230,20 @@ describe('deadline', () => {
     expect(countProcesses(marker)).toBe(0);
   });
 });
+
+describe('as the runtime validates', () => {
+  it('accepts the examples and refuses malformed calls', async () => {
+    const { runtimeValidator } = await import('./validateLikeRuntime.ts');
+    const valid = runtimeValidator(runTool);
+    for (const example of runTool.examples ?? []) expect(valid(example.input)).toBe(true);
+    expect(valid({ program: 'git' })).toBe(false);
+    expect(valid({ program: 'git', args: 'status' })).toBe(false);
+    expect(valid({ program: 'git', args: [], shell: true })).toBe(false);
+  });
+
+  it('runs the canonicalized input the same way', async () => {
+    const ctx = fx.context({ allow: ['printf'] });
+    const canonical = await runTool.canonicalize!({ program: 'printf', args: ['%s', 'x'] }, ctx);
+    expect((await runTool.run(canonical.input, ctx)).stdout).toBe('x');
+  });
+});

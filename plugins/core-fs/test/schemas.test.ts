@@ -42,3 +42,21 @@ describe('special files', () => {
     });
   });
 });
+
+describe('as the runtime validates', () => {
+  it('accepts every example and refuses malformed calls', async () => {
+    const { runtimeValidator } = await import('./validateLikeRuntime.ts');
+    for (const tool of plugin.tools) {
+      const valid = runtimeValidator(tool);
+      for (const example of tool.examples ?? []) expect({ tool: tool.name, ok: valid(example.input) }).toEqual({ tool: tool.name, ok: true });
+    }
+    const byName = Object.fromEntries(plugin.tools.map((t) => [t.name, runtimeValidator(t)]));
+    expect(byName.read!({ path: 'a', offset: 0 })).toBe(false);
+    expect(byName.write!({ path: 'a' })).toBe(false);
+    expect(byName.edit!({ path: 'a', old: '', new: 'b' })).toBe(false);
+    expect(byName.list!({ depth: 9 })).toBe(false);
+    expect(byName.glob!({ pattern: '' })).toBe(false);
+    expect(byName.search!({ pattern: 'x', max_results: 5000 })).toBe(false);
+    expect(byName.stat!({ path: 'a', follow: true })).toBe(false);
+  });
+});
