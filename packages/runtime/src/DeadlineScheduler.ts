@@ -43,6 +43,11 @@ export class DeadlineScheduler {
     if (heap.length === 0) this.timer?.unref();
   }
 
+  /** A copy of the scheduled items, in no particular order. */
+  items(): Expirable[] {
+    return [...this.heap];
+  }
+
   /** Stops the timer; scheduled items are dropped without expiring. */
   clear(): void {
     for (const item of this.heap) item.heapIndex = -1;

@@ -406,7 +406,7 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
     call.timeoutMs = timeoutMs;
     call.deadlineAt = started + timeoutMs;
     if (timeoutMs <= 0) call.expire();
-    else if (timeoutMs !== Number.POSITIVE_INFINITY) scheduler.add(call);
+    else scheduler.add(call);
 
     // 2. validate
     let schema = entry.schema;
@@ -608,7 +608,6 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
       onAbort = () => call.interrupt({ code: ERROR_CODES.ABORTED, message: `the caller aborted the call to ${name}`, retryable: false });
       signal.addEventListener('abort', onAbort, { once: true });
     }
-    inFlight.add(call);
     let outcome: ToolOutcome;
     try {
       outcome = await execute(call, request, options, started);
@@ -616,11 +615,9 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
       logger.error(`internal error while running ${name}`, { callId: call.callId, error: bug instanceof Error ? (bug.stack ?? bug.message) : String(bug) });
       outcome = fail(ERROR_CODES.INTERNAL_ERROR, `Trellis failed while running ${name}: ${bug instanceof Error ? bug.message : String(bug)} (a bug in Trellis; please report it)`);
     }
-    inFlight.delete(call);
     if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
     return finish(call, request, outcome, started);
   };
-  const inFlight = new Set<Invocation>();
 
   return {
     invoke,
@@ -633,7 +630,10 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
     async dispose() {
       if (disposed) return;
       disposed = true;
-      for (const call of inFlight) call.interrupt({ code: ERROR_CODES.ABORTED, message: `the runtime was shut down while ${call.name} was running`, retryable: false });
+      // Every call past lookup is in the scheduler (deadlines are always finite: tool_timeout_seconds caps them).
+      for (const call of scheduler.items() as Invocation[]) {
+        call.interrupt({ code: ERROR_CODES.ABORTED, message: `the runtime was shut down while ${call.name} was running`, retryable: false });
+      }
       scheduler.clear();
       const impls = [...gates.values()].map((gate) => gate.impl).filter((impl): impl is PluginImplementation => impl !== undefined);
       await Promise.allSettled(impls.map((impl) => Promise.resolve().then(() => impl.dispose())));

@@ -7,6 +7,8 @@ import { ERROR_CODES, type ToolFailure } from '@trellis/sdk';
  * serialize.
  */
 export function checkOutput(value: unknown, tool: string, maxBytes: number): ToolFailure | undefined {
+  const type = typeof value;
+  if (value === null || value === undefined || type === 'boolean' || type === 'number') return undefined;
   let json: string | undefined;
   try {
     json = JSON.stringify(value);

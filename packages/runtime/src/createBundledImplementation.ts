@@ -122,23 +122,43 @@ class BundledImplementation implements PluginImplementation {
     return { input: result.input, summary: result.summary as Record<string, unknown> | undefined };
   }
 
-  async call(call: ImplementationCall): Promise<ImplementationOutcome> {
+  call(call: ImplementationCall): Promise<ImplementationOutcome> {
     const tool = call.tool;
-    if (this.workerTools.has(tool)) {
-      const reply = await this.runWorker('run', tool, call.input, call.signal, call.callId);
-      return reply.type === 'result' ? { ok: true, value: reply.value } : { ok: false, error: this.failureOf(reply, tool) };
-    }
-    if (this.tools === undefined) await this.load();
-    if (this.failure !== undefined) return { ok: false, error: { code: ERROR_CODES.PLUGIN_LOAD_FAILED, message: this.failure, retryable: false } };
+    if (this.workerTools.has(tool)) return this.callInWorker(call);
+    const tools = this.tools;
+    if (tools === undefined) return this.load().then(() => this.callLoaded(call));
+    return this.callLoaded(call);
+  }
+
+  // The hot path: no async frame, and a synchronous tool result costs one resolved promise.
+  private callLoaded(call: ImplementationCall): Promise<ImplementationOutcome> {
+    if (this.failure !== undefined) return Promise.resolve({ ok: false, error: { code: ERROR_CODES.PLUGIN_LOAD_FAILED, message: this.failure, retryable: false } });
+    const tool = call.tool;
     const definition = this.tools?.get(tool);
     if (definition === undefined) {
-      return { ok: false, error: { code: ERROR_CODES.TOOL_NOT_FOUND, message: `plugin ${this.pluginId} declares ${tool} but its code has no such tool; rebuild the plugin`, retryable: false } };
+      return Promise.resolve({
+        ok: false,
+        error: { code: ERROR_CODES.TOOL_NOT_FOUND, message: `plugin ${this.pluginId} declares ${tool} but its code has no such tool; rebuild the plugin`, retryable: false },
+      });
     }
+    let result: unknown;
     try {
-      return { ok: true, value: await definition.run(call.input, this.context(call, call.callId, tool)) };
+      result = definition.run(call.input, this.context(call, call.callId, tool));
     } catch (thrown) {
-      return { ok: false, error: failureFromThrown(thrown, `${this.pluginId}.${tool}`) };
+      return Promise.resolve({ ok: false, error: failureFromThrown(thrown, `${this.pluginId}.${tool}`) });
     }
+    if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<unknown>).then === 'function') {
+      return Promise.resolve(result as PromiseLike<unknown>).then(
+        (value): ImplementationOutcome => ({ ok: true, value }),
+        (thrown: unknown): ImplementationOutcome => ({ ok: false, error: failureFromThrown(thrown, `${this.pluginId}.${tool}`) }),
+      );
+    }
+    return Promise.resolve({ ok: true, value: result });
+  }
+
+  private async callInWorker(call: ImplementationCall): Promise<ImplementationOutcome> {
+    const reply = await this.runWorker('run', call.tool, call.input, call.signal, call.callId);
+    return reply.type === 'result' ? { ok: true, value: reply.value } : { ok: false, error: this.failureOf(reply, call.tool) };
   }
 
   async dispose(): Promise<void> {
