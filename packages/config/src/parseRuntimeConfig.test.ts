@@ -183,6 +183,9 @@ audit_log = 5
 capabilities = "*"
 tools.fs = 3
 policy = []
+max_output_bytes = inf
+retry_backoff_ms = nan
+debug_log = 1979-05-27
 `),
     ).toMatchInlineSnapshot(`
       {
@@ -282,6 +285,30 @@ policy = []
             "keyPath": "runtime.policy",
             "line": 19,
             "message": "runtime.toml:19:1: runtime.policy: must be a table, not an array",
+          },
+          {
+            "code": "CONFIG_SCHEMA",
+            "column": 1,
+            "file": "runtime.toml",
+            "keyPath": "runtime.max_output_bytes",
+            "line": 20,
+            "message": "runtime.toml:20:1: runtime.max_output_bytes: must be a finite number, not inf",
+          },
+          {
+            "code": "CONFIG_SCHEMA",
+            "column": 1,
+            "file": "runtime.toml",
+            "keyPath": "runtime.retry_backoff_ms",
+            "line": 21,
+            "message": "runtime.toml:21:1: runtime.retry_backoff_ms: must be a finite number, not nan",
+          },
+          {
+            "code": "CONFIG_SCHEMA",
+            "column": 1,
+            "file": "runtime.toml",
+            "keyPath": "runtime.debug_log",
+            "line": 22,
+            "message": "runtime.toml:22:1: runtime.debug_log: must be a string, not a date",
           },
         ],
         "value": undefined,
