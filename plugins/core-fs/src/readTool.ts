@@ -9,6 +9,8 @@ import type { TextEncodingName } from './textCodec.ts';
 /** Most lines one read returns. */
 export const MAX_READ_LINES = 5000;
 const DEFAULT_READ_LINES = 2000;
+/** Most UTF-8 bytes of text one read returns, so the result stays well under the runtime's output cap. */
+export const READ_CONTENT_BUDGET = 256 * 1024;
 
 /** Input of `core-fs.read`. */
 export const ReadInputSchema = z
@@ -44,13 +46,15 @@ export interface ReadOutput {
   readonly content: string;
   /** True when lines follow `endLine`: call again with `offset: endLine + 1`. */
   readonly hasMore: boolean;
+  /** True when the one line returned was longer than the 256 KiB budget and was cut. */
+  readonly lineCut: boolean;
 }
 
 /** `core-fs.read`: a text file, or a range of its lines. */
 export const readTool = defineTool<z.infer<typeof ReadInputSchema>, ReadOutput, FsSettings>({
   name: 'read',
   description:
-    'Reads a text file inside the root and returns its lines (by default the first 2000), the total line count and the encoding. Use offset and limit to page through long files. UTF-8 (with or without BOM) and UTF-16 with a BOM are decoded; binary files are refused, and files over max_read_bytes (default 1 MiB) are refused: use core-fs.search for those.',
+    'Reads a text file inside the root and returns its lines (by default the first 2000, at most 256 KiB of text per call), the total line count and the encoding. Use offset and limit to page through long files. UTF-8 (with or without BOM) and UTF-16 with a BOM are decoded; binary files are refused, and files over max_read_bytes (default 1 MiB) are refused: use core-fs.search for those.',
   input: ReadInputSchema,
   contract: { sideEffects: false, capabilities: ['fs.read'] },
   tags: ['files', 'read'],
@@ -84,7 +88,22 @@ export const readTool = defineTool<z.infer<typeof ReadInputSchema>, ReadOutput, 
         `offset: ${offset} is past the end of "${path.display}", which has ${lines.length} lines. Use an offset from 1 to ${Math.max(lines.length, 1)}.`,
       );
     }
-    const slice = lines.slice(offset - 1, offset - 1 + limit);
+    const slice: string[] = [];
+    let budget = READ_CONTENT_BUDGET;
+    let lineCut = false;
+    for (const line of lines.slice(offset - 1, offset - 1 + limit)) {
+      const bytes = Buffer.byteLength(line, 'utf8') + 1;
+      if (bytes > budget) {
+        if (slice.length === 0) {
+          // A single giant line (minified code, data): return its start rather than nothing.
+          slice.push(Buffer.from(line, 'utf8').subarray(0, READ_CONTENT_BUDGET).toString('utf8').replace(/\uFFFD$/, ''));
+          lineCut = true;
+        }
+        break;
+      }
+      slice.push(line);
+      budget -= bytes;
+    }
     const endLine = offset - 1 + slice.length;
     return {
       path: path.display,
@@ -95,6 +114,7 @@ export const readTool = defineTool<z.infer<typeof ReadInputSchema>, ReadOutput, 
       endLine,
       content: slice.join('\n'),
       hasMore: endLine < lines.length,
+      lineCut,
     };
   },
 });

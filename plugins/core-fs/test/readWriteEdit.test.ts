@@ -46,8 +46,30 @@ describe('read', () => {
       endLine: 3,
       content: 'two\nthree',
       hasMore: true,
+      lineCut: false,
     });
     expect(await readTool.run({ path: 'lines.txt', offset: 4 }, fx.context())).toMatchObject({ content: 'four\nfive', endLine: 5, hasMore: false });
+  });
+
+  it('stops at 256 KiB of text per call and cuts a single giant line', async () => {
+    const line = 'x'.repeat(1023);
+    writeFileSync(file('wide.txt'), `${line}\n`.repeat(300));
+    const first = await readTool.run({ path: 'wide.txt' }, fx.context());
+    expect({ endLine: first.endLine, hasMore: first.hasMore, lineCut: first.lineCut, bytes: first.content.length }).toEqual({
+      endLine: 256,
+      hasMore: true,
+      lineCut: false,
+      bytes: 256 * 1024 - 1,
+    });
+    expect((await readTool.run({ path: 'wide.txt', offset: 257 }, fx.context())).endLine).toBe(300);
+    writeFileSync(file('minified.js'), 'é'.repeat(200_000));
+    const cut = await readTool.run({ path: 'minified.js' }, fx.context());
+    expect({ endLine: cut.endLine, hasMore: cut.hasMore, lineCut: cut.lineCut, chars: cut.content.length }).toEqual({
+      endLine: 1,
+      hasMore: false,
+      lineCut: true,
+      chars: 131072,
+    });
   });
 
   it('reads an empty file and refuses an offset past the end', async () => {
