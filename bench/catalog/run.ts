@@ -90,13 +90,11 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-const tools = build().descriptors.length;
-if (tools !== PLUGINS * TOOLS_PER_PLUGIN) throw new Error(`expected ${PLUGINS * TOOLS_PER_PLUGIN} tools, built ${tools}`);
-
-// Cold: the very first build in this process (module JIT not warm), reported for honesty.
+// Cold: the very first build in this process (nothing JIT-compiled yet), reported for honesty.
 const coldStart = performance.now();
-build();
+const tools = build().descriptors.length;
 const coldMs = performance.now() - coldStart;
+if (tools !== PLUGINS * TOOLS_PER_PLUGIN) throw new Error(`expected ${PLUGINS * TOOLS_PER_PLUGIN} tools, built ${tools}`);
 
 for (let i = 0; i < WARMUP; i += 1) {
   build();
@@ -107,6 +105,7 @@ const floorTimes: number[] = [];
 const offeredTimes: number[] = [];
 const searchTimes: number[] = [];
 const renderTimes: number[] = [];
+const warmSearchTimes: number[] = [];
 let sink = 0;
 // Interleaved so machine noise hits both alike.
 for (let i = 0; i < RUNS; i += 1) {
@@ -125,6 +124,10 @@ for (let i = 0; i < RUNS; i += 1) {
   start = performance.now();
   sink += catalog.search('read files', { limit: 10 }).length;
   searchTimes.push(performance.now() - start);
+
+  start = performance.now();
+  sink += catalog.search('list folders', { limit: 10 }).length;
+  warmSearchTimes.push(performance.now() - start);
 
   start = performance.now();
   sink += catalog.render('openai').length;
@@ -148,6 +151,7 @@ process.stdout.write(
     cold_first_build_ms: round(coldMs),
     availability_offered_median_ms: round(median(offeredTimes)),
     first_search_with_index_build_median_ms: round(median(searchTimes)),
+    warm_search_median_ms: round(median(warmSearchTimes)),
     render_openai_median_ms: round(median(renderTimes)),
     target: '1,000 tools build in <= 50 ms (median)',
     pass: buildMedian <= 50,

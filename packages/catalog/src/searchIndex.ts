@@ -34,24 +34,38 @@ const STOPWORDS = new Set(
   ),
 );
 
+const ASCII = /^[\x00-\x7f]*$/;
+const ASCII_SEPARATORS = /[^a-z0-9]+/;
+const UNICODE_SEPARATORS = /[^\p{L}\p{N}]+/u;
+
+// Lower-cased words; ASCII text takes the cheaper separator pattern.
+function words(text: string): string[] {
+  const lower = text.toLowerCase();
+  return lower.split(ASCII.test(lower) ? ASCII_SEPARATORS : UNICODE_SEPARATORS).filter((word) => word.length > 0);
+}
+
 /** Splits a tool name into words: on `.`, `_`, `-`, other punctuation and camelCase humps. */
 export function splitName(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((word) => word.length > 0)
-    .map((word) => word.toLowerCase());
+  return words(name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2'));
 }
 
 /** Lower-cased words of prose, without stopwords, lightly stemmed. */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
-  for (const word of text.toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
-    if (word.length === 0 || STOPWORDS.has(word)) continue;
-    out.push(stem(word));
+  for (const word of words(text)) {
+    if (!STOPWORDS.has(word)) out.push(stem(word));
   }
   return out;
+}
+
+// Catalog prose repeats itself; tokenizing each distinct text once keeps the first search cheap.
+function memoize(tokenizer: (text: string) => string[]): (text: string) => string[] {
+  const cache = new Map<string, string[]>();
+  return (text) => {
+    let tokens = cache.get(text);
+    if (tokens === undefined) cache.set(text, (tokens = tokenizer(text)));
+    return tokens;
+  };
 }
 
 /** A deliberately small suffix stripper: files→file, queries→query, matches→match, reading→read. */
@@ -72,24 +86,32 @@ function nameTokens(name: string): string[] {
 /** Builds the index once; queries are then a pass over the postings of the query's terms. */
 export function createSearchIndex(documents: readonly SearchDocument[]): SearchIndex {
   const count = documents.length;
-  // postings: term → doc index → term frequency per field
-  const postings = new Map<string, Map<number, [number, number, number]>>();
-  const lengths: Array<[number, number, number]> = [];
+  // postings: term → parallel arrays of document indexes and term frequencies (3 per document: name, tags, description)
+  const postings = new Map<string, { docs: number[]; tf: number[] }>();
+  const lengths: number[] = [];
   const totals = [0, 0, 0];
+  const local = new Map<string, [number, number, number]>();
+  const tagTokens = memoize(tokenize);
+  const descriptionTokens = memoize(tokenize);
   documents.forEach((doc, index) => {
-    const fields = [nameTokens(doc.name), doc.tags.flatMap((tag) => tokenize(tag)), tokenize(doc.description)];
-    const length: [number, number, number] = [fields[0]!.length, fields[1]!.length, fields[2]!.length];
-    lengths.push(length);
-    fields.forEach((tokens, field) => {
+    const fields = [nameTokens(doc.name), doc.tags.flatMap(tagTokens), descriptionTokens(doc.description)];
+    local.clear();
+    for (let field = 0; field < 3; field += 1) {
+      const tokens = fields[field]!;
+      lengths.push(tokens.length);
       totals[field]! += tokens.length;
       for (const token of tokens) {
-        let byDoc = postings.get(token);
-        if (byDoc === undefined) postings.set(token, (byDoc = new Map()));
-        let tf = byDoc.get(index);
-        if (tf === undefined) byDoc.set(index, (tf = [0, 0, 0]));
+        let tf = local.get(token);
+        if (tf === undefined) local.set(token, (tf = [0, 0, 0]));
         tf[field]! += 1;
       }
-    });
+    }
+    for (const [token, tf] of local) {
+      let posting = postings.get(token);
+      if (posting === undefined) postings.set(token, (posting = { docs: [], tf: [] }));
+      posting.docs.push(index);
+      posting.tf.push(tf[0], tf[1], tf[2]);
+    }
   });
   const averages = totals.map((total) => (count === 0 ? 0 : total / count));
 
@@ -98,18 +120,19 @@ export function createSearchIndex(documents: readonly SearchDocument[]): SearchI
       const terms = [...new Set([...nameTokens(query), ...tokenize(query)])];
       const scores = new Map<number, number>();
       for (const term of terms) {
-        const byDoc = postings.get(term);
-        if (byDoc === undefined) continue;
-        const idf = Math.log(1 + (count - byDoc.size + 0.5) / (byDoc.size + 0.5));
-        for (const [index, tf] of byDoc) {
-          const length = lengths[index]!;
+        const posting = postings.get(term);
+        if (posting === undefined) continue;
+        const { docs, tf } = posting;
+        const idf = Math.log(1 + (count - docs.length + 0.5) / (docs.length + 0.5));
+        for (let at = 0; at < docs.length; at += 1) {
+          const index = docs[at]!;
           let weighted = 0;
           for (let field = 0; field < 3; field += 1) {
-            const frequency = tf[field]!;
+            const frequency = tf[at * 3 + field]!;
             if (frequency === 0) continue;
             const { weight, b } = FIELDS[field]!;
             const average = averages[field]! || 1;
-            weighted += (weight * frequency) / (1 - b + (b * length[field]!) / average);
+            weighted += (weight * frequency) / (1 - b + (b * lengths[index * 3 + field]!) / average);
           }
           scores.set(index, (scores.get(index) ?? 0) + (idf * weighted) / (K1 + weighted));
         }
