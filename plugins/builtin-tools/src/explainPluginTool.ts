@@ -58,12 +58,15 @@ export const explainPluginTool = defineTool({
     const explanation = ctx.host.explainPlugin(input.id);
     if (!isEmptyExplanation(explanation)) return { id: input.id, explanation };
     const ids = [...new Set(ctx.host.plugins().map((p) => p.id))];
-    const near = ids
+    // The registry may suggest ids itself (`{ candidates: [], suggestions }`); add the nearest known ids.
+    const offered = (explanation as { suggestions?: unknown } | null | undefined)?.suggestions;
+    const fromHost = Array.isArray(offered) ? offered.filter((s): s is string => typeof s === 'string') : [];
+    const nearest = ids
       .map((id) => ({ id, d: editDistance(id, input.id) }))
       .filter((x) => x.d <= Math.max(2, Math.floor(input.id.length / 3)))
       .sort((x, y) => x.d - y.d || x.id.localeCompare(y.id))
-      .slice(0, 3)
-      .map((x) => `"${x.id}"`);
+      .map((x) => x.id);
+    const near = [...new Set([...fromHost, ...nearest])].slice(0, 3).map((id) => `"${id}"`);
     const suggestion = near.length > 0 ? ` Did you mean ${near.join(' or ')}?` : '';
     throw new ToolError(
       ERROR_CODES.NOT_FOUND,

@@ -225,9 +225,16 @@ describe('explain_plugin', () => {
     });
   });
 
-  it('treats an explanation object with no candidates as unknown', async () => {
-    const host = makeHost({ plugins: PLUGINS, explanations: { ghost: { candidates: [] } } });
-    expect((await failureOf((async () => explainPluginTool.run({ id: 'ghost' }, makeContext({ host })))())).code).toBe('NOT_FOUND');
+  it('treats the registry shape with no candidates as unknown and uses its suggestions', async () => {
+    const host = makeHost({ plugins: PLUGINS, explanations: { git: { id: 'git', candidates: [], suggestions: ['git-helper'] } } });
+    expect(await failureOf((async () => explainPluginTool.run({ id: 'git' }, makeContext({ host })))())).toEqual({
+      code: 'NOT_FOUND',
+      message:
+        'id: no plugin "git" was found in any discovery root. Did you mean "git-helper"? Call builtin-tools.list_plugins to see every id the host knows.',
+    });
+    const found = { id: 'core-python', candidates: [{ state: 'disabled' }], suggestions: [] };
+    const host2 = makeHost({ plugins: PLUGINS, explanations: { 'core-python': found } });
+    expect(await explainPluginTool.run({ id: 'core-python' }, makeContext({ host: host2 }))).toEqual({ id: 'core-python', explanation: found });
   });
 });
 
