@@ -34,14 +34,14 @@ const STOPWORDS = new Set(
   ),
 );
 
-const ASCII = /^[\x00-\x7f]*$/;
+const NON_ASCII = /[\u0080-\uffff]/;
 const ASCII_SEPARATORS = /[^a-z0-9]+/;
 const UNICODE_SEPARATORS = /[^\p{L}\p{N}]+/u;
 
 // Lower-cased words; ASCII text takes the cheaper separator pattern.
 function words(text: string): string[] {
   const lower = text.toLowerCase();
-  return lower.split(ASCII.test(lower) ? ASCII_SEPARATORS : UNICODE_SEPARATORS).filter((word) => word.length > 0);
+  return lower.split(NON_ASCII.test(lower) ? UNICODE_SEPARATORS : ASCII_SEPARATORS).filter((word) => word.length > 0);
 }
 
 /** Splits a tool name into words: on `.`, `_`, `-`, other punctuation and camelCase humps. */
