@@ -1,0 +1,250 @@
+import { parse } from 'csv-parse/sync';
+import type { CsvError } from 'csv-parse/sync';
+import { ERROR_CODES, ToolError } from '@trellis/sdk';
+import { combineKinds, convertText, inferTextKind, jsonKind } from './inferValue.ts';
+import type { Cell, ColumnType } from './inferValue.ts';
+
+/** The file formats core-table reads. */
+export const TABLE_FORMATS = ['csv', 'tsv', 'json', 'jsonl'] as const;
+
+/** A table file format. */
+export type TableFormat = (typeof TABLE_FORMATS)[number];
+
+/** A column: its name (from the header, or `column_N`) and inferred type. */
+export interface Column {
+  readonly name: string;
+  readonly type: ColumnType;
+}
+
+/** A row whose field count differs from the header's. */
+export interface RaggedRow {
+  /** 1-based data row (the header is not counted). */
+  readonly row: number;
+  /** 1-based line in the file where the row starts. */
+  readonly line: number;
+  readonly fields: number;
+  readonly expected: number;
+}
+
+/** A parsed table: typed rows keyed by column name. */
+export interface Table {
+  readonly format: TableFormat;
+  readonly hasHeader: boolean;
+  /** How `hasHeader` was decided. */
+  readonly headerSource: 'given' | 'detected' | 'not applicable';
+  readonly columns: readonly Column[];
+  readonly rows: ReadonlyArray<Readonly<Record<string, Cell>>>;
+  /** Rows with too few fields (padded with null) or too many (extra fields dropped). */
+  readonly raggedRows: readonly RaggedRow[];
+  readonly warnings: readonly string[];
+}
+
+/** The format named by the extension, or sniffed from the content. */
+export function detectFormat(path: string, text: string): TableFormat {
+  const ext = path.toLowerCase().split('.').pop() ?? '';
+  if (ext === 'csv') return 'csv';
+  if (ext === 'tsv' || ext === 'tab') return 'tsv';
+  if (ext === 'json') return 'json';
+  if (ext === 'jsonl' || ext === 'ndjson') return 'jsonl';
+  const start = text.trimStart();
+  if (start.startsWith('[')) return 'json';
+  if (start.startsWith('{')) return 'jsonl';
+  const firstLine = start.split('\n', 1)[0] ?? '';
+  return (firstLine.match(/\t/g)?.length ?? 0) > (firstLine.match(/,/g)?.length ?? 0) ? 'tsv' : 'csv';
+}
+
+/** Unique, non-empty column names; reports every rename. */
+function uniqueNames(raw: readonly string[], warnings: string[]): string[] {
+  const seen = new Set<string>();
+  return raw.map((value, i) => {
+    const base = value.trim() === '' ? `column_${i + 1}` : value.trim();
+    let name = base;
+    for (let n = 2; seen.has(name); n += 1) name = `${base}_${n}`;
+    if (name !== value) warnings.push(`column ${i + 1}: header "${value}" ${value.trim() === '' ? 'is empty' : 'is a duplicate'}; named "${name}".`);
+    seen.add(name);
+    return name;
+  });
+}
+
+/**
+ * Whether the first record is a header: every cell non-empty, no two alike, and none that looks
+ * like data (a number, boolean or date).
+ */
+export function looksLikeHeader(first: readonly string[]): boolean {
+  if (first.length === 0) return false;
+  const trimmed = first.map((v) => v.trim());
+  if (trimmed.some((v) => v === '')) return false;
+  if (new Set(trimmed).size !== trimmed.length) return false;
+  return trimmed.every((v) => inferTextKind(v) === 'string');
+}
+
+/** A row object without a prototype, so a column named "__proto__" is just a column. */
+function emptyRow(): Record<string, Cell> {
+  return Object.create(null) as Record<string, Cell>;
+}
+
+function csvFailure(displayPath: string, format: 'csv' | 'tsv', error: unknown): ToolError {
+  const e = error as CsvError & { lines?: number };
+  const line = e.lines === undefined ? '' : ` at line ${e.lines}`;
+  return new ToolError(
+    ERROR_CODES.INVALID_ARGUMENT,
+    `path: "${displayPath}" is not valid ${format.toUpperCase()}${line}: ${e.message.replace(/^Invalid Record Length: /, '')}. ` +
+      'Check the quoting there (a quote inside a quoted field must be doubled: "").',
+  );
+}
+
+function parseDelimited(options: { text: string; displayPath: string; format: 'csv' | 'tsv'; hasHeader: boolean | undefined; maxRows: number }): Table {
+  const { text, displayPath, format, maxRows } = options;
+  let records: Array<{ info: { lines: number }; record: string[] }>;
+  try {
+    records = parse(text, {
+      bom: true,
+      delimiter: format === 'tsv' ? '\t' : ',',
+      relax_column_count: true,
+      skip_empty_lines: true,
+      info: true,
+      // One for the header and one to notice a table over the limit.
+      to: maxRows + 2,
+    }) as unknown as Array<{ info: { lines: number }; record: string[] }>;
+  } catch (error) {
+    throw csvFailure(displayPath, format, error);
+  }
+  const warnings: string[] = [];
+  const first = records[0]?.record ?? [];
+  const hasHeader = options.hasHeader ?? looksLikeHeader(first);
+  const dataRecords = hasHeader ? records.slice(1) : records;
+  checkRowLimit(displayPath, dataRecords.length, maxRows);
+  const width = hasHeader ? first.length : records.reduce((max, r) => Math.max(max, r.record.length), 0);
+  const names = hasHeader ? uniqueNames(first, warnings) : Array.from({ length: width }, (_, i) => `column_${i + 1}`);
+
+  const raggedRows: RaggedRow[] = [];
+  const kinds = names.map(() => new Set<ColumnType>());
+  for (const [i, { record, info }] of dataRecords.entries()) {
+    if (record.length !== width) {
+      raggedRows.push({ row: i + 1, line: lineOfRecord(info.lines, record), fields: record.length, expected: width });
+    }
+    for (let c = 0; c < width; c += 1) kinds[c]!.add(inferTextKind(record[c] ?? ''));
+  }
+  const columns = names.map((name, c) => ({ name, type: combineKinds(kinds[c]!, 'text') }));
+  const rows = dataRecords.map(({ record }) => {
+    const row = emptyRow();
+    for (const [c, column] of columns.entries()) row[column.name] = convertText(record[c] ?? '', column.type);
+    return row;
+  });
+  if (raggedRows.length > 0) {
+    const longer = raggedRows.filter((r) => r.fields > r.expected).length;
+    warnings.push(
+      `${raggedRows.length} row(s) do not have ${width} fields: missing fields are null` +
+        (longer > 0 ? `, extra fields in ${longer} row(s) were dropped` : '') +
+        ` (first: row ${raggedRows[0]!.row}, line ${raggedRows[0]!.line}).`,
+    );
+  }
+  return { format, hasHeader, headerSource: options.hasHeader === undefined ? 'detected' : 'given', columns, rows, raggedRows, warnings };
+}
+
+/** csv-parse reports the line where a record ends; a record with embedded newlines started earlier. */
+function lineOfRecord(endLine: number, record: readonly string[]): number {
+  const embedded = record.reduce((n, field) => n + (field.match(/\r\n|\n|\r/g)?.length ?? 0), 0);
+  return endLine - embedded;
+}
+
+function checkRowLimit(displayPath: string, rows: number, maxRows: number): void {
+  if (rows > maxRows) {
+    throw new ToolError(
+      ERROR_CODES.TOO_LARGE,
+      `path: "${displayPath}" has more than max_rows = ${maxRows} data rows ([runtime.tools.table]); use a smaller extract or raise the limit.`,
+    );
+  }
+}
+
+function fromObjects(options: { objects: ReadonlyArray<Record<string, unknown>>; format: 'json' | 'jsonl'; displayPath: string; maxRows: number }): Table {
+  checkRowLimit(options.displayPath, options.objects.length, options.maxRows);
+  const names: string[] = [];
+  const known = new Set<string>();
+  for (const object of options.objects) {
+    for (const key of Object.keys(object)) {
+      if (!known.has(key)) {
+        known.add(key);
+        names.push(key);
+      }
+    }
+  }
+  const kinds = names.map((name) => new Set(options.objects.map((o) => jsonKind(o[name]))));
+  const columns = names.map((name, c) => ({ name, type: combineKinds(kinds[c]!, 'json') }));
+  const rows = options.objects.map((object) => {
+    const row = emptyRow();
+    for (const name of names) row[name] = (object[name] ?? null) as Cell;
+    return row;
+  });
+  return { format: options.format, hasHeader: true, headerSource: 'not applicable', columns, rows, raggedRows: [], warnings: [] };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseJson(text: string, displayPath: string, maxRows: number): Table {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${displayPath}" is not valid JSON: ${(error as Error).message}.`);
+  }
+  if (!Array.isArray(data)) {
+    const keys = isPlainObject(data) ? ` (an object with keys ${Object.keys(data).slice(0, 10).join(', ')})` : '';
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `path: "${displayPath}" must hold a JSON array of objects, one per row; its top level is not an array${keys}. Extract the array into its own file.`,
+    );
+  }
+  const bad = data.findIndex((item) => !isPlainObject(item));
+  if (bad !== -1) {
+    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${displayPath}": element ${bad} of the array is not an object; every row must be a JSON object.`);
+  }
+  return fromObjects({ objects: data as Array<Record<string, unknown>>, format: 'json', displayPath, maxRows });
+}
+
+function parseJsonLines(text: string, displayPath: string, maxRows: number): Table {
+  const objects: Array<Record<string, unknown>> = [];
+  const lines = text.split(/\r?\n/);
+  for (const [i, line] of lines.entries()) {
+    if (line.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${displayPath}" line ${i + 1} is not valid JSON: ${(error as Error).message}.`);
+    }
+    if (!isPlainObject(value)) {
+      throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${displayPath}" line ${i + 1} is not a JSON object; every line must be one row object.`);
+    }
+    objects.push(value);
+    if (objects.length > maxRows) break;
+  }
+  return fromObjects({ objects, format: 'jsonl', displayPath, maxRows });
+}
+
+/** Parses table bytes. Throws `ToolError` naming the file, line and problem. */
+export function parseTable(options: {
+  bytes: Buffer;
+  displayPath: string;
+  format?: TableFormat | undefined;
+  hasHeader?: boolean | undefined;
+  maxRows: number;
+}): Table {
+  const { bytes, displayPath, maxRows } = options;
+  if (bytes.subarray(0, 8192).includes(0)) {
+    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${displayPath}" looks binary (it contains NUL bytes); core-table reads UTF-8 CSV, TSV, JSON and JSONL.`);
+  }
+  const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
+  const format = options.format ?? detectFormat(displayPath, text);
+  switch (format) {
+    case 'csv':
+    case 'tsv':
+      return parseDelimited({ text, displayPath, format, hasHeader: options.hasHeader, maxRows });
+    case 'json':
+      return parseJson(text, displayPath, maxRows);
+    case 'jsonl':
+      return parseJsonLines(text, displayPath, maxRows);
+  }
+}

@@ -1,0 +1,161 @@
+import { symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { plugin } from '../src/index.ts';
+import { QueryInputSchema } from '../src/QueryInputSchema.ts';
+import { DescribeInputSchema, describeTool } from '../src/describeTool.ts';
+import { queryTool } from '../src/queryTool.ts';
+import { ReadInputSchema, readTool } from '../src/readTool.ts';
+import { TableSettingsSchema } from '../src/TableSettingsSchema.ts';
+import { makeContext, makeTree } from './makeContext.ts';
+import { agreement } from './runtimeValidator.ts';
+
+let ws: ReturnType<typeof makeTree>;
+let outside: ReturnType<typeof makeTree>;
+
+beforeEach(() => {
+  ws = makeTree({
+    'data/people.csv': 'name,age,city\nAnn,41,Oslo\nBob,35,Rome\nCid,,Oslo\nDee,29,Lima\n',
+    'data/ragged.csv': 'a,b\n1,2\n3\n4,5,6\n',
+    'data/events.jsonl': '{"kind":"click","ms":12}\n{"kind":"view","ms":40}\n{"kind":"click","ms":7}\n',
+  });
+  outside = makeTree({ 'secret.csv': 'k\nv\n' });
+});
+afterEach(() => {
+  ws.cleanup();
+  outside.cleanup();
+});
+
+/** Rows have no prototype; spread them for toEqual. */
+function plain<T extends { rows: ReadonlyArray<object> }>(result: T): T {
+  return { ...result, rows: result.rows.map((r) => ({ ...r })) };
+}
+
+describe('settings and plugin', () => {
+  it('accepts {} with safe defaults and refuses unknown keys', () => {
+    expect(TableSettingsSchema.parse({})).toEqual({ root: '.', max_rows: 100_000, max_bytes: 20 * 1024 * 1024 });
+    expect(TableSettingsSchema.safeParse({ max_row: 5 }).success).toBe(false);
+    expect(TableSettingsSchema.safeParse({ max_rows: 0 }).success).toBe(false);
+    expect(plugin.settings?.key).toBe('table');
+    expect(plugin.tools.map((t) => t.name)).toEqual(['read', 'query', 'describe']);
+    for (const tool of plugin.tools) expect(tool.contract).toMatchObject({ sideEffects: false, capabilities: ['fs.read'], sandbox: 'read-only-fs' });
+  });
+
+  it('read and describe schemas refuse what they do not take', () => {
+    expect(ReadInputSchema.safeParse({ path: 'a.csv', limit: 5, offset: 2, has_header: true, format: 'csv' }).success).toBe(true);
+    expect(ReadInputSchema.safeParse({ path: '' }).success).toBe(false);
+    expect(ReadInputSchema.safeParse({ path: 'a.csv', format: 'xlsx' }).success).toBe(false);
+    expect(ReadInputSchema.safeParse({ path: 'a.csv', limit: 5000 }).success).toBe(false);
+    expect(ReadInputSchema.safeParse({ path: 'a.csv', offset: -1 }).success).toBe(false);
+    expect(DescribeInputSchema.safeParse({ path: 'a.csv', limit: 1 }).success).toBe(false);
+    const reads = [{ path: 'a.csv', limit: 5, offset: 2, has_header: true, format: 'tsv' }, { path: 'a.csv', format: 'xlsx' }, { path: 'a.csv', limit: 5000 }, { path: 'a.csv', offset: 1.5 }];
+    expect(agreement(ReadInputSchema, reads)).toEqual([[true, true], [false, false], [false, false], [false, false]]);
+    expect(agreement(DescribeInputSchema, [{ path: 'a.json' }, { path: 'a.json', limit: 1 }])).toEqual([[true, true], [false, false]]);
+  });
+});
+
+describe('core-table.read', () => {
+  it('returns typed rows with columns, paging and header info', async () => {
+    const result = await readTool.run(ReadInputSchema.parse({ path: 'data/people.csv', offset: 1, limit: 2 }), makeContext({ workspace: ws.dir }));
+    expect(plain(result)).toEqual({
+      path: 'data/people.csv',
+      format: 'csv',
+      has_header: true,
+      header: 'detected',
+      total_rows: 4,
+      ragged_rows: [],
+      ragged_row_count: 0,
+      warnings: [],
+      columns: [
+        { name: 'name', type: 'string' },
+        { name: 'age', type: 'number' },
+        { name: 'city', type: 'string' },
+      ],
+      rows: [
+        { name: 'Bob', age: 35, city: 'Rome' },
+        { name: 'Cid', age: null, city: 'Oslo' },
+      ],
+      offset: 1,
+      returned: 2,
+      truncated: true,
+    });
+  });
+
+  it('reports ragged rows', async () => {
+    const result = await readTool.run(ReadInputSchema.parse({ path: 'data/ragged.csv' }), makeContext({ workspace: ws.dir }));
+    expect(result).toMatchObject({
+      ragged_rows: [
+        { row: 2, line: 3, fields: 1, expected: 2 },
+        { row: 3, line: 4, fields: 3, expected: 2 },
+      ],
+      ragged_row_count: 2,
+      warnings: ['2 row(s) do not have 2 fields: missing fields are null, extra fields in 1 row(s) were dropped (first: row 2, line 3).'],
+    });
+  });
+
+  it('reads from the configured root and refuses escapes through the tool', async () => {
+    const ctx = makeContext({ workspace: ws.dir, settings: { root: 'data' } });
+    expect((await readTool.run(ReadInputSchema.parse({ path: 'people.csv' }), ctx)).total_rows).toBe(4);
+    symlinkSync(join(outside.dir, 'secret.csv'), join(ws.dir, 'data', 'leak.csv'));
+    for (const path of ['../x.csv', '../../etc/passwd', join(outside.dir, 'secret.csv'), 'leak.csv']) {
+      await expect(readTool.run(ReadInputSchema.parse({ path }), ctx)).rejects.toMatchObject({ code: 'PATH_NOT_ALLOWED' });
+      await expect(readTool.canonicalize!(ReadInputSchema.parse({ path }), ctx)).rejects.toMatchObject({ code: 'PATH_NOT_ALLOWED' });
+    }
+  });
+
+  it('canonicalizes the path relative to the root', async () => {
+    const ctx = makeContext({ workspace: ws.dir });
+    expect(await readTool.canonicalize!(ReadInputSchema.parse({ path: `${ws.dir}/data/../data/people.csv`, limit: 3 }), ctx)).toEqual({
+      input: { path: 'data/people.csv', limit: 3 },
+      summary: { path: 'data/people.csv' },
+    });
+  });
+
+  it('applies max_rows and max_bytes from the settings', async () => {
+    await expect(readTool.run(ReadInputSchema.parse({ path: 'data/people.csv' }), makeContext({ workspace: ws.dir, settings: { max_rows: 3 } }))).rejects.toMatchObject({
+      code: 'TOO_LARGE',
+      message: 'path: "data/people.csv" has more than max_rows = 3 data rows ([runtime.tools.table]); use a smaller extract or raise the limit.',
+    });
+  });
+});
+
+describe('core-table.query and describe, end to end', () => {
+  it('queries a CSV file', async () => {
+    const input = QueryInputSchema.parse({
+      path: 'data/people.csv',
+      where: [{ column: 'city', op: 'eq', value: 'Oslo' }],
+      group_by: ['city'],
+      aggregates: [{ op: 'count' }, { op: 'mean', column: 'age' }],
+    });
+    const result = await queryTool.run(input, makeContext({ workspace: ws.dir }));
+    expect(plain(result)).toMatchObject({
+      path: 'data/people.csv',
+      total_rows: 4,
+      columns: [
+        { name: 'city', type: 'string' },
+        { name: 'count', type: 'number' },
+        { name: 'mean_age', type: 'number' },
+      ],
+      rows: [{ city: 'Oslo', count: 2, mean_age: 41 }],
+      matched_rows: 2,
+      row_count: 1,
+      returned: 1,
+      truncated: false,
+    });
+  });
+
+  it('queries JSON Lines', async () => {
+    const input = QueryInputSchema.parse({ path: 'data/events.jsonl', group_by: ['kind'], aggregates: [{ op: 'sum', column: 'ms' }], sort: [{ column: 'kind' }] });
+    const result = await queryTool.run(input, makeContext({ workspace: ws.dir }));
+    expect(plain(result).rows).toEqual([
+      { kind: 'click', sum_ms: 19 },
+      { kind: 'view', sum_ms: 40 },
+    ]);
+  });
+
+  it('describes a file', async () => {
+    const result = await describeTool.run(DescribeInputSchema.parse({ path: 'data/people.csv' }), makeContext({ workspace: ws.dir }));
+    expect(result.columns[1]).toEqual({ name: 'age', type: 'number', nulls: 1, distinct: 3, distinct_capped: false, min: 29, max: 41, mean: 35 });
+    expect(result.total_rows).toBe(4);
+  });
+});
