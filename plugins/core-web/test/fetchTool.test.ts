@@ -5,6 +5,7 @@ import { createFetchTool, FetchInputSchema, fetchTool } from '../src/fetchTool.t
 import type { ResolveHost } from '../src/fetchUrl.ts';
 import { WebSettingsSchema } from '../src/WebSettingsSchema.ts';
 import { makeContext } from './makeContext.ts';
+import { agreement } from './runtimeValidator.ts';
 import { startTestServer } from './startTestServer.ts';
 
 /**
@@ -77,6 +78,19 @@ describe('settings and schema', () => {
     expect(FetchInputSchema.safeParse({ url: 'example.com' }).success).toBe(false);
     expect(FetchInputSchema.safeParse({ url: 'https://example.com/', format: 'html' }).success).toBe(false);
     expect(FetchInputSchema.safeParse({ url: 'https://example.com/', method: 'POST' }).success).toBe(false);
+  });
+
+  it('is validated the same way by the runtime (JSON Schema + ajv + re2js patterns)', () => {
+    const inputs = [
+      { url: 'https://example.com/' },
+      { url: 'Http://example.com/', format: 'markdown' },
+      { url: 'ftp://example.com/' },
+      { url: ' https://example.com/' },
+      { url: 'https://example.com/', format: 'pdf' },
+      { url: 'https://example.com/', headers: {} },
+      {},
+    ];
+    expect(agreement(FetchInputSchema, inputs)).toEqual([[true, true], [true, true], [false, false], [false, false], [false, false], [false, false], [false, false]]);
   });
 });
 
