@@ -27,10 +27,14 @@ export interface NowOutput {
   readonly unixMs: number;
 }
 
-/** Throws a `ToolError` naming the argument unless `zone` is a time zone this host's Intl knows. */
+/**
+ * Throws a `ToolError` naming the argument unless `zone` is a time zone this host's Intl knows.
+ * Returns the name as given: ICU would rename some zones to older aliases (Asia/Kolkata → Asia/Calcutta).
+ */
 function checkTimeZone(zone: string): string {
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return zone;
   } catch {
     throw new ToolError(
       ERROR_CODES.INVALID_ARGUMENT,

@@ -107,6 +107,11 @@ describe('now', () => {
     expect(out.unixMs).toBeLessThanOrEqual(after);
   });
 
+  it('keeps the zone name as given (no ICU alias)', async () => {
+    const out = await nowTool.run({ timezone: 'Asia/Kolkata' }, makeContext());
+    expect({ timezone: out.timezone, utcOffset: out.utcOffset }).toEqual({ timezone: 'Asia/Kolkata', utcOffset: '+05:30' });
+  });
+
   it('uses the host zone when none is given', async () => {
     const out = await nowTool.run({}, makeContext());
     expect(out.timezone).toBe(new Intl.DateTimeFormat().resolvedOptions().timeZone);
