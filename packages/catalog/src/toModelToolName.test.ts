@@ -96,6 +96,26 @@ describe('toModelToolName', () => {
     ]);
   });
 
+  it('keeps names apart that differ only past the 64-character cut, and names that differ only in separators', () => {
+    const base = `core-fs.${'very_long_tool_name_'.repeat(5)}`;
+    const pairs = [
+      [`${base}alpha`, `${base}beta`],
+      ['a.b_c', 'a_b.c'],
+      ['a.b-c', 'a.b_c'],
+      ['a.b.c', 'a.b_c'],
+      ['p.x.y', 'p.x__y'],
+    ];
+    expect(pairs.map((pair) => pair.map(toModelToolName))).toEqual([
+      ['core-fs_ecc5184fd921_very_long_tool_name_very_long_tool_name_ver', 'core-fs_80492ec9f5f0_very_long_tool_name_very_long_tool_name_ver'],
+      ['a__b_c', 'a-b_a3715283aee1_c'],
+      ['a__b-c', 'a__b_c'],
+      ['a__b__c', 'a__b_c'],
+      ['p__x__y', 'p_e1c4d41c6897_x_y'],
+    ]);
+    expect(toModelToolName(`${base}alpha`)).not.toBe(toModelToolName(`${base}beta`));
+    expect(toModelToolName(`${base}alpha`).length).toBe(64);
+  });
+
   it('never decodes a hashed name as a plain one', () => {
     expect(['a_4f4e3b00d7c5_b_c', 'core-fs_read', 'core-fs___read', '__read', 'core-fs__', 'Core__read', 'a.b'].map(decodePlainModelToolName)).toEqual([
       undefined,
