@@ -384,7 +384,10 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
     } else {
       if (observed) emit({ type: 'lookup', callId: call.callId, tool: name, status: found.status, plugin: found.status === 'unavailable' ? found.descriptor?.plugin : undefined });
       if (found.status === 'unavailable') {
-        return fail(ERROR_CODES.TOOL_UNAVAILABLE, `${name} is not available now: ${found.reason.message} (${found.reason.code})`);
+        const reason = found.reason;
+        // A catalog reason usually names the tool already; do not say it twice.
+        const said = reason.message.startsWith(name) ? reason.message : `${name} is not available now: ${reason.message}`;
+        return fail(ERROR_CODES.TOOL_UNAVAILABLE, `${said} (${reason.code})`);
       }
       return fail(
         ERROR_CODES.TOOL_NOT_FOUND,
