@@ -408,7 +408,8 @@ describe('withDiscoveredTools', () => {
     expect(second.descriptors.filter((descriptor) => descriptor.source === 'discovered').map((descriptor) => descriptor.name)).toEqual(['git-helper.blame']);
     expect(second.toModelToolName('git-helper.status')).toBe(first.toModelToolName('git-helper.status'));
     const ignored = build().withDiscoveredTools('core-web', [spec('x', 'y')]).withDiscoveredTools('nobody', [spec('x', 'y')]);
-    expect([ignored.get('core-web.x'), ignored.get('nobody.x')]).toEqual([undefined, undefined]);
+    expect([ignored.get('core-web.x'), ignored.get('nobody.x'), ignored.lookup('core-web.x')]).toEqual([undefined, undefined, { status: 'not_found' }]);
+    expect(ignored.availability().length).toBe(build().availability().length);
     expect(ignored.warnings).toEqual([
       { code: 'TOOL_NAME_INVALID', message: 'tools reported by plugin core-web are ignored: no enabled plugin has that id' },
       { code: 'TOOL_NAME_INVALID', message: 'tools reported by plugin nobody are ignored: no enabled plugin has that id' },

@@ -180,7 +180,7 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
         if (claim(tool.name, 'declares')) finish(entry, fromManifestTool(tool, manifest, input), known);
       }
     }
-    const reported = discovered.get(entry.id);
+    const reported = entry.state === 'enabled' ? discovered.get(entry.id) : undefined;
     if (reported === undefined) continue;
     const reportedSeen = new Set<string>();
     for (const spec of reported) {
