@@ -1,4 +1,4 @@
-import { linkSync, mkdirSync, readFileSync, existsSync, symlinkSync, writeFileSync, readdirSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { editTool, listTool, readTool, searchTool, statTool, writeTool } from '../src/index.ts';
@@ -98,6 +98,16 @@ describe('escape attempts are refused with PATH_NOT_ALLOWED', () => {
       input: { path: join(fx.ws, 'sub', 'file.txt') },
       summary: { path: 'sub/file.txt', real: join(fx.ws, 'sub', 'file.txt') },
     });
+  });
+
+  it('resolves again in run, so a folder swapped for a symlink after canonicalize cannot redirect a write', async () => {
+    const ctx = fx.context({ allow_write: true });
+    const canonical = await writeTool.canonicalize!({ path: 'sub/new.txt', content: 'x' }, ctx);
+    expect(canonical.input.path).toBe(join(fx.ws, 'sub', 'new.txt'));
+    rmSync(join(fx.ws, 'sub'), { recursive: true });
+    symlinkSync(fx.outside, join(fx.ws, 'sub'));
+    expect((await failureOf(fx, () => writeTool.run(canonical.input, ctx))).code).toBe('PATH_NOT_ALLOWED');
+    expect(readdirSync(fx.outside)).toEqual(['secret.txt']);
   });
 
   it('refuses a symlink loop', async () => {
