@@ -49,7 +49,13 @@ export function createFileAuditLog(options: { path: string; logger?: Logger }): 
       const current = stream;
       stream = undefined;
       if (current === undefined || current.destroyed) return Promise.resolve();
-      return new Promise((resolve) => current.end(() => resolve()));
+      // Resolves on finish, and also if the stream fails or closes first (then nothing more can be written).
+      return new Promise((resolve) => {
+        const done = (): void => resolve();
+        current.once('error', done);
+        current.once('close', done);
+        current.end(done);
+      });
     },
   };
 }

@@ -625,3 +625,22 @@ describe('audit log', () => {
     ]);
   });
 });
+
+describe('audit log failures', () => {
+  it('logs once and goes on when the audit file cannot be written', async () => {
+    const logger = recordingLogger();
+    const rt = createToolRuntime({
+      catalog: staticCatalog([descriptor('t.ok')]),
+      implementations: new Map([['t', fakeImplementation('t', { ok: () => 'fine' })]]),
+      config: runtimeConfig({ audit_log: '/nonexistent-dir-for-trellis-tests/audit.jsonl' }),
+      logger,
+    });
+    expect(await rt.invoke({ name: 't.ok' })).toEqual({ ok: true, value: 'fine' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await rt.invoke({ name: 't.ok' })).toEqual({ ok: true, value: 'fine' });
+    await rt.dispose();
+    expect(logger.lines).toEqual([
+      "error: audit log /nonexistent-dir-for-trellis-tests/audit.jsonl cannot be written; audit is off: ENOENT: no such file or directory, open '/nonexistent-dir-for-trellis-tests/audit.jsonl'",
+    ]);
+  });
+});
