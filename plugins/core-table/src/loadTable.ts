@@ -11,12 +11,13 @@ export async function loadTable(
 ): Promise<{ table: Table; displayPath: string }> {
   const rootReal = await resolveRoot({ workspaceRoot: ctx.workspace.root, root: ctx.config.root });
   const file = await readTableFile({ rootReal, path: source.path, maxBytes: ctx.config.max_bytes });
-  const table = parseTable({
+  const table = await parseTable({
     bytes: file.bytes,
     displayPath: file.displayPath,
     format: source.format,
     hasHeader: source.has_header,
     maxRows: ctx.config.max_rows,
+    signal: ctx.signal,
   });
   return { table, displayPath: file.displayPath };
 }

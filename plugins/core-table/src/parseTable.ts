@@ -1,5 +1,6 @@
-import { parse } from 'csv-parse/sync';
-import type { CsvError } from 'csv-parse/sync';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { parse } from 'csv-parse';
+import type { CsvError } from 'csv-parse';
 import { ERROR_CODES, ToolError } from '@trellis/sdk';
 import { combineKinds, convertText, inferTextKind, jsonKind } from './inferValue.ts';
 import type { Cell, ColumnType } from './inferValue.ts';
@@ -93,22 +94,64 @@ function csvFailure(displayPath: string, format: 'csv' | 'tsv', error: unknown):
   );
 }
 
-function parseDelimited(options: { text: string; displayPath: string; format: 'csv' | 'tsv'; hasHeader: boolean | undefined; maxRows: number }): Table {
-  const { text, displayPath, format, maxRows } = options;
-  let records: Array<{ info: { lines: number }; record: string[] }>;
-  try {
-    records = parse(text, {
-      bom: true,
-      delimiter: format === 'tsv' ? '\t' : ',',
-      relax_column_count: true,
-      skip_empty_lines: true,
-      info: true,
-      // One for the header and one to notice a table over the limit.
-      to: maxRows + 2,
-    }) as unknown as Array<{ info: { lines: number }; record: string[] }>;
-  } catch (error) {
-    throw csvFailure(displayPath, format, error);
+/** Characters fed to the CSV parser between two turns of the event loop. */
+const CHUNK_CHARS = 256 * 1024;
+
+type CsvRecord = { info: { lines: number }; record: string[] };
+
+/**
+ * Parses CSV/TSV text in chunks, yielding to the event loop between them and stopping when the
+ * signal aborts, so a large file neither blocks the host nor outlives the call's deadline. Stops
+ * reading once `maxRecords` records are in.
+ */
+async function readRecords(options: { text: string; format: 'csv' | 'tsv'; displayPath: string; maxRecords: number; signal: AbortSignal | undefined }): Promise<CsvRecord[]> {
+  const { text, format, displayPath, maxRecords, signal } = options;
+  const records: CsvRecord[] = [];
+  let failure: unknown;
+  const parser = parse({
+    bom: true,
+    delimiter: format === 'tsv' ? '\t' : ',',
+    relax_column_count: true,
+    skip_empty_lines: true,
+    info: true,
+  });
+  parser.on('readable', () => {
+    let record: unknown;
+    while ((record = parser.read()) !== null) records.push(record as CsvRecord);
+  });
+  parser.on('error', (error) => {
+    failure = error;
+  });
+  const ended = new Promise<void>((resolve) => parser.once('end', resolve).once('error', () => resolve()));
+  for (let at = 0; at < text.length && failure === undefined && records.length < maxRecords; at += CHUNK_CHARS) {
+    if (signal?.aborted) {
+      parser.destroy();
+      throw new ToolError(ERROR_CODES.ABORTED, `Reading "${displayPath}" stopped: the call was aborted (deadline reached or caller gave up).`);
+    }
+    parser.write(text.slice(at, at + CHUNK_CHARS));
+    await nextTurn();
   }
+  if (failure === undefined && records.length < maxRecords) {
+    parser.end();
+    await ended;
+  } else {
+    parser.destroy();
+  }
+  if (failure !== undefined) throw csvFailure(displayPath, format, failure);
+  return records.slice(0, maxRecords);
+}
+
+async function parseDelimited(options: {
+  text: string;
+  displayPath: string;
+  format: 'csv' | 'tsv';
+  hasHeader: boolean | undefined;
+  maxRows: number;
+  signal: AbortSignal | undefined;
+}): Promise<Table> {
+  const { text, displayPath, format, maxRows } = options;
+  // One for the header and one to notice a table over the limit.
+  const records = await readRecords({ text, format, displayPath, maxRecords: maxRows + 2, signal: options.signal });
   const warnings: string[] = [];
   const first = records[0]?.record ?? [];
   const hasHeader = options.hasHeader ?? looksLikeHeader(first);
@@ -224,14 +267,18 @@ function parseJsonLines(text: string, displayPath: string, maxRows: number): Tab
   return fromObjects({ objects, format: 'jsonl', displayPath, maxRows });
 }
 
-/** Parses table bytes. Throws `ToolError` naming the file, line and problem. */
-export function parseTable(options: {
+/**
+ * Parses table bytes. Throws `ToolError` naming the file, line and problem. CSV/TSV parsing yields
+ * to the event loop and watches `signal`.
+ */
+export async function parseTable(options: {
   bytes: Buffer;
   displayPath: string;
   format?: TableFormat | undefined;
   hasHeader?: boolean | undefined;
   maxRows: number;
-}): Table {
+  signal?: AbortSignal | undefined;
+}): Promise<Table> {
   const { bytes, displayPath, maxRows } = options;
   if (bytes.subarray(0, 8192).includes(0)) {
     throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${displayPath}" looks binary (it contains NUL bytes); core-table reads UTF-8 CSV, TSV, JSON and JSONL.`);
@@ -241,7 +288,7 @@ export function parseTable(options: {
   switch (format) {
     case 'csv':
     case 'tsv':
-      return parseDelimited({ text, displayPath, format, hasHeader: options.hasHeader, maxRows });
+      return parseDelimited({ text, displayPath, format, hasHeader: options.hasHeader, maxRows, signal: options.signal });
     case 'json':
       return parseJson(text, displayPath, maxRows);
     case 'jsonl':

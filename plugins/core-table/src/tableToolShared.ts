@@ -7,7 +7,10 @@ import type { TableSettings } from './TableSettingsSchema.ts';
 /** Ragged rows listed in a result (all are counted). */
 const RAGGED_SHOWN = 20;
 
-/** The contract every core-table tool shares: read-only, inside the root. */
+/**
+ * The contract every core-table tool shares: read-only, inside the root. Inline: CSV parsing
+ * yields to the event loop and stops at the deadline's abort.
+ */
 export const TABLE_TOOL_CONTRACT: Partial<ToolContract> = {
   sideEffects: false,
   idempotent: true,

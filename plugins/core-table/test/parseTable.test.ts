@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { detectFormat, looksLikeHeader, parseTable } from '../src/parseTable.ts';
 import { inferTextKind, isIsoDate } from '../src/inferValue.ts';
 
-function parse(text: string, extra: { format?: 'csv' | 'tsv' | 'json' | 'jsonl'; hasHeader?: boolean; maxRows?: number; path?: string } = {}) {
-  const table = parseTable({ bytes: Buffer.from(text), displayPath: extra.path ?? 't.csv', format: extra.format, hasHeader: extra.hasHeader, maxRows: extra.maxRows ?? 1000 });
+async function parse(text: string, extra: { format?: 'csv' | 'tsv' | 'json' | 'jsonl'; hasHeader?: boolean; maxRows?: number; path?: string } = {}) {
+  const table = await parseTable({ bytes: Buffer.from(text), displayPath: extra.path ?? 't.csv', format: extra.format, hasHeader: extra.hasHeader, maxRows: extra.maxRows ?? 1000 });
   // Plain objects for toEqual (rows have no prototype).
   return { ...table, rows: table.rows.map((r) => ({ ...r })) };
 }
@@ -60,8 +60,8 @@ describe('header detection and formats', () => {
 });
 
 describe('CSV', () => {
-  it('types columns, handles quotes, embedded newlines, BOM and CRLF', () => {
-    const table = parse('\uFEFFname,age,joined,active,note\r\n"Smith, Ann",41,2020-01-05,true,"said ""hi""\r\nthen left"\r\nBob,,2021-03-01,false,\r\n');
+  it('types columns, handles quotes, embedded newlines, BOM and CRLF', async () => {
+    const table = await parse('\uFEFFname,age,joined,active,note\r\n"Smith, Ann",41,2020-01-05,true,"said ""hi""\r\nthen left"\r\nBob,,2021-03-01,false,\r\n');
     expect(table).toEqual({
       format: 'csv',
       hasHeader: true,
@@ -82,8 +82,8 @@ describe('CSV', () => {
     });
   });
 
-  it('keeps a column with one non-number as text, whole', () => {
-    const table = parse('id,code\n1,10\n2,n/a\n');
+  it('keeps a column with one non-number as text, whole', async () => {
+    const table = await parse('id,code\n1,10\n2,n/a\n');
     expect(table.columns).toEqual([
       { name: 'id', type: 'number' },
       { name: 'code', type: 'string' },
@@ -94,8 +94,8 @@ describe('CSV', () => {
     ]);
   });
 
-  it('reports ragged rows with row and line, padding and dropping', () => {
-    const table = parse('a,b,c\n1,2,3\n4,5\n"multi\nline",7,8,9\n10,11,12\n');
+  it('reports ragged rows with row and line, padding and dropping', async () => {
+    const table = await parse('a,b,c\n1,2,3\n4,5\n"multi\nline",7,8,9\n10,11,12\n');
     expect(table.raggedRows).toEqual([
       { row: 2, line: 3, fields: 2, expected: 3 },
       { row: 3, line: 4, fields: 4, expected: 3 },
@@ -105,48 +105,62 @@ describe('CSV', () => {
     expect(table.warnings).toEqual(['2 row(s) do not have 3 fields: missing fields are null, extra fields in 1 row(s) were dropped (first: row 2, line 3).']);
   });
 
-  it('names columns when there is no header, and honours has_header', () => {
-    const detected = parse('1,2\n3,4\n');
+  it('names columns when there is no header, and honours has_header', async () => {
+    const detected = await parse('1,2\n3,4\n');
     expect(detected.hasHeader).toBe(false);
     expect(detected.columns.map((c) => c.name)).toEqual(['column_1', 'column_2']);
     expect(detected.rows).toEqual([{ column_1: 1, column_2: 2 }, { column_1: 3, column_2: 4 }]);
-    const forced = parse('x,y\n3,4\n', { hasHeader: false });
+    const forced = await parse('x,y\n3,4\n', { hasHeader: false });
     expect(forced).toMatchObject({ hasHeader: false, headerSource: 'given' });
     expect(forced.rows).toEqual([{ column_1: 'x', column_2: 'y' }, { column_1: '3', column_2: '4' }]);
   });
 
-  it('renames empty and duplicate headers and says so', () => {
-    const table = parse('a,a,,b\n1,2,3,4\n', { hasHeader: true });
+  it('renames empty and duplicate headers and says so', async () => {
+    const table = await parse('a,a,,b\n1,2,3,4\n', { hasHeader: true });
     expect(table.columns.map((c) => c.name)).toEqual(['a', 'a_2', 'column_3', 'b']);
     expect(table.warnings).toEqual(['column 2: header "a" is a duplicate; named "a_2".', 'column 3: header "" is empty; named "column_3".']);
   });
 
-  it('treats a "__proto__" header as an ordinary column', () => {
-    const table = parseTable({ bytes: Buffer.from('__proto__,b\n1,2\n'), displayPath: 't.csv', maxRows: 10 });
+  it('treats a "__proto__" header as an ordinary column', async () => {
+    const table = await parseTable({ bytes: Buffer.from('__proto__,b\n1,2\n'), displayPath: 't.csv', maxRows: 10 });
     expect(Object.keys(table.rows[0]!)).toEqual(['__proto__', 'b']);
     expect(table.rows[0]!['__proto__']).toBe(1);
   });
 
-  it('reads TSV', () => {
-    expect(parse('a\tb\n"x,y"\t2\n', { path: 't.tsv' }).rows).toEqual([{ a: 'x,y', b: 2 }]);
+  it('reads TSV', async () => {
+    expect((await parse('a\tb\n"x,y"\t2\n', { path: 't.tsv' })).rows).toEqual([{ a: 'x,y', b: 2 }]);
   });
 
-  it('names the line of a broken quote', () => {
-    expect(() => parse('a,b\n1,2\n3,"x"y\n')).toThrow(
+  it('names the line of a broken quote', async () => {
+    await expect(parse('a,b\n1,2\n3,"x"y\n')).rejects.toThrow(
       'path: "t.csv" is not valid CSV at line 3: Invalid Closing Quote: got "y" at line 3 instead of delimiter, record delimiter, trimable character (if activated) or comment. Check the quoting there (a quote inside a quoted field must be doubled: "").',
     );
   });
 
-  it('refuses more than max_rows and binary content', () => {
-    expect(() => parse('a\n1\n2\n3\n', { maxRows: 2 })).toThrow('path: "t.csv" has more than max_rows = 2 data rows ([runtime.tools.table]); use a smaller extract or raise the limit.');
-    expect(parse('a\n1\n2\n', { maxRows: 2 }).rows).toHaveLength(2);
-    expect(() => parseTable({ bytes: Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00, 0x00]), displayPath: 'x.csv', maxRows: 5 })).toThrow(/looks binary/);
+  it('yields while parsing and stops when the call is aborted', async () => {
+    const big = Buffer.from(`a,b\n${'1,hello\n'.repeat(50_000)}`);
+    const controller = new AbortController();
+    const parsing = parseTable({ bytes: big, displayPath: 'big.csv', maxRows: 1_000_000, signal: controller.signal });
+    // Runs only because parsing yields to the event loop after its first chunk.
+    setImmediate(() => controller.abort());
+    await expect(parsing).rejects.toMatchObject({
+      code: 'ABORTED',
+      message: 'Reading "big.csv" stopped: the call was aborted (deadline reached or caller gave up).',
+    });
+    const whole = await parseTable({ bytes: big, displayPath: 'big.csv', maxRows: 1_000_000 });
+    expect(whole.rows).toHaveLength(50_000);
+  });
+
+  it('refuses more than max_rows and binary content', async () => {
+    await expect(parse('a\n1\n2\n3\n', { maxRows: 2 })).rejects.toThrow('path: "t.csv" has more than max_rows = 2 data rows ([runtime.tools.table]); use a smaller extract or raise the limit.');
+    expect((await parse('a\n1\n2\n', { maxRows: 2 })).rows).toHaveLength(2);
+    await expect(parseTable({ bytes: Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00, 0x00]), displayPath: 'x.csv', maxRows: 5 })).rejects.toThrow(/looks binary/);
   });
 });
 
 describe('JSON and JSON Lines', () => {
-  it('reads an array of objects with the union of keys', () => {
-    const table = parse('[{"a":1,"b":"x"},{"a":2.5,"c":[1,2]},{"a":null,"b":"2024-01-01"}]', { path: 't.json' });
+  it('reads an array of objects with the union of keys', async () => {
+    const table = await parse('[{"a":1,"b":"x"},{"a":2.5,"c":[1,2]},{"a":null,"b":"2024-01-01"}]', { path: 't.json' });
     expect(table.columns).toEqual([
       { name: 'a', type: 'number' },
       { name: 'b', type: 'string' },
@@ -160,22 +174,22 @@ describe('JSON and JSON Lines', () => {
     expect(table.headerSource).toBe('not applicable');
   });
 
-  it('marks mixed kinds', () => {
-    expect(parse('[{"a":1},{"a":"x"},{"a":true}]', { path: 't.json' }).columns).toEqual([{ name: 'a', type: 'mixed' }]);
+  it('marks mixed kinds', async () => {
+    expect((await parse('[{"a":1},{"a":"x"},{"a":true}]', { path: 't.json' })).columns).toEqual([{ name: 'a', type: 'mixed' }]);
   });
 
-  it('names what is wrong', () => {
-    expect(() => parse('{"rows":[]}', { path: 't.json' })).toThrow(
+  it('names what is wrong', async () => {
+    await expect(parse('{"rows":[]}', { path: 't.json' })).rejects.toThrow(
       'path: "t.json" must hold a JSON array of objects, one per row; its top level is not an array (an object with keys rows). Extract the array into its own file.',
     );
-    expect(() => parse('[{"a":1},3]', { path: 't.json' })).toThrow('path: "t.json": element 1 of the array is not an object; every row must be a JSON object.');
-    expect(() => parse('[{"a":1},', { path: 't.json' })).toThrow(/^path: "t.json" is not valid JSON: /);
-    expect(() => parse('{"a":1}\n\n{"a":\n', { path: 't.jsonl' })).toThrow(/^path: "t.jsonl" line 3 is not valid JSON: /);
-    expect(() => parse('{"a":1}\n[1]\n', { path: 't.jsonl' })).toThrow('path: "t.jsonl" line 2 is not a JSON object; every line must be one row object.');
+    await expect(parse('[{"a":1},3]', { path: 't.json' })).rejects.toThrow('path: "t.json": element 1 of the array is not an object; every row must be a JSON object.');
+    await expect(parse('[{"a":1},', { path: 't.json' })).rejects.toThrow(/^path: "t.json" is not valid JSON: /);
+    await expect(parse('{"a":1}\n\n{"a":\n', { path: 't.jsonl' })).rejects.toThrow(/^path: "t.jsonl" line 3 is not valid JSON: /);
+    await expect(parse('{"a":1}\n[1]\n', { path: 't.jsonl' })).rejects.toThrow('path: "t.jsonl" line 2 is not a JSON object; every line must be one row object.');
   });
 
-  it('reads JSON Lines, skipping blank lines', () => {
-    expect(parse('{"a":1}\r\n\n{"a":2,"b":false}\n', { path: 't.jsonl' }).rows).toEqual([
+  it('reads JSON Lines, skipping blank lines', async () => {
+    expect((await parse('{"a":1}\r\n\n{"a":2,"b":false}\n', { path: 't.jsonl' })).rows).toEqual([
       { a: 1, b: null },
       { a: 2, b: false },
     ]);
