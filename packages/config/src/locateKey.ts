@@ -28,11 +28,24 @@ interface ScanState {
  * dotted key or header); else the line of the closest enclosing key or header.
  */
 export function createKeyLocator(text: string): KeyLocator {
-  let records: KeyRecord[] | undefined;
+  let index: Map<string | number, KeyRecord[]> | undefined;
   return (path) => {
-    records ??= scanKeys(text);
-    return locate(records, path);
+    index ??= groupByFirstKey(scanKeys(text));
+    const group = path.length === 0 ? undefined : index.get(path[0] ?? '');
+    return group === undefined ? undefined : locate(group, path);
   };
+}
+
+/** Records grouped by their first key, so a lookup scans only its own top-level table. */
+function groupByFirstKey(records: readonly KeyRecord[]): Map<string | number, KeyRecord[]> {
+  const groups = new Map<string | number, KeyRecord[]>();
+  for (const record of records) {
+    const first = record.path[0] ?? '';
+    const group = groups.get(first);
+    if (group === undefined) groups.set(first, [record]);
+    else group.push(record);
+  }
+  return groups;
 }
 
 function locate(records: readonly KeyRecord[], path: ReadonlyArray<string | number>): SourcePosition | undefined {
@@ -50,15 +63,15 @@ function locate(records: readonly KeyRecord[], path: ReadonlyArray<string | numb
   return best === undefined ? undefined : position(best);
 }
 
-function position(record: KeyRecord): SourcePosition {
-  return { line: record.line, column: record.column };
-}
-
 function commonPrefix(a: ReadonlyArray<string | number>, b: ReadonlyArray<string | number>): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i < n && a[i] === b[i]) i++;
   return i;
+}
+
+function position(record: KeyRecord): SourcePosition {
+  return { line: record.line, column: record.column };
 }
 
 function scanKeys(text: string): KeyRecord[] {
@@ -105,16 +118,18 @@ interface ArrayTrie {
 /** The full path of a table header, inserting the current index of every array of tables on the way. */
 function tablePath(parts: readonly string[], isArray: boolean, root: ArrayTrie): Array<string | number> {
   const path: Array<string | number> = [];
-  let node: ArrayTrie = root;
+  let node: ArrayTrie | undefined = root;
   for (let k = 0; k < parts.length; k++) {
     const part = parts[k] ?? '';
     path.push(part);
-    let child = node.children.get(part);
-    if (child === undefined) {
+    if (node === undefined) continue; // no array of tables below here
+    let child: ArrayTrie | undefined = node.children.get(part);
+    if (child === undefined && isArray) {
       child = { children: new Map(), index: -1 };
       node.children.set(part, child);
     }
     node = child;
+    if (node === undefined) continue;
     if (isArray && k === parts.length - 1) node.index++;
     if (node.index >= 0) path.push(node.index);
   }
@@ -146,7 +161,7 @@ function parseKey(line: string, start: number, end: '=' | ']'): { parts: string[
       i = j + 1;
     } else {
       let j = i;
-      while (j < line.length && /[A-Za-z0-9_-]/.test(line[j] ?? '')) j++;
+      while (j < line.length && isBareKeyChar(line.charCodeAt(j))) j++;
       if (j === i) return null;
       parts.push(line.slice(i, j));
       i = j;
@@ -159,6 +174,10 @@ function parseKey(line: string, start: number, end: '=' | ']'): { parts: string[
     if (line[i] === end) return { parts, end: i + 1 };
     return null;
   }
+}
+
+function isBareKeyChar(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) || c === 0x5f || c === 0x2d;
 }
 
 function unescapeBasic(raw: string): string {

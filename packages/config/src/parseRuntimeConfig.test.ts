@@ -691,6 +691,32 @@ list = [{ __proto__ = { polluted = "in-array" } }]
 });
 
 describe('parseRuntimeConfig: hostile nesting never crashes or hangs', () => {
+  it('lists at most 100 errors and 100 warnings, then says how many more there are', () => {
+    const text = Array.from({ length: 5000 }, (_, i) => `[t${i}]\n__proto__ = 1\n`).join('');
+    const result = parse(text);
+    expect(result.errors).toHaveLength(101);
+    expect(result.warnings).toHaveLength(101);
+    expect(result.errors[0]).toEqual({
+      code: 'FORBIDDEN_KEY',
+      file: 'runtime.toml',
+      keyPath: 't0.__proto__',
+      line: 2,
+      column: 1,
+      message: 'runtime.toml:2:1: t0.__proto__: the key "__proto__" is not allowed anywhere in a config file (it could pollute prototypes); rename or remove it',
+    });
+    expect(result.errors[99]?.keyPath).toBe('t99.__proto__');
+    expect(result.errors[100]).toEqual({
+      code: 'FORBIDDEN_KEY',
+      file: 'runtime.toml',
+      message: 'runtime.toml: 4900 more problems not shown; fix the ones above first',
+    });
+    expect(result.warnings[100]).toEqual({
+      code: 'UNKNOWN_KEY',
+      file: 'runtime.toml',
+      message: 'runtime.toml: 4900 more problems not shown; fix the ones above first',
+    });
+  });
+
   it('refuses a dotted key 10000 parts long', () => {
     const result = parse(`${Array.from({ length: 10_000 }, () => 'a').join('.')} = 1\n`);
     expect(result).toMatchInlineSnapshot(`

@@ -41,10 +41,18 @@ interface Pending {
   readonly text: string;
 }
 
+/** Problems found so far; past {@link MAX_REPORTED_PROBLEMS} only counted, so hostile files stay cheap. */
+interface ProblemList {
+  readonly kept: Pending[];
+  dropped: number;
+  /** The code of the first dropped problem. */
+  droppedCode?: ErrorCode;
+}
+
 interface WalkContext {
   readonly env: Readonly<Record<string, string | undefined>>;
-  readonly errors: Pending[];
-  readonly warnings: Pending[];
+  readonly errors: ProblemList;
+  readonly warnings: ProblemList;
   /** Expanded values, kept out of every message. */
   readonly secrets: Set<string>;
   /** Key paths whose value was replaced because of an env problem; schema issues there are noise. */
@@ -52,6 +60,18 @@ interface WalkContext {
 }
 
 const DROP = Symbol('drop');
+
+function report(list: ProblemList, code: ErrorCode, path: KeyPath, text: () => string): void {
+  if (list.kept.length < MAX_REPORTED_PROBLEMS) list.kept.push({ code, path, text: text() });
+  else {
+    list.droppedCode ??= code;
+    list.dropped++;
+  }
+}
+
+function count(list: ProblemList): number {
+  return list.kept.length + list.dropped;
+}
 
 /**
  * Parses and validates the text of a `runtime.toml`: decoding (BOM, CRLF, NUL, UTF-8), TOML,
@@ -71,11 +91,17 @@ export function parseRuntimeConfig(text: string | Uint8Array, options: ParseRunt
     return failed([tomlFailure(error, file)]);
   }
 
-  const ctx: WalkContext = { env: options.env, errors: [], warnings: [], secrets: new Set(), envFailed: new Set() };
+  const ctx: WalkContext = {
+    env: options.env,
+    errors: { kept: [], dropped: 0 },
+    warnings: { kept: [], dropped: 0 },
+    secrets: new Set(),
+    envFailed: new Set(),
+  };
   const tree = walk(document, [], RuntimeConfigSchema, true, ctx);
   const baseDir = options.baseDir ?? dirname(resolve(file));
   const defaults = runtimeConfigDefaults();
-  if (ctx.errors.length === 0 && ctx.warnings.length === 0 && onlyDefaults(tree, defaults)) {
+  if (count(ctx.errors) === 0 && count(ctx.warnings) === 0 && onlyDefaults(tree, defaults)) {
     // The stock config: validating it would only reproduce the defaults, so skip the schema pass.
     return { value: resolvePaths(defaults, baseDir), warnings: [], errors: [] };
   }
@@ -85,14 +111,14 @@ export function parseRuntimeConfig(text: string | Uint8Array, options: ParseRunt
     parsed.error.issues.forEach((issue, i) => {
       const keyPath = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
       if (ctx.envFailed.has(formatKeyPath(keyPath))) return;
-      ctx.errors.push({ code: ERROR_CODES.CONFIG_SCHEMA, path: keyPath, text: issues[i]?.message ?? issue.message });
+      report(ctx.errors, ERROR_CODES.CONFIG_SCHEMA, keyPath, () => issues[i]?.message ?? issue.message);
     });
   }
 
   const locate = createKeyLocator(decoded.text);
-  const finish = (pending: Pending[]): ConfigProblem[] =>
-    cap(
-      pending.map((p) => {
+  const finish = (list: ProblemList): ConfigProblem[] => {
+    const problems = sortByLine(
+      list.kept.map((p) => {
         const at = p.path.length > 0 ? locate(p.path) : undefined;
         return makeProblem({
           code: p.code,
@@ -103,10 +129,20 @@ export function parseRuntimeConfig(text: string | Uint8Array, options: ParseRunt
           text: redact(p.text, ctx.secrets),
         });
       }),
-      file,
     );
+    if (list.dropped > 0) {
+      problems.push(
+        makeProblem({
+          code: list.droppedCode ?? ERROR_CODES.CONFIG_SCHEMA,
+          file,
+          text: `${list.dropped} more problem${list.dropped === 1 ? '' : 's'} not shown; fix the ones above first`,
+        }),
+      );
+    }
+    return problems;
+  };
   const warnings = finish(ctx.warnings);
-  if (ctx.errors.length > 0 || !parsed.success) return failed(finish(ctx.errors), warnings);
+  if (count(ctx.errors) > 0 || !parsed.success) return failed(finish(ctx.errors), warnings);
   return { value: resolvePaths(parsed.data, baseDir), warnings, errors: [] };
 }
 
@@ -178,11 +214,12 @@ function walk(value: unknown, path: KeyPath, schema: z.ZodType | undefined, expa
   if (typeof value === 'string') return expand ? expandString(value, path, ctx) : value;
   if (value === null || typeof value !== 'object' || value instanceof Date) return value;
   if (path.length >= MAX_CONFIG_DEPTH) {
-    ctx.errors.push({
-      code: ERROR_CODES.CONFIG_TOO_DEEP,
+    report(
+      ctx.errors,
+      ERROR_CODES.CONFIG_TOO_DEEP,
       path,
-      text: `tables and arrays nest deeper than ${MAX_CONFIG_DEPTH} levels (dotted keys and table headers count); flatten this part of the config`,
-    });
+      () => `tables and arrays nest deeper than ${MAX_CONFIG_DEPTH} levels (dotted keys and table headers count); flatten this part of the config`,
+    );
     return DROP;
   }
   const shape = unwrap(schema);
@@ -200,11 +237,12 @@ function walk(value: unknown, path: KeyPath, schema: z.ZodType | undefined, expa
   for (const key of Object.keys(value)) {
     const childPath = [...path, key];
     if (FORBIDDEN_KEYS.includes(key)) {
-      ctx.errors.push({
-        code: ERROR_CODES.FORBIDDEN_KEY,
-        path: childPath,
-        text: `the key "${key}" is not allowed anywhere in a config file (it could pollute prototypes); rename or remove it`,
-      });
+      report(
+        ctx.errors,
+        ERROR_CODES.FORBIDDEN_KEY,
+        childPath,
+        () => `the key "${key}" is not allowed anywhere in a config file (it could pollute prototypes); rename or remove it`,
+      );
       continue;
     }
     let childSchema: z.ZodType | undefined;
@@ -212,7 +250,8 @@ function walk(value: unknown, path: KeyPath, schema: z.ZodType | undefined, expa
     if (def?.type === 'object' && def.shape !== undefined) {
       childSchema = Object.hasOwn(def.shape, key) ? def.shape[key] : undefined;
       known = childSchema !== undefined;
-      if (!known) ctx.warnings.push({ code: ERROR_CODES.UNKNOWN_KEY, path: childPath, text: unknownKeyText(key, path, Object.keys(def.shape)) });
+      const shapeKeys = Object.keys(def.shape);
+      if (!known) report(ctx.warnings, ERROR_CODES.UNKNOWN_KEY, childPath, () => unknownKeyText(key, path, shapeKeys));
     } else if (def?.type === 'record') {
       childSchema = def.valueType;
     }
@@ -239,18 +278,12 @@ function expandString(value: string, path: KeyPath, ctx: WalkContext): string {
   if (result.missing.length > 0) {
     const names = result.missing.map((n) => `\${${n}}`).join(', ');
     const subject = result.missing.length === 1 ? `environment variable ${result.missing[0]} is` : `environment variables ${result.missing.join(', ')} are`;
-    ctx.errors.push({
-      code: ERROR_CODES.ENV_VAR_MISSING,
-      path,
-      text: `${subject} not set (referenced as ${names}); set it, or write $\${ for a literal "\${"`,
-    });
+    report(ctx.errors, ERROR_CODES.ENV_VAR_MISSING, path, () => `${subject} not set (referenced as ${names}); set it, or write $\${ for a literal "\${"`);
   }
   if (result.syntax.length > 0) {
-    ctx.errors.push({
-      code: ERROR_CODES.ENV_VAR_SYNTAX,
-      path,
-      text: `bad variable reference ${result.syntax.join(', ')}; write \${NAME} (letters, digits and _, not starting with a digit), or $\${ for a literal "\${"`,
-    });
+    report(ctx.errors, ERROR_CODES.ENV_VAR_SYNTAX, path, () =>
+      `bad variable reference ${result.syntax.join(', ')}; write \${NAME} (letters, digits and _, not starting with a digit), or $\${ for a literal "\${"`,
+    );
   }
   return '';
 }
@@ -262,20 +295,6 @@ function redact(text: string, secrets: ReadonlySet<string>): string {
   let out = text;
   for (const secret of secrets) if (secret.length >= MIN_REDACTED_LENGTH) out = out.split(secret).join('***');
   return out;
-}
-
-function cap(problems: ConfigProblem[], file: string): ConfigProblem[] {
-  if (problems.length <= MAX_REPORTED_PROBLEMS) return sortByLine(problems);
-  const kept = sortByLine(problems).slice(0, MAX_REPORTED_PROBLEMS);
-  const first = problems[MAX_REPORTED_PROBLEMS];
-  kept.push(
-    makeProblem({
-      code: first?.code ?? ERROR_CODES.CONFIG_SCHEMA,
-      file,
-      text: `${problems.length - MAX_REPORTED_PROBLEMS} more problems not shown; fix the ones above first`,
-    }),
-  );
-  return kept;
 }
 
 function sortByLine(problems: ConfigProblem[]): ConfigProblem[] {
