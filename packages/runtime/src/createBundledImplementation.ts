@@ -30,6 +30,9 @@ export interface CreateBundledImplementationOptions {
   readonly workerResourceLimits?: ResourceLimits;
 }
 
+/** How long a worker may live after it answered, so its last console output is not lost. */
+const WORKER_GRACE_MS = 50;
+
 /** The default limits of a worker-isolated call. */
 export const DEFAULT_WORKER_RESOURCE_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 };
 
@@ -227,7 +230,13 @@ class BundledImplementation implements PluginImplementation {
         eval: true,
         workerData: { mode, moduleUrl, tool, name: `${this.pluginId}.${tool}`, input, settings: o.settings, workspace: o.workspace, env: o.env, callId },
         resourceLimits: limits,
+        // A plugin's console output must not mix with the host's own stdout (e.g. `--json`): it goes to the debug log.
+        stdout: true,
+        stderr: true,
       });
+      const name = `${this.pluginId}.${tool}`;
+      worker.stdout.setEncoding('utf8').on('data', (text: string) => this.logger.debug(`${name} (worker stdout): ${text.trimEnd()}`));
+      worker.stderr.setEncoding('utf8').on('data', (text: string) => this.logger.debug(`${name} (worker stderr): ${text.trimEnd()}`));
     } catch (error) {
       return Promise.resolve({ type: 'crashed', message: `the worker could not start: ${error instanceof Error ? error.message : String(error)}` });
     }
@@ -235,15 +244,18 @@ class BundledImplementation implements PluginImplementation {
     this.lifecycle = this.lifecycle === 'unloaded' ? 'active' : this.lifecycle;
     return new Promise<WorkerReply>((resolve) => {
       let settled = false;
-      const finish = (reply: WorkerReply): void => {
+      worker.once('exit', () => this.workers.delete(worker));
+      const finish = (reply: WorkerReply, terminateNow: boolean): void => {
         if (settled) return;
         settled = true;
         signal.removeEventListener('abort', onAbort);
-        this.workers.delete(worker);
-        void worker.terminate();
         resolve(reply);
+        // After an answer, a short grace lets the worker's last console output arrive before the
+        // thread (and anything the plugin left running in it) is terminated.
+        if (terminateNow) void worker.terminate();
+        else setTimeout(() => void worker.terminate(), WORKER_GRACE_MS).unref();
       };
-      const onAbort = (): void => finish({ type: 'aborted', message: 'the call was aborted; the worker was terminated' });
+      const onAbort = (): void => finish({ type: 'aborted', message: 'the call was aborted; the worker was terminated' }, true);
       signal.addEventListener('abort', onAbort, { once: true });
       worker.on('message', (message: WorkerReply | { type: 'log'; level: keyof Logger; message: string; fields?: Record<string, unknown> }) => {
         if (message.type === 'log') {
@@ -251,18 +263,16 @@ class BundledImplementation implements PluginImplementation {
           this.logger[level](message.message, message.fields);
           return;
         }
-        finish(message);
+        finish(message, false);
       });
       worker.on('error', (error: Error & { code?: string }) => {
-        finish({
-          type: 'crashed',
-          message:
-            error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-              ? `the worker ran out of memory (limit ${limits.maxOldGenerationSizeMb ?? '?'} MB old generation)`
-              : `the worker failed: ${error.message}`,
-        });
+        const message =
+          error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? `the worker ran out of memory (limit ${limits.maxOldGenerationSizeMb ?? '?'} MB old generation)`
+            : `the worker failed: ${error.message}`;
+        finish({ type: 'crashed', message }, true);
       });
-      worker.on('exit', (code) => finish({ type: 'crashed', message: `the worker exited with code ${code} before answering` }));
+      worker.on('exit', (code) => finish({ type: 'crashed', message: `the worker exited with code ${code} before answering` }, true));
     });
   }
 
