@@ -123,14 +123,17 @@ async function readRecords(options: { text: string; format: 'csv' | 'tsv'; displ
     failure = error;
   });
   const ended = new Promise<void>((resolve) => parser.once('end', resolve).once('error', () => resolve()));
+  const stopIfAborted = () => {
+    if (!signal?.aborted) return;
+    parser.destroy();
+    throw new ToolError(ERROR_CODES.ABORTED, `Reading "${displayPath}" stopped: the call was aborted (deadline reached or caller gave up).`);
+  };
   for (let at = 0; at < text.length && failure === undefined && records.length < maxRecords; at += CHUNK_CHARS) {
-    if (signal?.aborted) {
-      parser.destroy();
-      throw new ToolError(ERROR_CODES.ABORTED, `Reading "${displayPath}" stopped: the call was aborted (deadline reached or caller gave up).`);
-    }
+    stopIfAborted();
     parser.write(text.slice(at, at + CHUNK_CHARS));
     await nextTurn();
   }
+  stopIfAborted();
   if (failure === undefined && records.length < maxRecords) {
     parser.end();
     await ended;
