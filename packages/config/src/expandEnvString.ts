@@ -15,7 +15,7 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  */
 export function expandEnvString(input: string, env: Readonly<Record<string, string | undefined>>): EnvExpansion {
   if (!input.includes('${')) return { ok: true, value: input, expanded: [] };
-  const missing: string[] = [];
+  const missing = new Set<string>();
   const syntax: string[] = [];
   const expanded: string[] = [];
   const value = input.replace(REFERENCE, (match: string, name: string | undefined) => {
@@ -30,12 +30,12 @@ export function expandEnvString(input: string, env: Readonly<Record<string, stri
     }
     const found = Object.hasOwn(env, name) ? env[name] : undefined;
     if (found === undefined) {
-      if (!missing.includes(name)) missing.push(name);
+      missing.add(name);
       return '';
     }
     expanded.push(found);
     return found;
   });
-  if (missing.length > 0 || syntax.length > 0) return { ok: false, missing, syntax };
+  if (missing.size > 0 || syntax.length > 0) return { ok: false, missing: [...missing], syntax };
   return { ok: true, value, expanded };
 }

@@ -936,3 +936,14 @@ describe('parseRuntimeConfig: encoding and size', () => {
     expect(parse(text)).toEqual({ value: DEFAULTS, warnings: [], errors: [] });
   });
 });
+
+describe('parseRuntimeConfig: hostile ${VAR} references', () => {
+  it('lists a few of many missing variables and malformed references, then how many more', () => {
+    const missing = Array.from({ length: 50_000 }, (_, i) => `\${V${i}}`).join('');
+    const malformed = '${1}'.repeat(50_000);
+    expect(parse(`[runtime.tools.x]\na = "${missing}"\nb = "${malformed}"\n`).errors.map((e) => e.message)).toEqual([
+      'runtime.toml:2:1: runtime.tools.x.a: environment variables V0, V1, V2, V3, V4 and 49995 more are not set (referenced as ${V0}, ${V1}, ${V2}, ${V3}, ${V4} and 49995 more); set them, or write $${ for a literal "${"',
+      'runtime.toml:3:1: runtime.tools.x.b: bad variable reference "${1}", "${1}", "${1}", "${1}", "${1}" and 49995 more; write ${NAME} (letters, digits and _, not starting with a digit), or $${ for a literal "${"',
+    ]);
+  });
+});

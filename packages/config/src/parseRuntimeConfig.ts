@@ -276,16 +276,22 @@ function expandString(value: string, path: KeyPath, ctx: WalkContext): string {
   }
   ctx.envFailed.add(formatKeyPath(path));
   if (result.missing.length > 0) {
-    const names = result.missing.map((n) => `\${${n}}`).join(', ');
-    const subject = result.missing.length === 1 ? `environment variable ${result.missing[0]} is` : `environment variables ${result.missing.join(', ')} are`;
-    report(ctx.errors, ERROR_CODES.ENV_VAR_MISSING, path, () => `${subject} not set (referenced as ${names}); set it, or write $\${ for a literal "\${"`);
+    const names = listSome(result.missing.map((n) => `\${${n}}`));
+    const subject = result.missing.length === 1 ? `environment variable ${result.missing[0]} is` : `environment variables ${listSome(result.missing)} are`;
+    report(ctx.errors, ERROR_CODES.ENV_VAR_MISSING, path, () => `${subject} not set (referenced as ${names}); set ${result.missing.length === 1 ? 'it' : 'them'}, or write $\${ for a literal "\${"`);
   }
   if (result.syntax.length > 0) {
     report(ctx.errors, ERROR_CODES.ENV_VAR_SYNTAX, path, () =>
-      `bad variable reference ${result.syntax.join(', ')}; write \${NAME} (letters, digits and _, not starting with a digit), or $\${ for a literal "\${"`,
+      `bad variable reference ${listSome(result.syntax)}; write \${NAME} (letters, digits and _, not starting with a digit), or $\${ for a literal "\${"`,
     );
   }
   return '';
+}
+
+/** `a, b, c` — or, for a hostile number of items, the first five and how many more. */
+function listSome(items: readonly string[]): string {
+  const shown = items.slice(0, 5).map((item) => (item.length > 80 ? `${item.slice(0, 80)}…` : item));
+  return items.length > 5 ? `${shown.join(', ')} and ${items.length - 5} more` : shown.join(', ');
 }
 
 /** Secrets shorter than this are not redacted: they would blank out ordinary words. */
