@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
-import { ERROR_CODES, MAX_MANIFEST_BYTES, formatMode, isPathInside, isWorldWritable } from '@trellis/sdk';
+import { ERROR_CODES, MAX_MANIFEST_BYTES, formatMode, isWorldWritable } from '@trellis/sdk';
+import { containsPath } from './containsPath.ts';
 import type { PluginManifest } from '@trellis/sdk';
 import { parseManifest } from './parseManifest.ts';
 import type {
@@ -109,8 +110,8 @@ export function admitCandidate(facts: CandidateFacts, policy: AdmissionPolicy): 
 function checkLocation(facts: ExternalCandidateFacts): AdmissionCheck {
   const base = { code: ERROR_CODES.PATH_ESCAPE, title: 'inside its discovery root' } as const;
   const outside: string[] = [];
-  if (facts.pluginDirReal !== null && !isPathInside(facts.rootReal, facts.pluginDirReal)) outside.push(`the plugin folder resolves to ${facts.pluginDirReal}`);
-  if (facts.manifestReal !== null && !isPathInside(facts.rootReal, facts.manifestReal)) outside.push(`the manifest resolves to ${facts.manifestReal}`);
+  if (facts.pluginDirReal !== null && !containsPath(facts.rootReal, facts.pluginDirReal)) outside.push(`the plugin folder resolves to ${facts.pluginDirReal}`);
+  if (facts.manifestReal !== null && !containsPath(facts.rootReal, facts.manifestReal)) outside.push(`the manifest resolves to ${facts.manifestReal}`);
   if (outside.length > 0) {
     return {
       ...base,
@@ -204,7 +205,7 @@ function escapesFolder(pluginDir: string, value: string, isCommand: boolean): bo
   // A bare command name is looked up on PATH; an option is not a path.
   if (isCommand && !value.includes('/')) return false;
   if (!isCommand && value.startsWith('-')) return false;
-  return !isPathInside(pluginDir, resolve(pluginDir, value));
+  return !containsPath(pluginDir, resolve(pluginDir, value));
 }
 
 function checkManifest(facts: ExternalCandidateFacts, manifest: PluginManifest, policy: AdmissionPolicy): AdmissionCheck[] {

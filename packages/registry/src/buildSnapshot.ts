@@ -12,6 +12,23 @@ export interface BuildSnapshotOptions {
 }
 
 const bodies = new WeakMap<PluginRegistrySnapshot, string>();
+const bundledDigests = new WeakMap<object, string>();
+
+function sha256(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+function manifestDigest(d: DecidedCandidate): string | null {
+  const facts = d.admitted.facts;
+  if (!facts.bundled) return facts.bytes === null ? null : sha256(facts.bytes);
+  const manifest = facts.descriptor.manifest;
+  let digest = bundledDigests.get(manifest);
+  if (digest === undefined) {
+    digest = sha256(stableStringify(manifest));
+    bundledDigests.set(manifest, digest);
+  }
+  return digest;
+}
 
 /** Snapshot order: by id, then root number (winner first), then manifest path (bundled last). */
 export function compareEntries(a: SnapshotEntry, b: SnapshotEntry): number {
@@ -49,43 +66,76 @@ export function toSnapshotEntry(d: DecidedCandidate): SnapshotEntry {
     reasons: d.reasons.map((r) => ({ code: r.code, message: r.message })),
     warnings: d.warnings.map((r) => ({ code: r.code, message: r.message })),
     manifest: d.admitted.manifest,
+    manifestSha256: manifestDigest(d),
     bundled: facts.bundled,
     pluginDir: facts.bundled ? null : facts.pluginDirReal,
   };
 }
 
 function deepFreeze<T>(value: T): T {
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (v === null || typeof v !== 'object' || Object.isFrozen(v)) continue;
-    Object.freeze(v);
-    for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push(child);
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    const record = value as Record<string, unknown>;
+    for (const key in record) {
+      const child = record[key];
+      if (child !== null && typeof child === 'object') deepFreeze(child);
+    }
   }
   return value;
+}
+
+const q = JSON.stringify;
+
+function reasonsJson(reasons: readonly Reason[]): string {
+  let out = '[';
+  for (let i = 0; i < reasons.length; i += 1) out += `${i > 0 ? ',' : ''}{"code":${q(reasons[i]!.code)},"message":${q(reasons[i]!.message)}}`;
+  return `${out}]`;
+}
+
+/**
+ * One entry's stable JSON without `manifest`: keys in sorted order, written directly (the
+ * generic `stableStringify` gives the same bytes, a test holds them equal, but this is ~10×
+ * faster on 10,000 entries).
+ */
+export function entryJson(e: SnapshotEntry): string {
+  const s = e.source;
+  return (
+    `{"bundled":${e.bundled ? 'true' : 'false'},"id":${q(e.id)},"kind":${q(e.kind)},` +
+    `"manifestSha256":${e.manifestSha256 === null ? 'null' : q(e.manifestSha256)},` +
+    `"pluginDir":${e.pluginDir === null ? 'null' : q(e.pluginDir)},"reasons":${reasonsJson(e.reasons)},` +
+    `"source":{"manifestPath":${s.manifestPath === null ? 'null' : q(s.manifestPath)},"priority":${s.priority},"root":${q(s.root)}},` +
+    `"state":${q(e.state)},"warnings":${reasonsJson(e.warnings)}}`
+  );
+}
+
+function bodyJson(plugins: readonly SnapshotEntry[], profile: string, warnings: readonly Reason[]): string {
+  let list = '';
+  for (let i = 0; i < plugins.length; i += 1) list += (i > 0 ? ',' : '') + entryJson(plugins[i]!);
+  return `{"plugins":[${list}],"profile":${q(profile)},"warnings":${reasonsJson(warnings)}}`;
 }
 
 /**
  * Assembles the immutable snapshot: every decided candidate (rejected and shadowed ones too) in
  * {@link compareEntries} order, the host warnings in the order given, and `hash` = sha256 (hex)
- * of the stable JSON of `{ plugins, profile, warnings }`. Deep-frozen, manifests included.
+ * of the stable JSON of `{ plugins, profile, warnings }` — entries without their parsed
+ * `manifest`, which `manifestSha256` stands for. Deep-frozen, manifests included.
  */
 export function buildSnapshot(options: BuildSnapshotOptions): PluginRegistrySnapshot {
   const plugins = orderDecided(options.decided).map(toSnapshotEntry);
   const warnings = options.warnings.map((r) => ({ code: r.code, message: r.message }));
-  const body = stableStringify({ plugins, profile: options.profile, warnings });
-  const hash = createHash('sha256').update(body).digest('hex');
-  const snapshot = deepFreeze({ profile: options.profile, hash, plugins, warnings });
+  const body = bodyJson(plugins, options.profile, warnings);
+  const snapshot = deepFreeze({ profile: options.profile, hash: sha256(body), plugins, warnings });
   bodies.set(snapshot, body);
   return snapshot;
 }
 
 /**
- * The snapshot as stable JSON (keys sorted at every level, no whitespace): byte-identical for
- * identical inputs. This is the text `hash` is computed over, plus the `hash` member itself.
+ * The snapshot as stable JSON (keys sorted at every level, no whitespace, entries without the
+ * in-memory `manifest`): byte-identical for identical inputs. This is the text `hash` is
+ * computed over, plus the `hash` member itself.
  */
 export function serializeSnapshot(snapshot: PluginRegistrySnapshot): string {
-  const body = bodies.get(snapshot) ?? stableStringify({ plugins: snapshot.plugins, profile: snapshot.profile, warnings: snapshot.warnings });
+  const body = bodies.get(snapshot) ?? bodyJson(snapshot.plugins, snapshot.profile, snapshot.warnings);
   // "hash" sorts before "plugins", so it is the first member.
-  return `{"hash":${JSON.stringify(snapshot.hash)},${body.slice(1)}`;
+  return `{"hash":${q(snapshot.hash)},${body.slice(1)}`;
 }

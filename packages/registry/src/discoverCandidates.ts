@@ -2,7 +2,8 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpat
 import type { Stats } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 import fg from 'fast-glob';
-import { ERROR_CODES, MAX_MANIFEST_BYTES, isPathInside } from '@trellis/sdk';
+import { ERROR_CODES, MAX_MANIFEST_BYTES } from '@trellis/sdk';
+import { containsPath } from './containsPath.ts';
 import type { BundledPluginDescriptor } from '@trellis/sdk';
 import { BUNDLED_ROOT } from './resolveDiscoveryRoots.ts';
 import type {
@@ -220,7 +221,7 @@ function collectFacts(
 
   const folders: FolderFacts[] = [];
   if (pluginDirReal !== null) {
-    if (isPathInside(rootReal, pluginDirReal)) {
+    if (containsPath(rootReal, pluginDirReal)) {
       let dir = pluginDirReal;
       folders.push({ path: dir, stat: lstatCached(dir), role: dir === rootReal ? 'root' : 'plugin' });
       while (dir !== rootReal) {

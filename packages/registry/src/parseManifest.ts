@@ -47,17 +47,13 @@ export function parseManifest(bytes: Uint8Array): ParsedManifest {
   return { manifest: result.data, declaredId, errors: [] };
 }
 
-/** Iterative depth check (dotted keys can nest far deeper than the parser's inline limit). */
-function depthExceeds(root: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[root, 0]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop()!;
-    if (depth > max) return true;
-    if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
-      for (const child of Object.values(value)) {
-        if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-      }
-    }
+/** Depth check (dotted keys and table headers can nest far deeper than the parser's inline limit). */
+function depthExceeds(value: unknown, max: number): boolean {
+  if (max < 0) return true;
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    const child = record[key];
+    if (child !== null && typeof child === 'object' && !(child instanceof Date) && depthExceeds(child, max - 1)) return true;
   }
   return false;
 }

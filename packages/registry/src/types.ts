@@ -30,8 +30,16 @@ export interface SnapshotEntry {
   /** Why this state; the first one is the headline. */
   readonly reasons: readonly Reason[];
   readonly warnings: readonly Reason[];
-  /** The parsed `plugin.toml` with defaults applied; null when it did not parse. */
+  /**
+   * The parsed `plugin.toml` with defaults applied; null when it did not parse. In memory only:
+   * the JSON form (`serializeSnapshot`) carries `manifestSha256` instead.
+   */
   readonly manifest: PluginManifest | null;
+  /**
+   * sha256 (hex) of the manifest as read: the `plugin.toml` bytes for external plugins, the
+   * stable JSON of the embedded manifest for bundled ones; null when nothing was read.
+   */
+  readonly manifestSha256: string | null;
   readonly bundled: boolean;
   /** Realpath of the plugin folder (external only; null for bundled or when it cannot be resolved). */
   readonly pluginDir: string | null;
@@ -40,7 +48,7 @@ export interface SnapshotEntry {
 /** The registry's answer: every candidate with its state and reasons. Frozen; holds no handles. */
 export interface PluginRegistrySnapshot {
   readonly profile: ProfileName;
-  /** sha256 (hex) of the stable JSON of `{ profile, plugins, warnings }`. */
+  /** sha256 (hex) of the stable JSON of `{ plugins, profile, warnings }` (entries without `manifest`). */
   readonly hash: string;
   /** Sorted by id, then priority, then manifest path (see `compareEntries`). */
   readonly plugins: readonly SnapshotEntry[];

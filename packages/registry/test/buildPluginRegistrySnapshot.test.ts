@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BUNDLED_ROOT, buildPluginRegistrySnapshot, explainPlugin, formatExplanation, serializeSnapshot } from '../src/index.ts';
+import { BUNDLED_ROOT, buildPluginRegistrySnapshot, explainPlugin, formatExplanation, serializeSnapshot, stableStringify } from '../src/index.ts';
 import { PROCESS_RUNTIME, ONE_TOOL, PROFILES, config, descriptor, fileRoot, makeTree, manifestText, normalize } from './helpers.ts';
 
 const BUNDLED = [descriptor({ id: 'builtin-tools', profile: 'minimal', required: true }), descriptor({ id: 'core-fs', profile: 'minimal' }, { tools: 0 })];
@@ -65,6 +66,12 @@ describe('buildPluginRegistrySnapshot', () => {
     expect(second).toBe(first);
     const parsed = JSON.parse(first) as Record<string, unknown>;
     expect(Object.keys(parsed)).toEqual(['hash', 'plugins', 'profile', 'warnings']);
+    // The fast writer gives exactly the generic sorted-key JSON of the entries without `manifest`.
+    const { snapshot } = build(base);
+    const withoutManifest = snapshot.plugins.map(({ manifest: _m, ...rest }) => rest);
+    expect(first).toBe(stableStringify({ hash: snapshot.hash, plugins: withoutManifest, profile: snapshot.profile, warnings: snapshot.warnings }));
+    expect(snapshot.hash).toBe(createHash('sha256').update(stableStringify({ plugins: withoutManifest, profile: snapshot.profile, warnings: snapshot.warnings })).digest('hex'));
+    expect(snapshot.plugins.find((p) => p.id === 'broken')!.manifestSha256).toBe(createHash('sha256').update('id = "broken"\nkind = ').digest('hex'));
     const hash = build(base).snapshot.hash;
     writeFileSync(join(base, 'explicit/hello/plugin.toml'), manifestText({ id: 'hello', runtime: PROCESS_RUNTIME, profile: 'minimal', description: 'changed' }));
     expect(build(base).snapshot.hash).not.toBe(hash);
