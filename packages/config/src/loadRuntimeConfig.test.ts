@@ -177,6 +177,9 @@ process.stdout.write(JSON.stringify(loadRuntimeConfig(${JSON.stringify(file)}, {
       { cwd: packageDir, encoding: 'utf8', timeout: 20_000 },
     );
     expect(child.stderr).toBe('');
+    // spawnSync waited for the child; make sure nothing it started is left behind.
+    const left = spawnSync('ps', ['-eo', 'args='], { encoding: 'utf8' }).stdout.split('\n').filter((line) => line.includes(file));
+    expect(left).toEqual([]);
     expect(JSON.parse(child.stdout.split(dir).join('<tmp>'))).toEqual({
       warnings: [],
       errors: [
