@@ -45,6 +45,8 @@ export interface FetchResult {
 export interface CreateFetchToolOptions {
   /** How host names are resolved; tests inject one. Default: the system resolver. */
   readonly resolveHost?: ResolveHost;
+  /** Trusted CA certificates (PEM) replacing Node's bundled ones; for tests and private PKI. */
+  readonly tlsCa?: string;
 }
 
 /** Builds `core-web.fetch`. The plugin uses the default; tests inject a resolver. */
@@ -80,7 +82,7 @@ export function createFetchTool(options: CreateFetchToolOptions = {}): ToolDefin
     },
     async run(input, ctx) {
       const settings = ctx.config;
-      const response = await fetchUrl({ url: input.url, settings, resolveHost, signal: ctx.signal });
+      const response = await fetchUrl({ url: input.url, settings, resolveHost, signal: ctx.signal, tlsCa: options.tlsCa });
       const rendered =
         response.unsupportedEncoding === undefined
           ? renderBody({

@@ -82,8 +82,14 @@ function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
   }) as unknown as LookupFunction;
 }
 
-function sendRequest(url: URL, pinned: { address: string; family: 4 | 6 }, settings: WebSettings, signal: AbortSignal): Promise<IncomingMessage> {
-  const options: RequestOptions = {
+function sendRequest(
+  url: URL,
+  pinned: { address: string; family: 4 | 6 },
+  settings: WebSettings,
+  signal: AbortSignal,
+  tlsCa: string | undefined,
+): Promise<IncomingMessage> {
+  const options: RequestOptions & { ca?: string } = {
     method: 'GET',
     protocol: url.protocol,
     hostname: bareHost(url),
@@ -97,6 +103,8 @@ function sendRequest(url: URL, pinned: { address: string; family: 4 | 6 }, setti
     agent: false,
     lookup: pinnedLookup(pinned.address, pinned.family),
     signal,
+    // TLS: SNI and certificate checks use the URL's host name (Node's default), never the address.
+    ...(tlsCa === undefined ? {} : { ca: tlsCa }),
   };
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
@@ -165,7 +173,14 @@ async function readCapped(
  * hand (at most 5); the body is read up to `max_bytes` (decompressed); everything ends at
  * `timeout_seconds`. Throws `ToolError` for refusals, network failures and the timeout.
  */
-export async function fetchUrl(options: { url: string; settings: WebSettings; resolveHost: ResolveHost; signal: AbortSignal }): Promise<FetchedResponse> {
+export async function fetchUrl(options: {
+  url: string;
+  settings: WebSettings;
+  resolveHost: ResolveHost;
+  signal: AbortSignal;
+  /** Trusted CA certificates (PEM) instead of Node's bundled ones; for tests and private PKI. */
+  tlsCa?: string | undefined;
+}): Promise<FetchedResponse> {
   const { settings, resolveHost } = options;
   const deadline = AbortSignal.timeout(Math.round(settings.timeout_seconds * 1000));
   const signal = AbortSignal.any([options.signal, deadline]);
@@ -177,7 +192,7 @@ export async function fetchUrl(options: { url: string; settings: WebSettings; re
       const url = checkUrl(next, settings, hop);
       chain.push(url.href);
       const pinned = await resolveChecked(url, settings, resolveHost, where, signal);
-      const res = await sendRequest(url, pinned, settings, signal);
+      const res = await sendRequest(url, pinned, settings, signal, options.tlsCa);
       const status = res.statusCode ?? 0;
       const location = res.headers.location;
       if ([301, 302, 303, 307, 308].includes(status) && location !== undefined) {
@@ -221,6 +236,12 @@ export async function fetchUrl(options: { url: string; settings: WebSettings; re
       );
     }
     const code = (error as NodeJS.ErrnoException).code;
+    if (code !== undefined && (code.startsWith('ERR_TLS') || code.includes('CERT') || code.startsWith('UNABLE_TO'))) {
+      throw new ToolError(
+        ERROR_CODES.NETWORK_ERROR,
+        `Fetching ${chain.at(-1) ?? options.url} failed: the server's TLS certificate could not be verified (${code}); core-web does not fetch sites with invalid certificates.`,
+      );
+    }
     throw new ToolError(
       ERROR_CODES.NETWORK_ERROR,
       `Fetching ${chain.at(-1) ?? options.url} failed: ${code ?? (error as Error).message}. Check the URL; the site may be down.`,
