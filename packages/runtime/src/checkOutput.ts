@@ -2,13 +2,71 @@ import { ERROR_CODES, type ToolFailure } from '@trellis/sdk';
 
 /**
  * Checks that a tool's result serializes to JSON and fits the output cap. Returns undefined when it
- * does; else the failure. JSON.stringify catches cycles and BigInt; a walk afterwards catches
- * functions and symbols, which JSON would silently drop. Objects with `toJSON` are taken as they
- * serialize.
+ * does; else the failure. The fast path walks the value once for an upper bound of its JSON size
+ * (no string is built); only a value it cannot vouch for — over the bound, a cycle, a BigInt, a
+ * function or symbol, an object with `toJSON`, deep nesting — takes the exact path:
+ * `JSON.stringify` (catches cycles and BigInt), then a walk for functions and symbols, which JSON
+ * would silently drop, then the exact UTF-8 size.
  */
 export function checkOutput(value: unknown, tool: string, maxBytes: number): ToolFailure | undefined {
   const type = typeof value;
   if (value === null || value === undefined || type === 'boolean' || type === 'number') return undefined;
+  ancestors.length = 0;
+  let bound: number;
+  try {
+    bound = jsonBound(value, 0);
+  } catch {
+    bound = SLOW; // a getter threw: let the exact path report it
+  }
+  if (bound !== SLOW && bound <= maxBytes) return undefined;
+  return checkOutputExactly(value, tool, maxBytes);
+}
+
+const SLOW = -1;
+const MAX_FAST_DEPTH = 64;
+// Reused across calls (the walk is synchronous): the objects on the path from the root, for cycles.
+const ancestors: object[] = [];
+
+// An upper bound on the UTF-8 bytes of JSON.stringify(value), or SLOW. A UTF-16 unit becomes at
+// most 6 bytes (`\uXXXX`), a number at most 24 characters.
+function jsonBound(value: unknown, depth: number): number {
+  switch (typeof value) {
+    case 'string':
+      return value.length * 6 + 2;
+    case 'number':
+      return 24;
+    case 'boolean':
+      return 5;
+    case 'undefined':
+      return 4;
+    case 'object': {
+      if (value === null) return 4;
+      if (depth > MAX_FAST_DEPTH || typeof (value as { toJSON?: unknown }).toJSON === 'function' || ancestors.includes(value)) return SLOW;
+      ancestors.push(value);
+      let total = 2;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) {
+          const item = jsonBound(value[i], depth + 1);
+          if (item === SLOW) return SLOW;
+          total += item + 1;
+        }
+      } else {
+        for (const key in value) {
+          if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+          const item = jsonBound((value as Record<string, unknown>)[key], depth + 1);
+          if (item === SLOW) return SLOW;
+          total += key.length * 6 + 4 + item;
+        }
+      }
+      ancestors.pop();
+      return total;
+    }
+    default:
+      return SLOW; // bigint, function, symbol
+  }
+}
+
+function checkOutputExactly(value: unknown, tool: string, maxBytes: number): ToolFailure | undefined {
   let json: string | undefined;
   try {
     json = JSON.stringify(value);
@@ -22,16 +80,13 @@ export function checkOutput(value: unknown, tool: string, maxBytes: number): Too
   }
   const found = findUnserializable(value, 0);
   if (found !== undefined) return notSerializable(tool, `${found.path} is a ${found.type}`);
-  // String length is a lower bound on UTF-8 bytes; measure exactly only near the cap.
-  if (json.length * 3 > maxBytes) {
-    const bytes = Buffer.byteLength(json, 'utf8');
-    if (bytes > maxBytes) {
-      return {
-        code: ERROR_CODES.OUTPUT_TOO_LARGE,
-        message: `${tool} returned ${bytes} bytes of JSON, more than [runtime] max_output_bytes = ${maxBytes}; ask for less (a smaller limit or range) or raise the cap`,
-        retryable: false,
-      };
-    }
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes > maxBytes) {
+    return {
+      code: ERROR_CODES.OUTPUT_TOO_LARGE,
+      message: `${tool} returned ${bytes} bytes of JSON, more than [runtime] max_output_bytes = ${maxBytes}; ask for less (a smaller limit or range) or raise the cap`,
+      retryable: false,
+    };
   }
   return undefined;
 }
