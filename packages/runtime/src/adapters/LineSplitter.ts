@@ -22,6 +22,11 @@ export class LineSplitter {
   }
 
   push(chunk: Buffer): void {
+    // Fast path: one whole line in one chunk, nothing held back (the usual reply).
+    if (this.#bytes === 0 && !this.#discarding && chunk.length <= this.#maxLineBytes && chunk.indexOf(NEWLINE) === chunk.length - 1) {
+      this.#onEvent({ kind: 'line', line: chunk.toString('utf8', 0, chunk.length - 1) });
+      return;
+    }
     let start = 0;
     while (start < chunk.length) {
       const nl = chunk.indexOf(NEWLINE, start);

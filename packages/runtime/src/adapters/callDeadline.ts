@@ -24,7 +24,7 @@ export function callStopSignal(call: Pick<ImplementationCall, 'signal' | 'deadli
   const controller = new AbortController();
   const onAbort = () => controller.abort(call.signal.reason);
   if (call.signal.aborted) onAbort();
-  else call.signal.addEventListener('abort', onAbort, { once: true });
+  else call.signal.addEventListener('abort', onAbort);
   const remaining = call.deadlineAt - performance.now();
   const timer = Number.isFinite(remaining)
     ? setTimeout(() => controller.abort(new DOMException('deadline passed', 'TimeoutError')), Math.max(0, remaining))

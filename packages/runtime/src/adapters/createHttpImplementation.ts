@@ -80,7 +80,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
       signal.removeEventListener('abort', done);
       resolve();
     }
-    signal.addEventListener('abort', done, { once: true });
+    signal.addEventListener('abort', done);
   });
 }
 

@@ -50,15 +50,14 @@ type LaunchResult = { readonly ok: true } | { readonly ok: false; readonly messa
 interface Pending {
   readonly id: number;
   readonly resolve: (reply: Reply) => void;
+  /** For fast-path calls: the absolute deadline the shared sweep timer enforces, and how. */
+  readonly deadlineAt?: number;
+  readonly expire?: () => void;
 }
-
-const REMEMBERED_IDS = 1024;
 
 /** One run of the child: its process, pipes, outstanding requests and protocol mode. */
 class Session {
   readonly pending = new Map<number, Pending>();
-  /** Ids that were answered or given up on; a reply for one of them is late or duplicate. */
-  readonly closedIds = new Set<number>();
   /** Undefined until the initialize reply tells whether the plugin echoes ids. */
   echoesIds: boolean | undefined;
   retired = false;
@@ -80,14 +79,6 @@ class Session {
 
   get pgid(): number | undefined {
     return this.proc.pid;
-  }
-
-  closeId(id: number): void {
-    this.closedIds.add(id);
-    if (this.closedIds.size > REMEMBERED_IDS) {
-      const oldest = this.closedIds.values().next().value;
-      if (oldest !== undefined) this.closedIds.delete(oldest);
-    }
   }
 
   finish(message: string): void {
@@ -116,7 +107,7 @@ class Session {
         resolve(false);
       };
       this.#waiters.push(wake);
-      signal.addEventListener('abort', onAbort, { once: true });
+      signal.addEventListener('abort', onAbort);
     });
   }
 
@@ -152,7 +143,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
       signal.removeEventListener('abort', done);
       resolve();
     }
-    signal.addEventListener('abort', done, { once: true });
+    signal.addEventListener('abort', done);
   });
 }
 
@@ -160,7 +151,7 @@ function race<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typeof S
   if (signal.aborted) return Promise.resolve(STOPPED);
   return new Promise((resolve) => {
     const onAbort = () => resolve(STOPPED);
-    signal.addEventListener('abort', onAbort, { once: true });
+    signal.addEventListener('abort', onAbort);
     void promise.then((value) => {
       signal.removeEventListener('abort', onAbort);
       resolve(value);
@@ -261,7 +252,6 @@ export function createProcessImplementation(options: ProcessImplementationOption
     const p = s.pending.get(id);
     if (!p) return;
     s.pending.delete(id);
-    s.closeId(id);
     p.resolve(reply);
   }
 
@@ -276,7 +266,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
   }
 
   function onLine(s: Session, line: string): void {
-    if (line.trim() === '') return;
+    if (line.length === 0 || (line.charCodeAt(0) <= 32 && line.trim() === '')) return;
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
@@ -292,7 +282,8 @@ export function createProcessImplementation(options: ProcessImplementationOption
     if (id !== undefined) {
       if (typeof id === 'number' && s.pending.has(id)) {
         deliver(s, id, { kind: 'message', message: parsed });
-      } else if (typeof id === 'number' && s.closedIds.has(id)) {
+      } else if (typeof id === 'number' && Number.isInteger(id) && id > 0 && id < nextId) {
+        // Ids only grow, so an id below the next one that is not pending was answered or given up on.
         protocolWarning(`a late or duplicate reply for request ${id} was dropped`);
       } else {
         onProtocolProblem(s, `the plugin answered with id ${JSON.stringify(id)}, which matches no outstanding request`);
@@ -331,7 +322,6 @@ export function createProcessImplementation(options: ProcessImplementationOption
     if (serial) s.release();
     if (reply === STOPPED) {
       s.pending.delete(id);
-      s.closeId(id);
       return { kind: 'stopped' };
     }
     return reply;
@@ -521,28 +511,97 @@ export function createProcessImplementation(options: ProcessImplementationOption
     return failOutcome('TOOL_FAILED', `${name} failed: ${typeof error === 'string' ? error : JSON.stringify(error ?? 'no message')}`);
   }
 
-  async function call(call: ImplementationCall): Promise<ToolOutcome> {
+  /** The outcome of a call_tool reply; undefined when the session was retired before sending (try again). */
+  function outcomeOf(call: ImplementationCall, s: Session, reply: Reply, signal: AbortSignal): ToolOutcome | undefined {
+    switch (reply.kind) {
+      case 'retired':
+        return undefined;
+      case 'stopped':
+        if (s.echoesIds !== true && !s.retired && session === s && !lifetime.signal.aborted) recycle(s);
+        return stoppedOutcome(pluginId, { signal, deadlineAt: call.deadlineAt, tool: call.tool }, 'no reply');
+      case 'exit':
+        if (lifetime.signal.aborted) return failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} was shut down during the call to ${call.tool}`);
+        return failOutcome('PLUGIN_CRASHED', `plugin ${pluginId} ${reply.message} during the call to ${call.tool}`, true);
+      case 'protocol':
+        return failOutcome('PROTOCOL_ERROR', `plugin ${pluginId} broke the protocol during the call to ${call.tool}: ${reply.message}`);
+      case 'message':
+        return interpret(call, reply.message);
+    }
+  }
+
+  let sweepAt = Infinity;
+  let sweepTimer: NodeJS.Timeout | undefined;
+
+  /** One timer for every fast-path deadline, armed for the earliest; steady traffic re-arms nothing. */
+  function armSweep(at: number): void {
+    if (at >= sweepAt) return;
+    if (sweepTimer) clearTimeout(sweepTimer);
+    sweepAt = at;
+    sweepTimer = setTimeout(sweep, Math.max(0, at - performance.now()));
+    sweepTimer.unref();
+  }
+
+  function sweep(): void {
+    sweepTimer = undefined;
+    sweepAt = Infinity;
+    const s = session;
+    if (!s) return;
+    const now = performance.now();
+    let next = Infinity;
+    for (const p of [...s.pending.values()]) {
+      if (p.deadlineAt === undefined) continue;
+      if (p.deadlineAt <= now + 1) p.expire?.();
+      else next = Math.min(next, p.deadlineAt);
+    }
+    if (next < Infinity) armSweep(next);
+  }
+
+  /**
+   * The common case, kept lean because it is the per-call overhead the benchmark measures: an
+   * active plugin that echoes ids. One pending entry, one abort listener, one deadline timer.
+   */
+  function fastCall(s: Session, call: ImplementationCall, line: string): Promise<ToolOutcome> {
+    return new Promise((resolve) => {
+      const id = nextId++;
+      const signal = call.signal;
+      const settle = (reply: Reply) => {
+        signal.removeEventListener('abort', onStop);
+        resolve(outcomeOf(call, s, reply, signal) ?? failOutcome('INTERNAL_ERROR', `process adapter for ${pluginId}: a call was lost`));
+      };
+      function onStop() {
+        if (!s.pending.delete(id)) return;
+        settle({ kind: 'stopped' });
+      }
+      s.pending.set(id, { id, resolve: settle, deadlineAt: call.deadlineAt, expire: onStop });
+      signal.addEventListener('abort', onStop);
+      if (Number.isFinite(call.deadlineAt)) armSweep(call.deadlineAt);
+      s.proc.stdin.write(`{"id":${id},${line}\n`);
+    });
+  }
+
+  function call(call: ImplementationCall): Promise<ToolOutcome> {
+    const s = session;
+    if (state === 'active' && s !== undefined && s.echoesIds === true && !s.retired && !s.exited && !call.signal.aborted) {
+      let line: string;
+      try {
+        line = `"type":"call_tool","tool_name":${JSON.stringify(call.tool)},"arguments":${JSON.stringify(call.input ?? {})}}`;
+      } catch (error) {
+        return Promise.resolve(failOutcome('INTERNAL_ERROR', `process adapter for ${pluginId}: the arguments cannot be sent as JSON (${error instanceof Error ? error.message : String(error)})`));
+      }
+      return fastCall(s, call, line);
+    }
+    return slowCall(call);
+  }
+
+  async function slowCall(call: ImplementationCall): Promise<ToolOutcome> {
     const stop = callStopSignal(call);
     try {
       for (let round = 0; round < 3; round += 1) {
         const ready = await ensureReady(stop.signal, call);
         if (!(ready instanceof Session)) return ready;
-        const s = ready;
-        const reply = await request(s, { type: 'call_tool', tool_name: call.tool, arguments: call.input ?? {} }, stop.signal);
-        switch (reply.kind) {
-          case 'retired':
-            continue;
-          case 'stopped':
-            if (s.echoesIds !== true && !s.retired && session === s && !lifetime.signal.aborted) recycle(s);
-            return stoppedOutcome(pluginId, { signal: stop.signal, deadlineAt: call.deadlineAt, tool: call.tool }, 'no reply');
-          case 'exit':
-            if (lifetime.signal.aborted) return failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} was shut down during the call to ${call.tool}`);
-            return failOutcome('PLUGIN_CRASHED', `plugin ${pluginId} ${reply.message} during the call to ${call.tool}`, true);
-          case 'protocol':
-            return failOutcome('PROTOCOL_ERROR', `plugin ${pluginId} broke the protocol during the call to ${call.tool}: ${reply.message}`);
-          case 'message':
-            return interpret(call, reply.message);
-        }
+        const reply = await request(ready, { type: 'call_tool', tool_name: call.tool, arguments: call.input ?? {} }, stop.signal);
+        const outcome = outcomeOf(call, ready, reply, stop.signal);
+        if (outcome) return outcome;
       }
       return failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} kept restarting during the call to ${call.tool}`, true);
     } catch (error) {
