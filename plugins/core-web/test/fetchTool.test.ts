@@ -132,6 +132,18 @@ describe('core-web.fetch on the test server (loopback allowed for 127.0.0.1 only
     });
   });
 
+  it('sniffs responses without a content type and names encodings it cannot decode', async () => {
+    expect((await fetchWith({ url: `${server.base}/untyped-text` })).text).toBe('just words, no content type');
+    expect((await fetchWith({ url: `${server.base}/untyped-html` })).text).toBe('sniffed page');
+    expect((await fetchWith({ url: `${server.base}/untyped-binary` })).text).toBe(
+      '[binary content not shown: no content type, 4 bytes. core-web returns text only; use another tool to handle this file type.]',
+    );
+    expect(await fetchWith({ url: `${server.base}/compress` })).toMatchObject({
+      text: '[content encoded with "compress", which core-web cannot decode; not shown.]',
+      truncated: false,
+    });
+  });
+
   it('follows redirects and reports them', async () => {
     const result = await fetchWith({ url: `${server.base}/redirect?to=/json` });
     expect(result).toMatchObject({ status: 200, final_url: `${server.base}/json`, redirects: [`${server.base}/redirect?to=/json`] });

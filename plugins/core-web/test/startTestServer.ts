@@ -45,6 +45,22 @@ export async function startTestServer(): Promise<{ port: number; base: string; s
         res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
         res.end(gzipSync(Buffer.alloc(20 * 1024 * 1024, 0x61)));
         return;
+      case '/compress':
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'compress' });
+        res.end('LZW bytes');
+        return;
+      case '/untyped-text':
+        res.writeHead(200, {});
+        res.end('just words, no content type');
+        return;
+      case '/untyped-html':
+        res.writeHead(200, {});
+        res.end('<!DOCTYPE html><p>sniffed <b>page</b></p>');
+        return;
+      case '/untyped-binary':
+        res.writeHead(200, {});
+        res.end(Buffer.from([0x00, 0x01, 0x02, 0xff]));
+        return;
       case '/binary':
         res.writeHead(200, { 'content-type': 'image/png', 'content-length': '5000' });
         res.end(Buffer.alloc(5000, 0x89));
