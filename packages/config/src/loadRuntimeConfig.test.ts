@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadRuntimeConfig } from './loadRuntimeConfig.ts';
@@ -89,6 +90,26 @@ describe('loadRuntimeConfig', () => {
         },
       ],
     });
+  });
+
+  it('refuses a Unix socket', async () => {
+    const socket = join(dir, 'runtime.toml');
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    try {
+      expect(load(socket)).toEqual({
+        warnings: [],
+        errors: [
+          {
+            code: 'CONFIG_UNREADABLE',
+            file: '<tmp>/runtime.toml',
+            message: '<tmp>/runtime.toml: is a socket, not a regular file; point --config or TRELLIS_CONFIG at a runtime.toml file',
+          },
+        ],
+      });
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('refuses character devices without reading them', () => {

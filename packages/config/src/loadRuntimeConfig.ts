@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer';
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ERROR_CODES } from '@trellis/sdk';
@@ -37,6 +37,8 @@ export function loadConfigFile(path: string, options: LoadConfigFileOptions): Co
   return parseRuntimeConfig(read.bytes, { fileName: path, env: options.env, baseDir: dirname(resolve(path)) });
 }
 
+const POINT_AT_FILE = 'point --config or TRELLIS_CONFIG at a runtime.toml file';
+
 type ReadResult = { bytes: Uint8Array; problem?: undefined } | { bytes?: undefined; problem: ConfigProblem };
 
 function readConfigBytes(file: string, notFoundHint: string | undefined): ReadResult {
@@ -53,7 +55,7 @@ function readConfigBytes(file: string, notFoundHint: string | undefined): ReadRe
         problem: makeProblem({
           code: ERROR_CODES.CONFIG_UNREADABLE,
           file,
-          text: `is ${describeKind(stats)}, not a regular file; point --config or TRELLIS_CONFIG at a runtime.toml file`,
+          text: `is ${describeKind(stats)}, not a regular file; ${POINT_AT_FILE}`,
         }),
       };
     }
@@ -98,8 +100,17 @@ function openFailure(file: string, error: unknown, notFoundHint: string | undefi
       return makeProblem({ code: ERROR_CODES.CONFIG_UNREADABLE, file, text: 'permission denied; make the file readable by the user running trellis' });
     case 'ELOOP':
       return makeProblem({ code: ERROR_CODES.CONFIG_UNREADABLE, file, text: 'too many levels of symbolic links (a symlink loop?); point at the real file' });
-    case 'ENXIO':
-      return makeProblem({ code: ERROR_CODES.CONFIG_UNREADABLE, file, text: 'is a socket or a device without a reader, not a regular file; point at a runtime.toml file' });
+    case 'ENXIO': {
+      // A socket (or a device with no driver behind it): open refuses, stat still says which.
+      let kind = 'a special file';
+      try {
+        const stats = statSync(file, { throwIfNoEntry: false });
+        if (stats !== undefined) kind = describeKind(stats);
+      } catch {
+        // keep the generic word
+      }
+      return makeProblem({ code: ERROR_CODES.CONFIG_UNREADABLE, file, text: `is ${kind}, not a regular file; ${POINT_AT_FILE}` });
+    }
     default:
       return readFailure(file, error);
   }
@@ -115,5 +126,5 @@ function describeKind(stats: Stats): string {
   if (stats.isCharacterDevice()) return 'a character device';
   if (stats.isBlockDevice()) return 'a block device';
   if (stats.isSocket()) return 'a socket';
-  return 'not a regular file';
+  return 'a special file';
 }
