@@ -72,10 +72,21 @@ function childEnv(ctx: ToolContext<PythonSettings>, tempDir: string): Record<str
 
 /** Creates `<workspace>/.trellis/tmp/python-XXXXXX`, refusing when `.trellis/tmp` resolves outside the workspace. */
 async function makeTempDir(workspaceRoot: string): Promise<string> {
-  const root = await realpath(workspaceRoot);
-  const base = join(root, '.trellis', 'tmp');
-  await mkdir(base, { recursive: true, mode: 0o700 });
-  const realBase = await realpath(base);
+  let root: string;
+  let base: string;
+  let realBase: string;
+  try {
+    root = await realpath(workspaceRoot);
+    base = join(root, '.trellis', 'tmp');
+    await mkdir(base, { recursive: true, mode: 0o700 });
+    realBase = await realpath(base);
+  } catch (error) {
+    throw new ToolError(
+      ERROR_CODES.TOOL_FAILED,
+      `core-python could not create its temp folder under ${join(workspaceRoot, '.trellis', 'tmp')} (${(error as NodeJS.ErrnoException).code ?? String(error)}); ` +
+        'it needs an existing, writable workspace folder.',
+    );
+  }
   if (!isPathInside(root, realBase)) {
     throw new ToolError(
       ERROR_CODES.PATH_NOT_ALLOWED,

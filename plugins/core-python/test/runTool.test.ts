@@ -181,6 +181,14 @@ describe('core-python.run', () => {
     });
   });
 
+  it('says so when the workspace cannot hold its temp folder', async () => {
+    const missing = join(workspace, 'no-such-folder');
+    await expect(runTool.run(PythonRunInputSchema.parse({ code: 'print(1)' }), makeContext({ workspace: missing }))).rejects.toMatchObject({
+      code: 'TOOL_FAILED',
+      message: `core-python could not create its temp folder under ${missing}/.trellis/tmp (ENOENT); it needs an existing, writable workspace folder.`,
+    });
+  });
+
   it('refuses a .trellis/tmp that is a symlink out of the workspace', async () => {
     const outside = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-outside-')));
     try {
