@@ -30,7 +30,7 @@ export interface ConfigLoadResult {
 /** The largest config file Trellis reads: 1 MiB. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 
-/** How deep tables and arrays may nest (counting every dotted-key part, header part and bracket). */
+/** The most parts a value's key path may have; table-header parts, dotted-key parts and array indices all count. */
 export const MAX_CONFIG_DEPTH = 32;
 
 /** Keys rejected anywhere in a config file because they could pollute prototypes. */

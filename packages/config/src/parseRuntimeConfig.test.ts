@@ -796,11 +796,13 @@ describe('parseRuntimeConfig: hostile nesting never crashes or hangs', () => {
     expect(result.errors.map((e) => [e.code, e.line])).toEqual([['CONFIG_TOO_DEEP', 2]]);
   });
 
-  it('accepts nesting just under the limit', () => {
-    // runtime.tools.x = 3 levels; 28 more tables make 31 nested tables below the root.
-    const key = Array.from({ length: 28 }, (_, i) => `k${i}`).join('.');
-    const result = parse(`[runtime.tools.x]\n${key} = 1\n`);
-    expect(result.errors).toEqual([]);
+  it('accepts a value path of 32 parts and refuses 33', () => {
+    const keys = (n: number) => Array.from({ length: n }, (_, i) => `k${i}`).join('.');
+    // runtime.tools.x is 3 parts.
+    expect(parse(`[runtime.tools.x]\n${keys(29)} = 1\n`).errors).toEqual([]);
+    expect(parse(`[runtime.tools.x]\n${keys(28)} = [1]\n`).errors).toEqual([]);
+    expect(parse(`[runtime.tools.x]\n${keys(30)} = 1\n`).errors.map((e) => e.code)).toEqual(['CONFIG_TOO_DEEP']);
+    expect(parse(`[runtime.tools.x]\n${keys(29)} = [1]\n`).errors.map((e) => e.code)).toEqual(['CONFIG_TOO_DEEP']);
   });
 });
 
