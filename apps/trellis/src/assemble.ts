@@ -143,14 +143,11 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       if (descriptor === undefined) return undefined;
       made = createBundledImplementation({ descriptor, settings, workspace: { root: workspace }, env, logger, host });
     } else if (entry.manifest?.runtime !== undefined && entry.pluginDir !== null) {
-      made = createExternalImplementation({
-        id: pluginId,
-        manifest: entry.manifest,
-        pluginDir: entry.pluginDir,
-        entry: config.plugins.entries[pluginId],
-        env,
-        logger,
-      });
+      const overrides = config.plugins.entries[pluginId];
+      made = createExternalImplementation(
+        { id: pluginId, manifest: entry.manifest, pluginDir: entry.pluginDir },
+        { env, logger, ...(overrides !== undefined ? { overrides } : {}) },
+      );
     }
     if (made) implementations.set(pluginId, made);
     return made;
