@@ -1,3 +1,4 @@
+/// <reference path="./html-to-text.d.ts" />
 import { compile } from 'html-to-text';
 import type { HtmlBuilder, HtmlElement, HtmlToTextOptions, HtmlWalk } from 'html-to-text';
 
