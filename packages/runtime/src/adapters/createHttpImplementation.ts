@@ -235,6 +235,7 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
       }
       initialized = true;
       state = 'active';
+      startHealthTimer();
       return undefined;
     })().finally(() => {
       initializing = undefined;
@@ -330,6 +331,13 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
     }
   }
 
+  function startHealthTimer(): void {
+    const interval = (options.healthCheckIntervalSeconds ?? 0) * 1000;
+    if (interval <= 0 || healthTimer || lifetime.signal.aborted) return;
+    healthTimer = setInterval(() => void healthCheck(), interval);
+    healthTimer.unref();
+  }
+
   async function healthCheck(): Promise<void> {
     if (!initialized || lifetime.signal.aborted) return;
     const reply = await exchange('GET', '/health', undefined, lifetime.signal);
@@ -343,7 +351,8 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
       }
     }
     if (!healthy) {
-      markBroken(`plugin ${pluginId} failed its health check (${reply.kind === 'response' ? `HTTP ${reply.status}` : reply.kind})`);
+      const why = reply.kind !== 'response' ? reply.kind : reply.status >= 200 && reply.status < 300 ? 'it answered healthy: false' : `HTTP ${reply.status}`;
+      markBroken(`plugin ${pluginId} failed its health check (${why})`);
       logger.warn('http plugin health check failed', { plugin: pluginId, error: lastError });
     }
   }
@@ -352,11 +361,6 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
     pluginId,
     async start(signal?: AbortSignal) {
       await ensureInitialized(signal ?? lifetime.signal);
-      const interval = (options.healthCheckIntervalSeconds ?? 0) * 1000;
-      if (interval > 0 && !healthTimer && !lifetime.signal.aborted) {
-        healthTimer = setInterval(() => void healthCheck(), interval);
-        healthTimer.unref();
-      }
     },
     discoveredTools: () => discovered,
     call,

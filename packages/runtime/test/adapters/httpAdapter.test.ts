@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { PluginImplementation } from '../../src/PluginImplementation.ts';
 import { checkHttpEndpoint, createHttpImplementation } from '../../src/adapters/createHttpImplementation.ts';
 import type { HttpRuntime } from '../../src/adapters/createHttpImplementation.ts';
-import { callOf, manifestOf } from './helpers.ts';
+import { callOf, manifestOf, waitFor } from './helpers.ts';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
 interface Seen {
@@ -280,6 +280,29 @@ describe('http adapter', () => {
       },
     });
     expect(other.seen).toEqual([]);
+  });
+
+  it('a failed GET /health marks the plugin for re-initialization', async () => {
+    let healthy = true;
+    const base = plugin((_req, body, res) => json(res, 200, { success: true, data: JSON.parse(body) }));
+    const server = await serve((req, body, res) => (req.url === '/health' ? json(res, 200, { healthy }) : base(req, body, res)));
+    const rt: HttpRuntime = { type: 'http', endpoint: server.url, headers: {}, timeout_seconds: 2, retry_count: 0, retry_delay_seconds: 0, max_response_bytes: 1000 };
+    const impl = createHttpImplementation({ pluginId: 'notes', manifest: manifestOf({ id: 'notes', runtime: rt }), runtime: rt, healthCheckIntervalSeconds: 0.05 });
+    impls.push(impl);
+    expect(await impl.call(callOf('echo', { n: 1 }))).toEqual({ ok: true, value: { n: 1 } });
+    healthy = false;
+    await waitFor(() => impl.state() === 'error');
+    expect(impl.lastError?.()).toBe('plugin notes failed its health check (it answered healthy: false)');
+    healthy = true;
+    expect(await impl.call(callOf('echo', { n: 2 }))).toEqual({ ok: true, value: { n: 2 } });
+    expect(paths(server.seen).filter((p) => p !== 'GET /health')).toEqual([
+      'POST /initialize',
+      'GET /tools',
+      'POST /tools/echo',
+      'POST /initialize',
+      'GET /tools',
+      'POST /tools/echo',
+    ]);
   });
 
   it('a caller abort is ABORTED', async () => {

@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PluginImplementation } from '../../src/PluginImplementation.ts';
@@ -114,6 +114,15 @@ describe('process adapter: the happy path', () => {
     expect(await impl.call(callOf('fail'))).toEqual({ ok: false, error: { code: 'TOOL_FAILED', message: 'fault.fail failed: it went wrong', retryable: false } });
     expect(await impl.call(callOf('coded'))).toEqual({ ok: false, error: { code: 'NOT_FOUND', message: 'fault.coded failed: no such note', retryable: false } });
     expect(await impl.call(callOf('nope'))).toEqual({ ok: false, error: { code: 'TOOL_FAILED', message: 'fault.nope failed: unknown tool nope', retryable: false } });
+  });
+
+  it('caps the address space with max_memory_mb where prlimit exists', async () => {
+    const { impl, logger } = setup('normal', { max_memory_mb: 4096 });
+    const outcome = await impl.call(callOf('limits'));
+    const limited = logger.entries.find((e) => e.message === 'plugin spawned')?.fields.memoryLimited;
+    expect(limited).toBe(existsSync('/usr/bin/prlimit') || existsSync('/bin/prlimit'));
+    const expected = limited ? 'Max address space         4294967296           4294967296           bytes     ' : 'Max address space         unlimited            unlimited            bytes     ';
+    expect(outcome).toEqual({ ok: true, value: { line: expected } });
   });
 
   it('serves a plugin that does not echo ids one call at a time', async () => {
