@@ -369,206 +369,6 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
 
   const fail = (code: string, message: string, retryable = false): ToolOutcome => ({ ok: false, error: { code, message, retryable } });
 
-  /** Stages 1–6. Returns the outcome and how many attempts were dispatched. */
-  const execute = async (call: Invocation, request: ToolRequest, options: InvokeOptions | undefined, started: number): Promise<ToolOutcome> => {
-    const name = call.name;
-    const observed = hooks.length > 0;
-
-    // 1. lookup
-    const found = catalog.lookup(name);
-    let descriptor: RuntimeToolDescriptor;
-    if (found.status === 'offered') {
-      descriptor = found.descriptor;
-    } else if (found.status === 'unavailable' && found.descriptor !== undefined && RUNTIME_STAGE_CODES.has(found.reason.code)) {
-      descriptor = found.descriptor;
-    } else {
-      if (observed) emit({ type: 'lookup', callId: call.callId, tool: name, status: found.status, plugin: found.status === 'unavailable' ? found.descriptor?.plugin : undefined });
-      if (found.status === 'unavailable') {
-        const reason = found.reason;
-        // A catalog reason usually names the tool already; do not say it twice.
-        const said = reason.message.startsWith(name) ? reason.message : `${name} is not available now: ${reason.message}`;
-        return fail(ERROR_CODES.TOOL_UNAVAILABLE, `${said} (${reason.code})`);
-      }
-      return fail(
-        ERROR_CODES.TOOL_NOT_FOUND,
-        found.nearest !== undefined
-          ? `no tool is named ${name}; did you mean ${found.nearest}?`
-          : `no tool is named ${name}; list the offered tools with \`trellis tools list\``,
-      );
-    }
-    if (observed) emit({ type: 'lookup', callId: call.callId, tool: name, status: 'offered', plugin: descriptor.plugin });
-    const entry = entryFor(descriptor);
-    const gate = entry.gate;
-    call.gate = gate;
-    call.tool = descriptor.tool;
-
-    // The deadline starts at invoke; from here on every wait is raced against it.
-    let timeoutMs = entry.deadlineMs;
-    const callerMs = options?.deadlineMs;
-    if (callerMs !== undefined && callerMs < timeoutMs) timeoutMs = callerMs > 0 ? callerMs : 0;
-    call.timeoutMs = timeoutMs;
-    call.deadlineAt = started + timeoutMs;
-    if (timeoutMs <= 0) call.expire();
-    else scheduler.add(call);
-
-    // 2. validate
-    let schema = entry.schema;
-    if (schema === undefined) {
-      schema = validators.get(descriptor.inputSchema);
-      entry.schema = schema;
-    }
-    if (!schema.ok) {
-      if (observed) emit({ type: 'validate', callId: call.callId, tool: name, ok: false, errors: [schema.problem] });
-      return fail(ERROR_CODES.SCHEMA_UNSAFE, `the input schema of ${name} cannot be used safely: ${schema.problem}; the plugin ${descriptor.plugin} must fix its schema`);
-    }
-    let input: unknown = request.input === undefined ? {} : request.input;
-    if (schema.fillsDefaults) {
-      try {
-        input = structuredClone(input);
-      } catch {
-        if (observed) emit({ type: 'validate', callId: call.callId, tool: name, ok: false, errors: ['(root): must be plain JSON'] });
-        return fail(ERROR_CODES.INPUT_INVALID, `invalid arguments for ${name}:\n(root): must be plain JSON (no functions, symbols or class instances)`);
-      }
-    }
-    const errors = schema.check(input);
-    if (observed) emit({ type: 'validate', callId: call.callId, tool: name, ok: errors === undefined, errors: errors ?? NO_STRINGS });
-    if (errors !== undefined) return fail(ERROR_CODES.INPUT_INVALID, `invalid arguments for ${name}:\n${errors.join('\n')}`);
-    call.input = input;
-
-    // 3. capability
-    if (observed) emit({ type: 'capability', callId: call.callId, tool: name, required: entry.required, missing: entry.missing });
-    if (entry.missing.length > 0) {
-      return fail(
-        ERROR_CODES.CAPABILITY_DENIED,
-        `${name} needs ${entry.missing.join(', ')}, which [runtime] capabilities does not grant; add ${entry.missing.length === 1 ? 'it' : 'them'} to [runtime] capabilities in runtime.toml to allow this tool`,
-      );
-    }
-
-    // 4. canonicalize
-    let impl: PluginImplementation | undefined;
-    try {
-      impl = implementationOf(gate);
-    } catch (error) {
-      return fail(ERROR_CODES.PLUGIN_LOAD_FAILED, `the implementation of plugin ${gate.id} could not be created: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    if (impl === undefined) {
-      return fail(ERROR_CODES.TOOL_UNAVAILABLE, `${name} is not available: this host has no implementation for plugin ${gate.id}`);
-    }
-    let summary: Readonly<Record<string, unknown>> | undefined;
-    const canonicalizes = impl.canonicalize !== undefined && impl.canonicalizes?.(call.tool) !== false;
-    if (canonicalizes) {
-      let result: { input: unknown; summary?: Record<string, unknown> } | Interrupted;
-      try {
-        result = await call.race((impl.canonicalize as NonNullable<PluginImplementation['canonicalize']>)(call.tool, input, call.signal, call));
-      } catch (thrown) {
-        const failure = failureFromThrown(thrown, name);
-        if (observed) emit({ type: 'canonicalize', callId: call.callId, tool: name, ran: true, ok: false });
-        if (PASS_THROUGH_CODES.has(failure.code)) return { ok: false, error: failure };
-        return fail(ERROR_CODES.CANONICALIZE_FAILED, `${name} refused its arguments (${failure.code}): ${failure.message}`);
-      }
-      if (result === INTERRUPTED) return call.interruption();
-      input = result.input;
-      summary = result.summary;
-      call.input = input;
-      if (observed) emit({ type: 'canonicalize', callId: call.callId, tool: name, ran: true, ok: true, summary });
-    } else if (observed) {
-      emit({ type: 'canonicalize', callId: call.callId, tool: name, ran: false, ok: true });
-    }
-
-    // 5. policy
-    if (entry.denied !== undefined) {
-      if (observed) emit({ type: 'policy', callId: call.callId, tool: name, decision: 'denied', approval: 'none', rule: entry.deniedRule });
-      return fail(ERROR_CODES.POLICY_DENIED, entry.denied);
-    }
-    if (entry.ask !== 'none') {
-      const why = entry.ask === 'policy' ? `[runtime.policy] ask = "${entry.askRule}"` : `its contract says approval = "ask"`;
-      let approved: boolean | Interrupted = false;
-      let refusal = 'the approver said no';
-      if (approve === undefined) {
-        refusal = 'this host has no way to ask (no TTY or approval hook); run it from a terminal, or remove it from [runtime.policy] ask';
-      } else {
-        const request: ApprovalRequest = {
-          callId: call.callId,
-          tool: name,
-          plugin: descriptor.plugin,
-          input,
-          summary,
-          reason: entry.ask,
-          rule: entry.askRule,
-          contract: descriptor.contract,
-          signal: call.signal,
-        };
-        try {
-          approved = await call.race(Promise.resolve().then(() => approve(request)));
-        } catch (error) {
-          logger.warn(`the approval hook failed for ${name}; the call is refused`, { callId: call.callId, error: error instanceof Error ? error.message : String(error) });
-          refusal = 'the approval hook failed';
-        }
-      }
-      if (approved === INTERRUPTED) return call.interruption();
-      if (approved !== true) {
-        if (observed) emit({ type: 'policy', callId: call.callId, tool: name, decision: 'refused', approval: entry.ask, rule: entry.askRule });
-        return fail(ERROR_CODES.APPROVAL_DENIED, `${name} needs approval (${why}) and was not approved: ${refusal}`);
-      }
-      if (observed) emit({ type: 'policy', callId: call.callId, tool: name, decision: 'approved', approval: entry.ask, rule: entry.askRule });
-    } else if (observed) {
-      emit({ type: 'policy', callId: call.callId, tool: name, decision: 'allowed', approval: 'none' });
-    }
-
-    // 6. attempts
-    const idempotent = descriptor.contract.idempotent;
-    for (let attempt = 1; ; attempt++) {
-      if (!gate.tryAcquire()) {
-        const waited = await call.waitForSlot(gate);
-        if (waited === INTERRUPTED) return call.interruption();
-      }
-      if (call.interrupted !== undefined) {
-        gate.release();
-        return { ok: false, error: call.interrupted };
-      }
-      call.attempts = attempt;
-      if (observed) emit({ type: 'attempt', callId: call.callId, tool: name, attempt, phase: 'start' });
-      let result: ImplementationOutcome | Interrupted;
-      try {
-        result = await call.race(impl.call(call));
-      } catch (thrown) {
-        result = { ok: false, error: failureFromThrown(thrown, name) };
-      }
-      gate.release();
-      if (result === INTERRUPTED) {
-        if (observed) emit({ type: 'attempt', callId: call.callId, tool: name, attempt, phase: 'end', ok: false, code: call.interruption().error.code, retrying: false });
-        return call.interruption();
-      }
-      let outcome: ToolOutcome = result;
-      if (result === null || typeof result !== 'object' || typeof result.ok !== 'boolean') {
-        outcome = fail(ERROR_CODES.INTERNAL_ERROR, `the implementation of plugin ${gate.id} returned something that is not an outcome for ${name}`);
-      } else if (result.ok) {
-        const problem = checkOutput(result.value, name, settings.maxOutputBytes);
-        if (problem !== undefined) outcome = { ok: false, error: problem };
-        else if (result.value === undefined) outcome = { ok: true, value: null };
-      }
-      if (outcome.ok) {
-        if (observed) emit({ type: 'attempt', callId: call.callId, tool: name, attempt, phase: 'end', ok: true, retrying: false });
-        return outcome;
-      }
-      const error = outcome.error;
-      const undispatched = (result as { notDispatched?: unknown }).notDispatched === true;
-      let retrying = error.retryable === true && attempt < entry.maxAttempts && (idempotent || undispatched);
-      let delayMs = 0;
-      if (retrying) {
-        delayMs = Math.round(settings.backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2));
-        if (performance.now() + delayMs >= call.deadlineAt) retrying = false;
-      }
-      if (observed) emit({ type: 'attempt', callId: call.callId, tool: name, attempt, phase: 'end', ok: false, code: error.code, retrying, delayMs: retrying ? delayMs : undefined });
-      if (!retrying) return outcome;
-      if (delayMs > 0) {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const slept = await call.race(new Promise<void>((resolve) => (timer = setTimeout(resolve, delayMs))));
-        clearTimeout(timer);
-        if (slept === INTERRUPTED) return call.interruption();
-      }
-    }
-  };
 
   const finish = (call: Invocation, request: ToolRequest, outcome: ToolOutcome, started: number): ToolOutcome => {
     scheduler.remove(call);
@@ -611,15 +411,226 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
       onAbort = () => call.interrupt({ code: ERROR_CODES.ABORTED, message: `the caller aborted the call to ${name}`, retryable: false });
       signal.addEventListener('abort', onAbort, { once: true });
     }
-    let outcome: ToolOutcome;
+    // Stages 1–6 run inline (one async frame per call); each early end assigns `outcome` and leaves the block.
+    let outcome: ToolOutcome | undefined;
     try {
-      outcome = await execute(call, request, options, started);
+      stages: {
+        const observed = hooks.length > 0;
+
+        // 1. lookup
+        const found = catalog.lookup(name);
+        let descriptor: RuntimeToolDescriptor;
+        if (found.status === 'offered') {
+          descriptor = found.descriptor;
+        } else if (found.status === 'unavailable' && found.descriptor !== undefined && RUNTIME_STAGE_CODES.has(found.reason.code)) {
+          descriptor = found.descriptor;
+        } else {
+          if (observed) emit({ type: 'lookup', callId: call.callId, tool: name, status: found.status, plugin: found.status === 'unavailable' ? found.descriptor?.plugin : undefined });
+          if (found.status === 'unavailable') {
+            const reason = found.reason;
+            // A catalog reason usually names the tool already; do not say it twice.
+            const said = reason.message.startsWith(name) ? reason.message : `${name} is not available now: ${reason.message}`;
+            outcome = fail(ERROR_CODES.TOOL_UNAVAILABLE, `${said} (${reason.code})`);
+            break stages;
+          }
+          outcome = fail(
+            ERROR_CODES.TOOL_NOT_FOUND,
+            found.nearest !== undefined
+              ? `no tool is named ${name}; did you mean ${found.nearest}?`
+              : `no tool is named ${name}; list the offered tools with \`trellis tools list\``,
+          );
+          break stages;
+        }
+        if (observed) emit({ type: 'lookup', callId: call.callId, tool: name, status: 'offered', plugin: descriptor.plugin });
+        const entry = entryFor(descriptor);
+        const gate = entry.gate;
+        call.gate = gate;
+        call.tool = descriptor.tool;
+
+        // The deadline starts at invoke; from here on every wait is raced against it.
+        let timeoutMs = entry.deadlineMs;
+        const callerMs = options?.deadlineMs;
+        if (callerMs !== undefined && callerMs < timeoutMs) timeoutMs = callerMs > 0 ? callerMs : 0;
+        call.timeoutMs = timeoutMs;
+        call.deadlineAt = started + timeoutMs;
+        if (timeoutMs <= 0) call.expire();
+        else scheduler.add(call);
+
+        // 2. validate
+        let schema = entry.schema;
+        if (schema === undefined) {
+          schema = validators.get(descriptor.inputSchema);
+          entry.schema = schema;
+        }
+        if (!schema.ok) {
+          if (observed) emit({ type: 'validate', callId: call.callId, tool: name, ok: false, errors: [schema.problem] });
+          outcome = fail(ERROR_CODES.SCHEMA_UNSAFE, `the input schema of ${name} cannot be used safely: ${schema.problem}; the plugin ${descriptor.plugin} must fix its schema`);
+          break stages;
+        }
+        let input: unknown = request.input === undefined ? {} : request.input;
+        if (schema.fillsDefaults) {
+          try {
+            input = structuredClone(input);
+          } catch {
+            if (observed) emit({ type: 'validate', callId: call.callId, tool: name, ok: false, errors: ['(root): must be plain JSON'] });
+            outcome = fail(ERROR_CODES.INPUT_INVALID, `invalid arguments for ${name}:\n(root): must be plain JSON (no functions, symbols or class instances)`);
+            break stages;
+          }
+        }
+        const errors = schema.check(input);
+        if (observed) emit({ type: 'validate', callId: call.callId, tool: name, ok: errors === undefined, errors: errors ?? NO_STRINGS });
+        if (errors !== undefined) { outcome = fail(ERROR_CODES.INPUT_INVALID, `invalid arguments for ${name}:\n${errors.join('\n')}`); break stages; }
+        call.input = input;
+
+        // 3. capability
+        if (observed) emit({ type: 'capability', callId: call.callId, tool: name, required: entry.required, missing: entry.missing });
+        if (entry.missing.length > 0) {
+          outcome = fail(
+            ERROR_CODES.CAPABILITY_DENIED,
+            `${name} needs ${entry.missing.join(', ')}, which [runtime] capabilities does not grant; add ${entry.missing.length === 1 ? 'it' : 'them'} to [runtime] capabilities in runtime.toml to allow this tool`,
+          );
+          break stages;
+        }
+
+        // 4. canonicalize
+        let impl: PluginImplementation | undefined;
+        try {
+          impl = implementationOf(gate);
+        } catch (error) {
+          outcome = fail(ERROR_CODES.PLUGIN_LOAD_FAILED, `the implementation of plugin ${gate.id} could not be created: ${error instanceof Error ? error.message : String(error)}`);
+          break stages;
+        }
+        if (impl === undefined) {
+          outcome = fail(ERROR_CODES.TOOL_UNAVAILABLE, `${name} is not available: this host has no implementation for plugin ${gate.id}`);
+          break stages;
+        }
+        let summary: Readonly<Record<string, unknown>> | undefined;
+        const canonicalizes = impl.canonicalize !== undefined && impl.canonicalizes?.(call.tool) !== false;
+        if (canonicalizes) {
+          let result: { input: unknown; summary?: Record<string, unknown> } | Interrupted;
+          try {
+            result = await call.race((impl.canonicalize as NonNullable<PluginImplementation['canonicalize']>)(call.tool, input, call.signal, call));
+          } catch (thrown) {
+            const failure = failureFromThrown(thrown, name);
+            if (observed) emit({ type: 'canonicalize', callId: call.callId, tool: name, ran: true, ok: false });
+            if (PASS_THROUGH_CODES.has(failure.code)) { outcome = { ok: false, error: failure }; break stages; }
+            outcome = fail(ERROR_CODES.CANONICALIZE_FAILED, `${name} refused its arguments (${failure.code}): ${failure.message}`);
+            break stages;
+          }
+          if (result === INTERRUPTED) { outcome = call.interruption(); break stages; }
+          input = result.input;
+          summary = result.summary;
+          call.input = input;
+          if (observed) emit({ type: 'canonicalize', callId: call.callId, tool: name, ran: true, ok: true, summary });
+        } else if (observed) {
+          emit({ type: 'canonicalize', callId: call.callId, tool: name, ran: false, ok: true });
+        }
+
+        // 5. policy
+        if (entry.denied !== undefined) {
+          if (observed) emit({ type: 'policy', callId: call.callId, tool: name, decision: 'denied', approval: 'none', rule: entry.deniedRule });
+          outcome = fail(ERROR_CODES.POLICY_DENIED, entry.denied);
+          break stages;
+        }
+        if (entry.ask !== 'none') {
+          const why = entry.ask === 'policy' ? `[runtime.policy] ask = "${entry.askRule}"` : `its contract says approval = "ask"`;
+          let approved: boolean | Interrupted = false;
+          let refusal = 'the approver said no';
+          if (approve === undefined) {
+            refusal = 'this host has no way to ask (no TTY or approval hook); run it from a terminal, or remove it from [runtime.policy] ask';
+          } else {
+            const request: ApprovalRequest = {
+              callId: call.callId,
+              tool: name,
+              plugin: descriptor.plugin,
+              input,
+              summary,
+              reason: entry.ask,
+              rule: entry.askRule,
+              contract: descriptor.contract,
+              signal: call.signal,
+            };
+            try {
+              approved = await call.race(Promise.resolve().then(() => approve(request)));
+            } catch (error) {
+              logger.warn(`the approval hook failed for ${name}; the call is refused`, { callId: call.callId, error: error instanceof Error ? error.message : String(error) });
+              refusal = 'the approval hook failed';
+            }
+          }
+          if (approved === INTERRUPTED) { outcome = call.interruption(); break stages; }
+          if (approved !== true) {
+            if (observed) emit({ type: 'policy', callId: call.callId, tool: name, decision: 'refused', approval: entry.ask, rule: entry.askRule });
+            outcome = fail(ERROR_CODES.APPROVAL_DENIED, `${name} needs approval (${why}) and was not approved: ${refusal}`);
+            break stages;
+          }
+          if (observed) emit({ type: 'policy', callId: call.callId, tool: name, decision: 'approved', approval: entry.ask, rule: entry.askRule });
+        } else if (observed) {
+          emit({ type: 'policy', callId: call.callId, tool: name, decision: 'allowed', approval: 'none' });
+        }
+
+        // 6. attempts
+        const idempotent = descriptor.contract.idempotent;
+        for (let attempt = 1; ; attempt++) {
+          if (!gate.tryAcquire()) {
+            const waited = await call.waitForSlot(gate);
+            if (waited === INTERRUPTED) { outcome = call.interruption(); break stages; }
+          }
+          if (call.interrupted !== undefined) {
+            gate.release();
+            outcome = { ok: false, error: call.interrupted };
+            break stages;
+          }
+          call.attempts = attempt;
+          if (observed) emit({ type: 'attempt', callId: call.callId, tool: name, attempt, phase: 'start' });
+          let result: ImplementationOutcome | Interrupted;
+          try {
+            result = await call.race(impl.call(call));
+          } catch (thrown) {
+            result = { ok: false, error: failureFromThrown(thrown, name) };
+          }
+          gate.release();
+          if (result === INTERRUPTED) {
+            if (observed) emit({ type: 'attempt', callId: call.callId, tool: name, attempt, phase: 'end', ok: false, code: call.interruption().error.code, retrying: false });
+            outcome = call.interruption();
+            break stages;
+          }
+          let attemptOutcome: ToolOutcome = result;
+          if (result === null || typeof result !== 'object' || typeof result.ok !== 'boolean') {
+            attemptOutcome = fail(ERROR_CODES.INTERNAL_ERROR, `the implementation of plugin ${gate.id} returned something that is not an outcome for ${name}`);
+          } else if (result.ok) {
+            const problem = checkOutput(result.value, name, settings.maxOutputBytes);
+            if (problem !== undefined) attemptOutcome = { ok: false, error: problem };
+            else if (result.value === undefined) attemptOutcome = { ok: true, value: null };
+          }
+          if (attemptOutcome.ok) {
+            if (observed) emit({ type: 'attempt', callId: call.callId, tool: name, attempt, phase: 'end', ok: true, retrying: false });
+            outcome = attemptOutcome;
+            break stages;
+          }
+          const error = attemptOutcome.error;
+          const undispatched = (result as { notDispatched?: unknown }).notDispatched === true;
+          let retrying = error.retryable === true && attempt < entry.maxAttempts && (idempotent || undispatched);
+          let delayMs = 0;
+          if (retrying) {
+            delayMs = Math.round(settings.backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2));
+            if (performance.now() + delayMs >= call.deadlineAt) retrying = false;
+          }
+          if (observed) emit({ type: 'attempt', callId: call.callId, tool: name, attempt, phase: 'end', ok: false, code: error.code, retrying, delayMs: retrying ? delayMs : undefined });
+          if (!retrying) { outcome = attemptOutcome; break stages; }
+          if (delayMs > 0) {
+            let timer: ReturnType<typeof setTimeout> | undefined;
+            const slept = await call.race(new Promise<void>((resolve) => (timer = setTimeout(resolve, delayMs))));
+            clearTimeout(timer);
+            if (slept === INTERRUPTED) { outcome = call.interruption(); break stages; }
+          }
+        }
+      }
     } catch (bug) {
       logger.error(`internal error while running ${name}`, { callId: call.callId, error: bug instanceof Error ? (bug.stack ?? bug.message) : String(bug) });
       outcome = fail(ERROR_CODES.INTERNAL_ERROR, `Trellis failed while running ${name}: ${bug instanceof Error ? bug.message : String(bug)} (a bug in Trellis; please report it)`);
     }
     if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
-    return finish(call, request, outcome, started);
+    return finish(call, request, outcome ?? fail(ERROR_CODES.INTERNAL_ERROR, `Trellis ended ${name} without an outcome (a bug in Trellis; please report it)`), started);
   };
 
   return {
