@@ -207,6 +207,7 @@ class Invocation implements ImplementationCall, Expirable {
   deadlineAt = 0;
   heapIndex = -1;
   queued = false;
+  awaitingApproval = false;
   timeoutMs = 0;
   attempts = 0;
   gate: PluginGate | undefined;
@@ -229,19 +230,15 @@ class Invocation implements ImplementationCall, Expirable {
   }
 
   expire(): void {
-    this.interrupt(
-      this.queued
-        ? {
-            code: ERROR_CODES.TIMEOUT,
-            message: `${this.name} did not start within its ${this.timeoutMs} ms deadline: plugin ${this.gate?.id ?? '?'} was already running ${this.gate?.limit ?? '?'} calls ([runtime] max_concurrency) and this one waited in the queue`,
-            retryable: false,
-          }
-        : {
-            code: ERROR_CODES.TIMEOUT,
-            message: `${this.name} did not finish within its ${this.timeoutMs} ms deadline and was abandoned`,
-            retryable: false,
-          },
-    );
+    let message: string;
+    if (this.queued) {
+      message = `${this.name} did not start within its ${this.timeoutMs} ms deadline: plugin ${this.gate?.id ?? '?'} was already running ${this.gate?.limit ?? '?'} calls ([runtime] max_concurrency) and this one waited in the queue`;
+    } else if (this.awaitingApproval) {
+      message = `${this.name} was not approved within its ${this.timeoutMs} ms deadline; nothing was run`;
+    } else {
+      message = `${this.name} did not finish within its ${this.timeoutMs} ms deadline and was abandoned`;
+    }
+    this.interrupt({ code: ERROR_CODES.TIMEOUT, message, retryable: false });
   }
 
   interrupt(failure: ToolFailure): void {
@@ -551,7 +548,9 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
               signal: call.signal,
             };
             try {
+              call.awaitingApproval = true;
               approved = await call.race(Promise.resolve().then(() => approve(request)));
+              call.awaitingApproval = false;
             } catch (error) {
               logger.warn(`the approval hook failed for ${name}; the call is refused`, { callId: call.callId, error: error instanceof Error ? error.message : String(error) });
               refusal = 'the approval hook failed';

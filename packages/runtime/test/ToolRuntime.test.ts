@@ -319,6 +319,30 @@ describe('4. canonicalize and 5. policy', () => {
     });
   });
 
+  it('ends with TIMEOUT when no answer comes before the deadline, and tells the approver to stop asking', async () => {
+    let aborted = false;
+    const fsImpl = impl();
+    const rt = make({
+      catalog: staticCatalog(files),
+      implementations: new Map([['fs', fsImpl]]),
+      config: runtimeConfig({ policy: { ask: ['fs.write'] } }),
+      approve: ({ signal }) =>
+        new Promise<boolean>((resolve) => {
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            resolve(true); // too late: the call is already over
+          });
+        }),
+    });
+    expect(await rt.invoke({ name: 'fs.write' }, { deadlineMs: 30 })).toEqual({
+      ok: false,
+      error: { code: 'TIMEOUT', message: 'fs.write was not approved within its 30 ms deadline; nothing was run', retryable: false },
+    });
+    expect(aborted).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(fsImpl.dispatches).toEqual({});
+  });
+
   it('refuses a contract approval = "ask" tool when there is no approver', async () => {
     const d = descriptor('fs.rm', { contract: { approval: 'ask' } });
     const i = fakeImplementation('fs', { rm: () => 'gone' });
