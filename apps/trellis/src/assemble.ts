@@ -1,22 +1,16 @@
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
-import {
-  resolveRuntimeConfig,
-  type ConfigProblem,
-  type ConfigSource,
-  type RuntimeConfig,
-} from '@trellis/config';
+import type { ConfigProblem, ConfigSource, RuntimeConfig } from '@trellis/config';
 import {
   buildPluginRegistrySnapshot,
   explainPlugin,
-  parseProfiles,
   resolveDiscoveryRoots,
   type PluginExplanation,
   type PluginRegistryResult,
   type PluginRegistrySnapshot,
   type SnapshotEntry,
 } from '@trellis/registry';
-import { createResourceCatalog, parseToolOverrides, type ResourceCatalog } from '@trellis/catalog';
+import { createResourceCatalog, type ResourceCatalog } from '@trellis/catalog';
 import {
   createBundledImplementation,
   createExternalImplementation,
@@ -28,13 +22,9 @@ import {
   type ToolRuntime,
 } from '@trellis/runtime';
 import { silentLogger, type HostServices, type Logger, type ProfileName } from '@trellis/sdk';
-import {
-  BUNDLED_PLUGINS,
-  EMBEDDED_PROFILES_TOML,
-  EMBEDDED_RUNTIME_TOML,
-  EMBEDDED_TOOLS_TOML,
-} from './bundled.gen.ts';
+import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
 import { ConfigError } from './errors.ts';
+import { loadConfig } from './loadConfig.ts';
 
 /** Options of {@link assemble}. Everything defaults to what the `trellis` command would use. */
 export interface AssembleOptions {
@@ -94,18 +84,11 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
   const home = options.home ?? env.HOME ?? homedir();
   const logger = options.logger ?? silentLogger;
 
-  const loaded = resolveRuntimeConfig({
-    configPath: options.configPath,
-    env,
-    workspace,
-    home,
-    embeddedDefault: EMBEDDED_RUNTIME_TOML,
-  });
+  const loaded = await loadConfig({ configPath: options.configPath, env, workspace, home });
   if (loaded.errors.length > 0 || loaded.value === undefined) throw new ConfigError(loaded.errors);
   let config = loaded.value;
   if (options.profile !== undefined) config = { ...config, plugins: { ...config.plugins, profile: options.profile } };
 
-  const profiles = parseProfiles(EMBEDDED_PROFILES_TOML).value;
   const roots = resolveDiscoveryRoots({
     config,
     pluginPaths: options.pluginPaths ?? [],
@@ -114,11 +97,10 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     home,
     ...(loaded.path !== undefined ? { baseDir: resolve(loaded.path, '..') } : {}),
   });
-  const registry = buildPluginRegistrySnapshot({ config, roots, bundled: BUNDLED_PLUGINS, profiles, env });
+  const registry = buildPluginRegistrySnapshot({ config, roots, bundled: BUNDLED_PLUGINS, profiles: EMBEDDED_PROFILES, env });
   const { snapshot } = registry;
 
-  const overrides = parseToolOverrides(EMBEDDED_TOOLS_TOML).value;
-  let catalog = createResourceCatalog({ snapshot, bundled: BUNDLED_PLUGINS, overrides, config });
+  let catalog = createResourceCatalog({ snapshot, bundled: BUNDLED_PLUGINS, overrides: EMBEDDED_TOOL_OVERRIDES, config });
 
   const host: HostServices = {
     plugins: () => snapshot.plugins,

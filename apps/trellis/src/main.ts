@@ -2,7 +2,6 @@ import { createInterface } from 'node:readline/promises';
 import type { ApprovalHook } from '@trellis/runtime';
 import { assemble } from './assemble.ts';
 import { TRELLIS_VERSION } from './bundled.gen.ts';
-import { configCheck } from './commands/configCheck.ts';
 import { doctor } from './commands/doctor.ts';
 import { pluginsExplain, pluginsList } from './commands/plugins.ts';
 import { toolsCall, toolsDescribe, toolsList, toolsSearch } from './commands/tools.ts';
@@ -55,7 +54,11 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
       return EXIT.USAGE;
     }
     const name = line.command.join(' ');
-    if (name === 'config check') return configCheck(line, io, env);
+    if (name === 'config check') {
+      // Loaded on demand: only this command always parses TOML and validates with the schema.
+      const { configCheck } = await import('./commands/configCheck.ts');
+      return configCheck(line, io, env);
+    }
 
     const assembly = await assemble({
       ...(line.flags.config !== undefined ? { configPath: line.flags.config } : {}),

@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { resolveRuntimeConfig } from '@trellis/config';
 import { EMBEDDED_RUNTIME_TOML } from '../bundled.gen.ts';
+import { describeConfigSource } from '../describeConfigSource.ts';
 import { EXIT } from '../errors.ts';
 import { toJson, type CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
@@ -34,16 +35,4 @@ export function configCheck(line: CommandLine, io: CommandIO, env: Readonly<Reco
     io.out(ok ? `OK: ${result.warnings.length} warning${result.warnings.length === 1 ? '' : 's'}\n` : `${result.errors.length} error${result.errors.length === 1 ? '' : 's'}, ${result.warnings.length} warning${result.warnings.length === 1 ? '' : 's'}\n`);
   }
   return ok ? EXIT.OK : EXIT.USAGE;
-}
-
-/** "the built-in default" or "<path> (from --config)". */
-export function describeConfigSource(source: string, path: string | undefined): string {
-  const from: Record<string, string> = {
-    flag: 'from --config',
-    env: 'from TRELLIS_CONFIG',
-    workspace: 'the workspace config',
-    user: 'the user config',
-  };
-  if (source === 'embedded' || path === undefined) return 'the built-in default (config/runtime.toml, embedded at build time)';
-  return `${path} (${from[source] ?? source})`;
 }

@@ -3,7 +3,7 @@ import { TRELLIS_VERSION } from '../bundled.gen.ts';
 import { EXIT } from '../errors.ts';
 import { toJson, type CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
-import { describeConfigSource } from './configCheck.ts';
+import { describeConfigSource } from '../describeConfigSource.ts';
 
 interface Check {
   readonly name: string;

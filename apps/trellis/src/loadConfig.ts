@@ -1,0 +1,24 @@
+import { findRuntimeConfig, type ResolvedRuntimeConfig } from '@trellis/config';
+import { EMBEDDED_RUNTIME_CONFIG, EMBEDDED_RUNTIME_TOML } from './bundled.gen.ts';
+
+/** Where to look for runtime.toml. */
+export interface LoadConfigOptions {
+  readonly configPath?: string | undefined;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly workspace: string;
+  readonly home: string;
+}
+
+/**
+ * Finds and loads runtime.toml in the documented order. When nothing is found, the built-in
+ * default is used in the form the build already parsed and validated, so the common case loads
+ * no TOML parser and no schema library; a real file loads them on demand.
+ */
+export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedRuntimeConfig> {
+  const location = findRuntimeConfig({ configFlag: options.configPath, env: options.env, workspace: options.workspace, home: options.home });
+  if (location.source === 'embedded') {
+    return { value: structuredClone(EMBEDDED_RUNTIME_CONFIG), warnings: [], errors: [], source: 'embedded' };
+  }
+  const { resolveRuntimeConfig } = await import('@trellis/config');
+  return resolveRuntimeConfig({ ...options, embeddedDefault: EMBEDDED_RUNTIME_TOML });
+}
