@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -342,6 +343,16 @@ describe('process adapter: fault injection', () => {
     await waitFor(() => countMarked(marker) === 2);
     await impl.dispose();
     expect(countMarked(marker)).toBe(0);
+  });
+
+  it('a host that exits without dispose takes the plugin group, grandchildren included, with it', async () => {
+    const marker = newMarker();
+    const out = execFileSync(process.execPath, ['--conditions=@trellis/source', '--import', 'tsx', join(FIXTURES, 'host-exits.ts'), marker], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(JSON.parse(out).ok).toBe(true);
+    await waitFor(() => countMarked(marker) === 0);
   });
 
   it('fails its health check: restarted, with the reason kept', async () => {
