@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RuntimeConfig } from '@trellis/config';
-import { CAPABILITIES, ERROR_CODES, silentLogger, type Logger, type ToolContract, type ToolFailure, type ToolOutcome } from '@trellis/sdk';
+import { CAPABILITIES, ERROR_CODES, isToolError, silentLogger, type Logger, type ToolContract, type ToolFailure, type ToolOutcome } from '@trellis/sdk';
 import type { AuditRecord, AuditSink } from './AuditLog.ts';
 import { createFileAuditLog } from './AuditLog.ts';
 import { checkOutput } from './checkOutput.ts';
@@ -510,8 +510,10 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
           } catch (thrown) {
             const failure = failureFromThrown(thrown, name);
             if (observed) emit({ type: 'canonicalize', callId: call.callId, tool: name, ran: true, ok: false });
-            if (PASS_THROUGH_CODES.has(failure.code)) { outcome = { ok: false, error: failure }; break stages; }
-            outcome = fail(ERROR_CODES.CANONICALIZE_FAILED, `${name} refused its arguments (${failure.code}): ${failure.message}`);
+            // A ToolError is the tool refusing its arguments with a precise code (PATH_NOT_ALLOWED, …):
+            // keep it. Anything else thrown here is a bug in the hook.
+            if (isToolError(thrown) || PASS_THROUGH_CODES.has(failure.code)) { outcome = { ok: false, error: failure }; break stages; }
+            outcome = fail(ERROR_CODES.CANONICALIZE_FAILED, `${name} could not canonicalize its arguments: ${failure.message}`);
             break stages;
           }
           if (result === INTERRUPTED) { outcome = call.interruption(); break stages; }

@@ -257,6 +257,7 @@ describe('4. canonicalize and 5. policy', () => {
           read: (input) => {
             const path = (input as { path: string }).path;
             if (path.includes('..')) throw new ToolError('PATH_NOT_ALLOWED', `${path} leaves the workspace`);
+            if (path === 'bug') throw new TypeError('cannot read properties of undefined');
             return { input: { path: `/ws/${path}` }, summary: { resolved: `/ws/${path}` } };
           },
         },
@@ -270,11 +271,23 @@ describe('4. canonicalize and 5. policy', () => {
     expect(events.find((e) => e.type === 'canonicalize')).toEqual({ type: 'canonicalize', callId: 'x', tool: 'fs.read', ran: true, ok: true, summary: { resolved: '/ws/a.txt' } });
   });
 
-  it('reports a refusal as CANONICALIZE_FAILED with the tool’s own code', async () => {
+  it('keeps the tool’s own code when canonicalization refuses the arguments', async () => {
     const rt = make({ catalog: staticCatalog(files), implementations: new Map([['fs', impl()]]) });
     expect(await rt.invoke({ name: 'fs.read', input: { path: '../etc/passwd' } })).toEqual({
       ok: false,
-      error: { code: 'CANONICALIZE_FAILED', message: 'fs.read refused its arguments (PATH_NOT_ALLOWED): ../etc/passwd leaves the workspace', retryable: false },
+      error: { code: 'PATH_NOT_ALLOWED', message: '../etc/passwd leaves the workspace', retryable: false },
+    });
+  });
+
+  it('reports a hook that throws something other than a ToolError as CANONICALIZE_FAILED', async () => {
+    const rt = make({ catalog: staticCatalog(files), implementations: new Map([['fs', impl()]]) });
+    expect(await rt.invoke({ name: 'fs.read', input: { path: 'bug' } })).toEqual({
+      ok: false,
+      error: {
+        code: 'CANONICALIZE_FAILED',
+        message: 'fs.read could not canonicalize its arguments: fs.read threw TypeError: cannot read properties of undefined (a bug in the tool; a tool reports failures with ToolError)',
+        retryable: false,
+      },
     });
   });
 

@@ -138,7 +138,7 @@ describe('inline bundled tools', () => {
     expect(await runtime.invoke({ name: 'inl.resolve', input: { path: 'a.txt' } })).toEqual({ ok: true, value: { path: '/work/space/a.txt' } });
     expect(await runtime.invoke({ name: 'inl.resolve', input: { path: '/etc/passwd' } })).toEqual({
       ok: false,
-      error: { code: 'CANONICALIZE_FAILED', message: 'inl.resolve refused its arguments (PATH_NOT_ALLOWED): /etc/passwd is absolute; give a path inside /work/space', retryable: false },
+      error: { code: 'PATH_NOT_ALLOWED', message: '/etc/passwd is absolute; give a path inside /work/space', retryable: false },
     });
     expect([impl.canonicalizes?.('resolve'), impl.canonicalizes?.('context')]).toEqual([true, false]);
   });
@@ -238,7 +238,7 @@ describe('worker-isolated tools', () => {
     expect(await runtime.invoke({ name: 'iso.resolvePath', input: { path: 'x' } })).toEqual({ ok: true, value: { path: '/ws/x' } });
     expect(await runtime.invoke({ name: 'iso.resolvePath', input: { path: '/x' } })).toEqual({
       ok: false,
-      error: { code: 'CANONICALIZE_FAILED', message: 'iso.resolvePath refused its arguments (PATH_NOT_ALLOWED): /x is absolute', retryable: false },
+      error: { code: 'PATH_NOT_ALLOWED', message: '/x is absolute', retryable: false },
     });
     expect(impl.canonicalizes?.('add')).toBe(true);
     await runtime.invoke({ name: 'iso.add', input: { a: 1, b: 2 } });
