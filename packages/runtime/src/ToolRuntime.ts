@@ -10,7 +10,7 @@ import type { ExecutionEvent, ExecutionHook } from './ExecutionEvent.ts';
 import { failureFromThrown } from './outcomeFromThrown.ts';
 import type { ImplementationCall, ImplementationOutcome, PluginImplementation } from './PluginImplementation.ts';
 import type { RuntimeCatalog, RuntimeToolDescriptor } from './RuntimeCatalog.ts';
-import { createSchemaValidatorCache, type CompiledSchema, type UnsafeSchema } from './SchemaValidatorCache.ts';
+import type { CompiledSchema, SchemaValidatorCache, UnsafeSchema } from './SchemaValidatorCache.ts';
 
 /** One tool call as a caller asks for it. */
 export interface ToolRequest {
@@ -310,7 +310,11 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
   const approve = options.approve;
   const audit: AuditSink | undefined =
     options.auditLog ?? (section.audit_log !== '' ? createFileAuditLog({ path: section.audit_log, logger }) : undefined);
-  const validators = createSchemaValidatorCache();
+  // ajv and re2js are loaded with the first call's validation, not at startup: a host that only
+  // lists tools (the CLI, an MCP tools/list) never pays for them.
+  let validators: SchemaValidatorCache | undefined;
+  const loadValidators = async (): Promise<SchemaValidatorCache> =>
+    (validators ??= (await import('./SchemaValidatorCache.ts')).createSchemaValidatorCache());
   const scheduler = new DeadlineScheduler();
   const entries = new Map<string, ToolEntry>();
   const gates = new Map<string, PluginGate>();
@@ -456,7 +460,7 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
         // 2. validate
         let schema = entry.schema;
         if (schema === undefined) {
-          schema = validators.get(descriptor.inputSchema);
+          schema = (validators ?? (await loadValidators())).get(descriptor.inputSchema);
           entry.schema = schema;
         }
         if (!schema.ok) {
