@@ -346,19 +346,19 @@ export function createProcessImplementation(options: ProcessImplementationOption
     stopHealth();
     const interval = runtime.health_check_interval_seconds * 1000;
     if (interval <= 0) return;
-    healthTimer = setInterval(() => void healthCheck(s, interval), interval);
+    healthTimer = setInterval(() => void healthCheck(s), interval);
     healthTimer.unref();
   }
 
-  async function healthCheck(s: Session, interval: number): Promise<void> {
+  async function healthCheck(s: Session): Promise<void> {
     if (healthInFlight || state !== 'active' || session !== s || s.retired) return;
     if (s.echoesIds !== true && s.busy) return; // a call in flight on a one-at-a-time plugin
     healthInFlight = true;
     try {
-      const reply = await request(s, { type: 'health_check' }, AbortSignal.timeout(Math.min(timeoutMs, interval)));
+      const reply = await request(s, { type: 'health_check' }, AbortSignal.timeout(timeoutMs));
       if (session !== s || s.retired || lifetime.signal.aborted) return;
       let problem: string | undefined;
-      if (reply.kind === 'stopped') problem = 'did not answer health_check in time';
+      if (reply.kind === 'stopped') problem = `did not answer health_check within ${runtime.timeout_seconds} s (timeout_seconds)`;
       else if (reply.kind === 'protocol') problem = `broke the protocol in health_check: ${reply.message}`;
       else if (reply.kind === 'message' && (reply.message.type !== 'health_check_response' || reply.message.healthy === false)) {
         problem = `reported itself unhealthy (${preview(JSON.stringify(reply.message))})`;

@@ -355,6 +355,14 @@ describe('process adapter: fault injection', () => {
     await waitFor(() => countMarked(marker) === 0);
   });
 
+  it('stops answering health checks: restarted after timeout_seconds', async () => {
+    const { impl, spawns } = setup('normal', { health_check_interval_seconds: 0.05, timeout_seconds: 0.3 });
+    expect(await impl.call(callOf('mute_health'))).toEqual({ ok: true, value: { muted: true } });
+    await waitFor(() => spawns() === 2 && impl.state() === 'active');
+    expect(impl.lastError?.()).toBe('plugin fault did not answer health_check within 0.3 s (timeout_seconds)');
+    expect(await impl.call(callOf('echo', { alive: true }))).toEqual({ ok: true, value: { alive: true } });
+  });
+
   it('fails its health check: restarted, with the reason kept', async () => {
     const { impl, spawns } = setup('normal', { health_check_interval_seconds: 0.05 });
     expect(await impl.call(callOf('unhealthy'))).toEqual({ ok: true, value: { healthy: false } });
