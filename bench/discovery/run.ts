@@ -161,6 +161,7 @@ function measure(roots: readonly FileRootSpec[], runs: number): { full: number; 
 
 const round = (n: number): number => Math.round(n * 10) / 10;
 
+log(`baseline RSS before any run: ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB`);
 log('creating 10,000 manifests…');
 const tree10k = makeTree(10_000);
 let result10k: ReturnType<typeof measure>;
@@ -169,6 +170,8 @@ try {
   log('measuring 10,000 external + 10 bundled (median of 9, after 2 warm-ups)');
   result10k = measure(tree10k.roots, 9);
   peakRssMb = process.resourceUsage().maxRSS / 1024;
+  const heap = process.memoryUsage();
+  log(`after the 10k runs: rss ${(heap.rss / 1048576).toFixed(0)} MB, heap used ${(heap.heapUsed / 1048576).toFixed(0)} MB, external ${(heap.external / 1048576).toFixed(0)} MB`);
 } finally {
   rmSync(tree10k.base, { recursive: true, force: true });
 }

@@ -15,6 +15,23 @@ import type {
 
 const STICKY = 0o1000;
 
+// Passing checks are shared frozen constants: 10,000 candidates allocate no check objects or
+// message strings for the common case.
+const check = (code: string, title: string, result: AdmissionCheck['result'], message: string): AdmissionCheck =>
+  Object.freeze({ code, title, result, message });
+const PASS_LOCATION = check(ERROR_CODES.PATH_ESCAPE, 'inside its discovery root', 'pass', 'manifest and plugin folder resolve inside the root');
+const PASS_FILE = check(ERROR_CODES.UNSAFE_FILE, 'a regular, single-linked file of at most 256 KiB', 'pass', 'a regular file with one link, within the size limit');
+const PASS_WORLD_WRITABLE = check(ERROR_CODES.WORLD_WRITABLE, 'not writable by every user', 'pass', 'neither the manifest nor any folder up to the root is world-writable');
+const PASS_OWNER = check(ERROR_CODES.UNSAFE_OWNER, 'owned by you or root', 'pass', 'the manifest and every folder up to the root belong to you or root');
+const PASS_SYMLINK = check(ERROR_CODES.SYMLINK, 'no symlink on the way', 'pass', 'no symlink between the root and the manifest');
+const PASS_MANIFEST = check(ERROR_CODES.MANIFEST_INVALID, 'valid plugin.toml', 'pass', 'valid TOML that matches the plugin.toml schema');
+const PASS_RESERVED = check(ERROR_CODES.RESERVED_ID, 'id not reserved by a required bundled plugin', 'pass', 'not the id of a required bundled plugin');
+const SKIP_NOT_BUNDLED = check(ERROR_CODES.BUNDLED_ID_WITHOUT_RUNTIME, 'a bundled id only with its own [runtime]', 'skip', 'not the id of a bundled plugin');
+const PASS_NO_SIDE_EFFECTS = check(ERROR_CODES.SIDE_EFFECTS_NOT_ALLOWED, 'side effects allowed', 'pass', 'declares no side effects');
+const SKIP_NO_RUNTIME = check(ERROR_CODES.PATH_ESCAPE, '[runtime] paths stay in the plugin folder', 'skip', 'no [runtime]');
+const SKIP_HTTP_RUNTIME = check(ERROR_CODES.PATH_ESCAPE, '[runtime] paths stay in the plugin folder', 'skip', 'an http runtime has no paths');
+const PASS_RUNTIME_PATHS = check(ERROR_CODES.PATH_ESCAPE, '[runtime] paths stay in the plugin folder', 'pass', 'relative command and args resolve inside the plugin folder');
+
 /**
  * True when a folder lets someone other than its owner change what it holds: the `o+w` bit is
  * set, unless the folder is sticky AND owned by root (like `/tmp`): there the sticky bit stops
@@ -47,7 +64,7 @@ export function admitCandidate(facts: CandidateFacts, policy: AdmissionPolicy): 
   checks.push(checkOwner(facts, policy.uid));
   checks.push(
     facts.symlinks.length === 0
-      ? { code: ERROR_CODES.SYMLINK, title: 'no symlink on the way', result: 'pass', message: 'no symlink between the root and the manifest' }
+      ? PASS_SYMLINK
       : {
           code: ERROR_CODES.SYMLINK,
           title: 'no symlink on the way',
@@ -66,7 +83,7 @@ export function admitCandidate(facts: CandidateFacts, policy: AdmissionPolicy): 
     if (manifest !== null) id = manifest.id;
     checks.push(
       manifest !== null
-        ? { code: ERROR_CODES.MANIFEST_INVALID, title: 'valid plugin.toml', result: 'pass', message: `id "${manifest.id}", kind ${manifest.kind}` }
+        ? PASS_MANIFEST
         : {
             code: ERROR_CODES.MANIFEST_INVALID,
             title: 'valid plugin.toml',
@@ -120,7 +137,7 @@ function checkLocation(facts: ExternalCandidateFacts): AdmissionCheck {
     };
   }
   if (facts.manifestReal === null && facts.pluginDirReal === null) return { ...base, result: 'skip', message: 'the path does not resolve' };
-  return { ...base, result: 'pass', message: `resolves inside ${facts.rootReal}` };
+  return PASS_LOCATION;
 }
 
 function checkFile(facts: ExternalCandidateFacts): AdmissionCheck {
@@ -143,7 +160,7 @@ function checkFile(facts: ExternalCandidateFacts): AdmissionCheck {
       message: `${facts.manifestPath} has ${stat.nlink} hard links, so it can be changed through a path outside this folder; copy it (cp, not ln) so it has one link`,
     };
   }
-  return { ...base, result: 'pass', message: `regular file, ${stat.size} bytes, 1 link` };
+  return PASS_FILE;
 }
 
 function folderLabel(folder: FolderFacts): string {
@@ -172,7 +189,7 @@ function checkWorldWritable(facts: ExternalCandidateFacts): AdmissionCheck {
   }
   if (problems.length === 0) {
     if (stat === null && facts.folders.length === 0) return { ...base, result: 'skip', message: 'nothing could be examined' };
-    return { ...base, result: 'pass', message: `manifest and ${facts.folders.length} folder(s) up to the root are not world-writable` };
+    return PASS_WORLD_WRITABLE;
   }
   return {
     ...base,
@@ -191,7 +208,7 @@ function checkOwner(facts: ExternalCandidateFacts, uid: number): AdmissionCheck 
       foreign.push(`the ${folderLabel(folder)} ${folder.path} (uid ${folder.stat.uid})`);
     }
   }
-  if (foreign.length === 0) return { ...base, result: stat === null && facts.folders.length === 0 ? 'skip' : 'pass', message: `owned by uid ${uid} or root` };
+  if (foreign.length === 0) return stat === null && facts.folders.length === 0 ? { ...base, result: 'skip', message: 'nothing could be examined' } : PASS_OWNER;
   return {
     ...base,
     result: 'fail',
@@ -219,7 +236,7 @@ function checkManifest(facts: ExternalCandidateFacts, manifest: PluginManifest, 
           result: 'fail',
           message: `${facts.manifestPath}: id "${manifest.id}" belongs to a required bundled plugin and cannot be taken by an external one; choose another id`,
         }
-      : { code: ERROR_CODES.RESERVED_ID, title: 'id not reserved by a required bundled plugin', result: 'pass', message: `"${manifest.id}" is not a required bundled id` },
+      : PASS_RESERVED,
   );
   checks.push(
     bundled !== undefined && bundled.required === false && manifest.runtime === undefined
@@ -229,17 +246,19 @@ function checkManifest(facts: ExternalCandidateFacts, manifest: PluginManifest, 
           result: 'fail',
           message: `${facts.manifestPath}: id "${manifest.id}" is a bundled plugin's id and this manifest has no [runtime]; it would shadow the bundled plugin with nothing to run. Add a [runtime] table to replace the bundled plugin, configure the bundled one with [plugins.entries.${manifest.id}] instead, or choose another id`,
         }
-      : {
-          code: ERROR_CODES.BUNDLED_ID_WITHOUT_RUNTIME,
-          title: 'a bundled id only with its own [runtime]',
-          result: bundled === undefined ? 'skip' : 'pass',
-          message: bundled === undefined ? `"${manifest.id}" is not a bundled id` : `has its own [runtime] (${manifest.runtime?.type}); it replaces the bundled plugin`,
-        },
+      : bundled === undefined
+        ? SKIP_NOT_BUNDLED
+        : {
+            code: ERROR_CODES.BUNDLED_ID_WITHOUT_RUNTIME,
+            title: 'a bundled id only with its own [runtime]',
+            result: 'pass',
+            message: `has its own [runtime] (${manifest.runtime?.type}); it replaces the bundled plugin`,
+          },
   );
   const sideEffectTools = manifest.tools.filter((t) => t.side_effects === true).map((t) => t.name);
   const hasSideEffects = manifest.side_effects || sideEffectTools.length > 0;
   if (!hasSideEffects) {
-    checks.push({ code: ERROR_CODES.SIDE_EFFECTS_NOT_ALLOWED, title: 'side effects allowed', result: 'pass', message: 'declares no side effects' });
+    checks.push(PASS_NO_SIDE_EFFECTS);
   } else if (policy.allow.includes(manifest.id)) {
     checks.push({ code: ERROR_CODES.SIDE_EFFECTS_NOT_ALLOWED, title: 'side effects allowed', result: 'pass', message: `declares side effects; "${manifest.id}" is in [plugins] allow` });
   } else {
@@ -254,7 +273,7 @@ function checkManifest(facts: ExternalCandidateFacts, manifest: PluginManifest, 
   const runtime = manifest.runtime;
   const pluginDir = facts.pluginDirReal ?? facts.pluginDir;
   if (runtime === undefined || runtime.type === 'http') {
-    checks.push({ code: ERROR_CODES.PATH_ESCAPE, title: '[runtime] paths stay in the plugin folder', result: 'skip', message: runtime === undefined ? 'no [runtime]' : 'http runtime has no paths' });
+    checks.push(runtime === undefined ? SKIP_NO_RUNTIME : SKIP_HTTP_RUNTIME);
   } else {
     const bad: string[] = [];
     if (escapesFolder(pluginDir, runtime.command, true)) bad.push(`runtime.command "${runtime.command}"`);
@@ -263,7 +282,7 @@ function checkManifest(facts: ExternalCandidateFacts, manifest: PluginManifest, 
     });
     checks.push(
       bad.length === 0
-        ? { code: ERROR_CODES.PATH_ESCAPE, title: '[runtime] paths stay in the plugin folder', result: 'pass', message: 'relative command and args resolve inside the plugin folder' }
+        ? PASS_RUNTIME_PATHS
         : {
             code: ERROR_CODES.PATH_ESCAPE,
             title: '[runtime] paths stay in the plugin folder',

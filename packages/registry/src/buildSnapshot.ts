@@ -11,7 +11,6 @@ export interface BuildSnapshotOptions {
   readonly warnings: readonly Reason[];
 }
 
-const bodies = new WeakMap<PluginRegistrySnapshot, string>();
 const bundledDigests = new WeakMap<object, string>();
 
 function sha256(data: string | Uint8Array): string {
@@ -75,10 +74,18 @@ export function toSnapshotEntry(d: DecidedCandidate): SnapshotEntry {
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
-    const record = value as Record<string, unknown>;
-    for (const key in record) {
-      const child = record[key];
-      if (child !== null && typeof child === 'object') deepFreeze(child);
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i += 1) {
+        const child: unknown = value[i];
+        if (child !== null && typeof child === 'object') deepFreeze(child);
+      }
+    } else {
+      const record = value as Record<string, unknown>;
+      const keys = Object.keys(record);
+      for (let i = 0; i < keys.length; i += 1) {
+        const child = record[keys[i]!];
+        if (child !== null && typeof child === 'object') deepFreeze(child);
+      }
     }
   }
   return value;
@@ -125,7 +132,6 @@ export function buildSnapshot(options: BuildSnapshotOptions): PluginRegistrySnap
   const warnings = options.warnings.map((r) => ({ code: r.code, message: r.message }));
   const body = bodyJson(plugins, options.profile, warnings);
   const snapshot = deepFreeze({ profile: options.profile, hash: sha256(body), plugins, warnings });
-  bodies.set(snapshot, body);
   return snapshot;
 }
 
@@ -135,7 +141,7 @@ export function buildSnapshot(options: BuildSnapshotOptions): PluginRegistrySnap
  * computed over, plus the `hash` member itself.
  */
 export function serializeSnapshot(snapshot: PluginRegistrySnapshot): string {
-  const body = bodies.get(snapshot) ?? bodyJson(snapshot.plugins, snapshot.profile, snapshot.warnings);
+  const body = bodyJson(snapshot.plugins, snapshot.profile, snapshot.warnings);
   // "hash" sorts before "plugins", so it is the first member.
   return `{"hash":${q(snapshot.hash)},${body.slice(1)}`;
 }

@@ -40,22 +40,18 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
   });
 
   const out: Array<DecidedCandidate | undefined> = new Array(admitted.length);
-  const activeProfiles = expandProfile(options.profiles, options.config.plugins.profile);
+  const context: DecideContext = { options, activeProfiles: expandProfile(options.profiles, options.config.plugins.profile) };
 
   admitted.forEach((candidate, index) => {
-    if (candidate.rejected) {
-      out[index] = freeze({
-        admitted: candidate,
-        state: 'rejected',
-        reasons: candidate.reasons,
-        warnings: candidate.warnings,
-        trace: [identityStep(candidate), admissionStep(candidate)],
-        settings: null,
-      });
-    }
+    if (candidate.rejected) out[index] = new Decided(candidate, 'rejected', candidate.reasons, candidate.warnings, null, context, null);
   });
 
   for (const indexes of groups.values()) {
+    if (indexes.length === 1) {
+      // The common case: one candidate per id.
+      out[indexes[0]!] = decideWinner(admitted[indexes[0]!]!, ONLY_CANDIDATE, context);
+      continue;
+    }
     const byPriority = new Map<number, number[]>();
     for (const i of indexes) {
       const p = admitted[i]!.facts.source.priority;
@@ -74,14 +70,7 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
             code: ERROR_CODES.AMBIGUOUS_ID,
             message: `id "${candidate.id}" is declared by ${at.length} manifests at the same priority (${candidate.facts.source.root} root): this one and ${others.join(', ')}; rename or remove all but one`,
           };
-          out[i] = freeze({
-            admitted: candidate,
-            state: 'rejected',
-            reasons: [reason],
-            warnings: candidate.warnings,
-            trace: [identityStep(candidate), admissionStep(candidate), { step: 'selection', message: `rejected: ${reason.message}` }],
-            settings: null,
-          });
+          out[i] = new Decided(candidate, 'rejected', [reason], candidate.warnings, null, context, null);
         }
         continue;
       }
@@ -96,14 +85,7 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
         code: ERROR_CODES.SHADOWED,
         message: `shadowed by "${win.id}" from ${describeSource(win)}, which has a lower root number (${win.facts.source.priority} < ${candidate.facts.source.priority}); remove one of them or give this one another id`,
       };
-      out[i] = freeze({
-        admitted: candidate,
-        state: 'shadowed',
-        reasons: [reason],
-        warnings: candidate.warnings,
-        trace: [identityStep(candidate), admissionStep(candidate), { step: 'selection', message: reason.message }],
-        settings: null,
-      });
+      out[i] = new Decided(candidate, 'shadowed', [reason], candidate.warnings, null, context, null);
     }
     if (winner !== null) {
       const candidate = admitted[winner]!;
@@ -112,15 +94,14 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
         step: 'selection',
         message: losers.length === 0 ? 'the only admitted candidate with this id' : `wins over ${losers.join(', ')} (lowest root number)`,
       };
-      out[winner] = decideWinner(candidate, selection, options, activeProfiles);
+      out[winner] = decideWinner(candidate, selection, context);
     }
   }
-  return out.map((d, i) => d ?? decideWinner(admitted[i]!, { step: 'selection', message: 'selected' }, options, activeProfiles));
+  return out.map((d, i) => d ?? decideWinner(admitted[i]!, ONLY_CANDIDATE, context));
 }
 
-function freeze(d: DecidedCandidate): DecidedCandidate {
-  return Object.freeze(d);
-}
+const ONLY_CANDIDATE: DecisionStep = Object.freeze({ step: 'selection', message: 'the only admitted candidate with this id' });
+
 
 function identityStep(c: AdmittedCandidate): DecisionStep {
   if (c.facts.bundled) return { step: 'identity', message: `bundled plugin "${c.id}" (${c.facts.descriptor.packageName})` };
@@ -144,14 +125,19 @@ interface PolicyResult {
   readonly explanation: string;
 }
 
-function decidePolicy(c: AdmittedCandidate, config: RuntimeConfig, activeProfiles: readonly string[]): PolicyResult {
+function decidePolicy(c: AdmittedCandidate, config: RuntimeConfig, activeProfiles: readonly string[], explain: boolean): PolicyResult {
   const id = c.id;
   const manifest = c.manifest!;
   const entry = config.plugins.entries[id];
   const denied = config.plugins.deny.includes(id);
   const allowed = config.plugins.allow.includes(id);
   const active = config.plugins.profile;
-  const seen: string[] = [];
+  // The words for `explain` are only built when asked for: 10,000 plugins do not pay for them.
+  const said = (rule: string, upTo: number): string => {
+    if (!explain) return '';
+    const seen = ['not required', `no [plugins.entries.${id}] enabled switch`, 'not in deny', 'not in allow'].slice(0, upTo);
+    return [...seen, rule].join('; ');
+  };
   if (c.facts.bundled && manifest.required) {
     const warnings: Reason[] = [];
     if (denied) warnings.push({ code: ERROR_CODES.REQUIRED_OVERRIDE_IGNORED, message: `[plugins] deny names "${id}", a required plugin; it stays enabled. Remove "${id}" from deny` });
@@ -160,28 +146,24 @@ function decidePolicy(c: AdmittedCandidate, config: RuntimeConfig, activeProfile
     }
     return { enabled: true, reason: { code: ERROR_CODES.REQUIRED, message: `"${id}" is required and always enabled` }, warnings, explanation: 'required → enabled' };
   }
-  seen.push('not required');
   if (entry?.enabled === false) {
-    return { enabled: false, reason: { code: ERROR_CODES.DISABLED_BY_ENTRY, message: `disabled by [plugins.entries.${id}] enabled = false; set it to true or remove it to enable` }, warnings: [], explanation: `${seen.join('; ')}; [plugins.entries.${id}] enabled = false → disabled` };
+    return { enabled: false, reason: { code: ERROR_CODES.DISABLED_BY_ENTRY, message: `disabled by [plugins.entries.${id}] enabled = false; set it to true or remove it to enable` }, warnings: [], explanation: said(`[plugins.entries.${id}] enabled = false → disabled`, 1) };
   }
   if (entry?.enabled === true) {
-    return { enabled: true, reason: { code: ERROR_CODES.ENABLED_BY_ENTRY, message: `enabled by [plugins.entries.${id}] enabled = true` }, warnings: [], explanation: `${seen.join('; ')}; [plugins.entries.${id}] enabled = true → enabled` };
+    return { enabled: true, reason: { code: ERROR_CODES.ENABLED_BY_ENTRY, message: `enabled by [plugins.entries.${id}] enabled = true` }, warnings: [], explanation: said(`[plugins.entries.${id}] enabled = true → enabled`, 1) };
   }
-  seen.push(`no [plugins.entries.${id}] enabled switch`);
   if (denied) {
-    return { enabled: false, reason: { code: ERROR_CODES.DENIED, message: `disabled because [plugins] deny names "${id}"; remove it from deny to enable` }, warnings: [], explanation: `${seen.join('; ')}; in [plugins] deny → disabled` };
+    return { enabled: false, reason: { code: ERROR_CODES.DENIED, message: `disabled because [plugins] deny names "${id}"; remove it from deny to enable` }, warnings: [], explanation: said('in [plugins] deny → disabled', 2) };
   }
-  seen.push('not in deny');
   if (allowed) {
-    return { enabled: true, reason: { code: ERROR_CODES.ALLOWED, message: `enabled because [plugins] allow names "${id}"` }, warnings: [], explanation: `${seen.join('; ')}; in [plugins] allow → enabled` };
+    return { enabled: true, reason: { code: ERROR_CODES.ALLOWED, message: `enabled because [plugins] allow names "${id}"` }, warnings: [], explanation: said('in [plugins] allow → enabled', 3) };
   }
-  seen.push('not in allow');
   if (manifest.profile !== undefined && activeProfiles.includes(manifest.profile)) {
     return {
       enabled: true,
-      reason: { code: ERROR_CODES.IN_PROFILE, message: `enabled by profile "${active}"${manifest.profile === active ? '' : ` (which includes "${manifest.profile}")`}` },
+      reason: { code: ERROR_CODES.IN_PROFILE, message: manifest.profile === active ? `enabled by profile "${active}"` : `enabled by profile "${active}" (which includes "${manifest.profile}")` },
       warnings: [],
-      explanation: `${seen.join('; ')}; its profile "${manifest.profile}" is part of the active profile "${active}" → enabled`,
+      explanation: said(`its profile "${manifest.profile}" is part of the active profile "${active}" → enabled`, 4),
     };
   }
   const its = manifest.profile === undefined ? 'it belongs to no profile (opt-in only)' : `its profile "${manifest.profile}" is not part of "${active}"`;
@@ -189,7 +171,7 @@ function decidePolicy(c: AdmittedCandidate, config: RuntimeConfig, activeProfile
     enabled: false,
     reason: { code: ERROR_CODES.NOT_IN_PROFILE, message: `not in profile "${active}": ${its}; add "${id}" to [plugins] allow, set [plugins.entries.${id}] enabled = true, or choose a larger profile` },
     warnings: [],
-    explanation: `${seen.join('; ')}; ${its} → disabled`,
+    explanation: said(`${its} → disabled`, 4),
   };
 }
 
@@ -199,14 +181,78 @@ function hasTools(c: AdmittedCandidate): boolean {
   return m.tools.length > 0 || m.runtime?.type === 'process' || m.runtime?.type === 'http';
 }
 
-function decideWinner(c: AdmittedCandidate, selection: DecisionStep, options: DecideOptions, activeProfiles: readonly string[]): DecidedCandidate {
-  const manifest = c.manifest!;
-  const trace: DecisionStep[] = [identityStep(c), admissionStep(c), selection];
-  const warnings: Reason[] = [...c.warnings];
-  const policy = decidePolicy(c, options.config, activeProfiles);
-  warnings.push(...policy.warnings);
-  trace.push({ step: 'policy', message: policy.explanation });
+interface DecideContext {
+  readonly options: DecideOptions;
+  readonly activeProfiles: readonly string[];
+}
 
+/**
+ * A decided candidate whose `trace` (the words `explain` shows) is built on first access from
+ * the same pure inputs, so deciding 10,000 plugins does not build 70,000 sentences nobody reads.
+ */
+class Decided implements DecidedCandidate {
+  #trace: readonly DecisionStep[] | null = null;
+  readonly #context: DecideContext;
+  readonly #selection: DecisionStep | null;
+
+  constructor(
+    readonly admitted: AdmittedCandidate,
+    readonly state: PluginState,
+    readonly reasons: readonly Reason[],
+    readonly warnings: readonly Reason[],
+    readonly settings: Readonly<Record<string, unknown>> | null,
+    context: DecideContext,
+    selection: DecisionStep | null,
+  ) {
+    this.#context = context;
+    this.#selection = selection;
+    Object.freeze(this);
+  }
+
+  get trace(): readonly DecisionStep[] {
+    this.#trace ??= Object.freeze(buildTrace(this, this.#context, this.#selection));
+    return this.#trace;
+  }
+}
+
+function buildTrace(d: Decided, context: DecideContext, selection: DecisionStep | null): DecisionStep[] {
+  const c = d.admitted;
+  const steps: DecisionStep[] = [identityStep(c), admissionStep(c)];
+  if (c.rejected) return steps;
+  const head = d.reasons[0]!;
+  if (selection === null) {
+    steps.push({ step: 'selection', message: d.state === 'rejected' ? `rejected: ${head.message}` : head.message });
+    return steps;
+  }
+  steps.push(selection);
+  const policy = decidePolicy(c, context.options.config, context.activeProfiles, true);
+  steps.push({ step: 'policy', message: policy.explanation });
+  if (head.code === ERROR_CODES.NO_IMPLEMENTATION) {
+    steps.push({ step: 'implementation', message: `disabled: ${head.message}` });
+    return steps;
+  }
+  steps.push({ step: 'implementation', message: c.facts.bundled ? 'bundled implementation, loaded on first use' : `out of process (${c.manifest!.runtime!.type})` });
+  if (!policy.enabled) return steps;
+  if (head.code === ERROR_CODES.CONFIG_INVALID) {
+    steps.push({ step: 'config', message: `invalid: ${head.message}` });
+    return steps;
+  }
+  const settingsKey = c.facts.bundled ? c.facts.descriptor.settings?.key : undefined;
+  steps.push({ step: 'config', message: settingsKey !== undefined ? `settings [runtime.tools.${settingsKey}] valid` : 'valid' });
+  if (d.state === 'unavailable') {
+    steps.push({ step: 'availability', message: `unavailable: ${d.reasons.slice(0, -1).map((m) => m.message).join('; ')}` });
+  } else {
+    const needs = [...c.manifest!.requires_env, ...c.manifest!.requires_commands];
+    steps.push({ step: 'availability', message: needs.length === 0 ? 'needs nothing from the environment' : `found ${needs.join(', ')}` });
+  }
+  return steps;
+}
+
+function decideWinner(c: AdmittedCandidate, selection: DecisionStep, context: DecideContext): DecidedCandidate {
+  const { options } = context;
+  const manifest = c.manifest!;
+  const policy = decidePolicy(c, options.config, context.activeProfiles, false);
+  const warnings: Reason[] = c.warnings.length === 0 && policy.warnings.length === 0 ? [] : [...c.warnings, ...policy.warnings];
   if (!hasTools(c)) {
     warnings.push({
       code: ERROR_CODES.NO_TOOLS,
@@ -215,21 +261,17 @@ function decideWinner(c: AdmittedCandidate, selection: DecisionStep, options: De
         : `"${c.id}" declares no [[tools]] and its runtime cannot list tools; add [[tools]] entries to its plugin.toml`,
     });
   }
-
-  const finish = (state: PluginState, reasons: Reason[], settings: Record<string, unknown> | null): DecidedCandidate =>
-    freeze({ admitted: c, state, reasons, warnings, trace, settings });
+  const make = (state: PluginState, reasons: Reason[], settings: Record<string, unknown> | null): DecidedCandidate =>
+    new Decided(c, state, reasons, warnings, settings, context, selection);
 
   if (!c.facts.bundled && manifest.runtime === undefined) {
     const reason = {
       code: ERROR_CODES.NO_IMPLEMENTATION,
       message: `${c.facts.manifestPath} has no [runtime] and no bundled plugin implements "${c.id}"; add a [runtime] table (process, script or http) so Trellis can run it`,
     };
-    trace.push({ step: 'implementation', message: `disabled: ${reason.message}` });
-    return finish('disabled', policy.enabled ? [reason] : [reason, policy.reason], null);
+    return make('disabled', policy.enabled ? [reason] : [reason, policy.reason], null);
   }
-  trace.push({ step: 'implementation', message: c.facts.bundled ? 'bundled implementation, loaded on first use' : `out of process (${manifest.runtime!.type})` });
-
-  if (!policy.enabled) return finish('disabled', [policy.reason], null);
+  if (!policy.enabled) return make('disabled', [policy.reason], null);
 
   const descriptor = c.facts.bundled ? c.facts.descriptor : undefined;
   const settings = resolvePluginSettings({ id: c.id, manifest, descriptor, config: options.config });
@@ -238,10 +280,8 @@ function decideWinner(c: AdmittedCandidate, selection: DecisionStep, options: De
       code: ERROR_CODES.CONFIG_INVALID,
       message: `settings of "${c.id}" are invalid, so it is disabled: ${settings.errors.join('; ')}; fix runtime.toml`,
     };
-    trace.push({ step: 'config', message: `invalid: ${settings.errors.join('; ')}` });
-    return finish('disabled', [reason, policy.reason], null);
+    return make('disabled', [reason, policy.reason], null);
   }
-  trace.push({ step: 'config', message: descriptor?.settings !== undefined ? `settings [runtime.tools.${descriptor.settings.key}] valid` : 'valid' });
 
   const missing: Reason[] = [];
   for (const name of manifest.requires_env) {
@@ -255,11 +295,6 @@ function decideWinner(c: AdmittedCandidate, selection: DecisionStep, options: De
       missing.push({ code: ERROR_CODES.MISSING_COMMAND, message: `program ${name} is not on PATH; "${c.id}" needs it. Install ${name} or add its folder to PATH` });
     }
   }
-  if (missing.length > 0) {
-    trace.push({ step: 'availability', message: `unavailable: ${missing.map((m) => m.message).join('; ')}` });
-    return finish('unavailable', [...missing, policy.reason], settings.value);
-  }
-  const needs = [...manifest.requires_env, ...manifest.requires_commands];
-  trace.push({ step: 'availability', message: needs.length === 0 ? 'needs nothing from the environment' : `found ${needs.join(', ')}` });
-  return finish('enabled', [policy.reason], settings.value);
+  if (missing.length > 0) return make('unavailable', [...missing, policy.reason], settings.value);
+  return make('enabled', [policy.reason], settings.value);
 }

@@ -73,6 +73,7 @@ interface Found {
   readonly logical: string;
   readonly real: string | null;
   readonly direct: boolean;
+  readonly listedAsFile: boolean;
   readonly depth: number;
 }
 
@@ -109,8 +110,9 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
     const rootReal = resolveRoot(root, warnings);
     if (rootReal === null) continue;
 
-    const rels = fg.sync(`**/${MANIFEST_FILE_NAME}`, {
+    const entries = fg.sync(`**/${MANIFEST_FILE_NAME}`, {
       cwd: root.path,
+      objectMode: true,
       dot: true,
       deep: MAX_PLUGIN_DEPTH + 1,
       followSymbolicLinks: true,
@@ -120,7 +122,8 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       unique: true,
     });
 
-    const found: Found[] = rels.map((rel) => {
+    const found: Found[] = entries.map((entry) => {
+      const rel = entry.path;
       const logical = join(root.path, rel);
       let real: string | null;
       try {
@@ -128,7 +131,9 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       } catch {
         real = null;
       }
-      return { rel, logical, real, direct: real === join(rootReal, rel), depth: rel.split('/').length };
+      const direct = real === join(rootReal, rel);
+      // readdir's type for a path with no symlink: a regular file needs no lstat before open.
+      return { rel, logical, real, direct, listedAsFile: direct && entry.dirent.isFile(), depth: rel.split('/').length };
     });
     // Prefer the path without symlinks, then the shallowest, then by name: the choice is stable.
     found.sort((a, b) => Number(b.direct) - Number(a.direct) || a.depth - b.depth || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
@@ -235,7 +240,7 @@ function collectFacts(
     }
   }
 
-  const read = readManifest(item.real);
+  const read = readManifest(item.real, item.listedAsFile);
   const manifestLstat = item.direct && read.lstat !== null ? read.lstat : lstatCached(item.logical);
   const folderName = basename(pluginDir === root.path ? root.path : pluginDir) || sep;
   return {
@@ -273,24 +278,24 @@ interface ReadOutcome {
 
 /**
  * Reads a manifest by its realpath without following a final symlink and without blocking:
- * `lstat` first (a FIFO or device is never opened), then open O_NOFOLLOW|O_NONBLOCK and `fstat`
- * the handle, so what is checked is what is read even if the path was swapped in between.
+ * `lstat` first, so a FIFO or device is never opened (skipped when readdir already listed the
+ * entry as a regular file on a path with no symlink), then open O_NOFOLLOW|O_NONBLOCK and
+ * `fstat` the handle, so what is checked is what is read even if the path was swapped in
+ * between (a FIFO swapped in does not block the non-blocking open; fstat refuses it).
  */
-function readManifest(real: string | null): ReadOutcome {
+function readManifest(real: string | null, listedAsFile: boolean): ReadOutcome {
   if (real === null) {
     return { lstat: null, stat: null, bytes: null, refusal: { kind: 'DANGLING', message: 'the path is a symlink whose target does not exist' } };
   }
-  let lstat: StatFacts;
-  try {
-    lstat = toStatFacts(lstatSync(real));
-  } catch (error) {
-    return { lstat: null, stat: null, bytes: null, refusal: { kind: 'OPEN_FAILED', message: `cannot stat it (${errnoOf(error)})` } };
-  }
-  if (lstat.type !== 'file') {
-    return { lstat, stat: lstat, bytes: null, refusal: { kind: 'NOT_REGULAR', message: `it is a ${lstat.type}, not a regular file` } };
-  }
-  if (lstat.size > MAX_MANIFEST_BYTES) {
-    return { lstat, stat: lstat, bytes: null, refusal: { kind: 'TOO_LARGE', message: `it is ${lstat.size} bytes, more than the ${MAX_MANIFEST_BYTES}-byte limit` } };
+  let lstat: StatFacts | null = null;
+  if (!listedAsFile) {
+    try {
+      lstat = toStatFacts(lstatSync(real));
+    } catch (error) {
+      return { lstat: null, stat: null, bytes: null, refusal: { kind: 'OPEN_FAILED', message: `cannot stat it (${errnoOf(error)})` } };
+    }
+    const refusal = refuse(lstat);
+    if (refusal !== null) return { lstat, stat: lstat, bytes: null, refusal };
   }
   let fd: number;
   try {
@@ -300,22 +305,21 @@ function readManifest(real: string | null): ReadOutcome {
   }
   try {
     const stat = toStatFacts(fstatSync(fd));
-    if (stat.type !== 'file') {
-      return { lstat, stat, bytes: null, refusal: { kind: 'NOT_REGULAR', message: `it is a ${stat.type}, not a regular file` } };
-    }
-    if (stat.size > MAX_MANIFEST_BYTES) {
-      return { lstat, stat, bytes: null, refusal: { kind: 'TOO_LARGE', message: `it is ${stat.size} bytes, more than the ${MAX_MANIFEST_BYTES}-byte limit` } };
-    }
+    lstat ??= stat;
+    const refusal = refuse(stat);
+    if (refusal !== null) return { lstat, stat, bytes: null, refusal };
     // Read to the limit + 1 whatever fstat said: a file may grow between fstat and read.
     const buffer = scratch();
     let length = 0;
     for (;;) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null);
-      if (n === 0) break;
+      const wanted = buffer.length - length;
+      const n = readSync(fd, buffer, length, wanted, null);
       length += n;
       if (length > MAX_MANIFEST_BYTES) {
         return { lstat, stat, bytes: null, refusal: { kind: 'TOO_LARGE', message: `it holds more than the ${MAX_MANIFEST_BYTES}-byte limit` } };
       }
+      // A regular file reads short only at its end: no extra read() to see 0.
+      if (n === 0 || n < wanted) break;
     }
     return { lstat, stat, bytes: Uint8Array.prototype.slice.call(buffer, 0, length), refusal: null };
   } catch (error) {
@@ -323,4 +327,10 @@ function readManifest(real: string | null): ReadOutcome {
   } finally {
     closeSync(fd);
   }
+}
+
+function refuse(stat: StatFacts): ReadRefusal | null {
+  if (stat.type !== 'file') return { kind: 'NOT_REGULAR', message: `it is a ${stat.type}, not a regular file` };
+  if (stat.size > MAX_MANIFEST_BYTES) return { kind: 'TOO_LARGE', message: `it is ${stat.size} bytes, more than the ${MAX_MANIFEST_BYTES}-byte limit` };
+  return null;
 }

@@ -94,14 +94,14 @@ describe('buildPluginRegistrySnapshot', () => {
       [1] ENABLED — explicit root (priority 0): <tmp>/explicit/hello/plugin.toml
           reason  IN_PROFILE: enabled by profile "minimal"
           admission checks:
-            ok   inside its discovery root (PATH_ESCAPE): resolves inside <tmp>/explicit
-            ok   a regular, single-linked file of at most 256 KiB (UNSAFE_FILE): regular file, 171 bytes, 1 link
-            ok   not writable by every user (WORLD_WRITABLE): manifest and 2 folder(s) up to the root are not world-writable
-            ok   owned by you or root (UNSAFE_OWNER): owned by uid 0 or root
+            ok   inside its discovery root (PATH_ESCAPE): manifest and plugin folder resolve inside the root
+            ok   a regular, single-linked file of at most 256 KiB (UNSAFE_FILE): a regular file with one link, within the size limit
+            ok   not writable by every user (WORLD_WRITABLE): neither the manifest nor any folder up to the root is world-writable
+            ok   owned by you or root (UNSAFE_OWNER): the manifest and every folder up to the root belong to you or root
             ok   no symlink on the way (SYMLINK): no symlink between the root and the manifest
-            ok   valid plugin.toml (MANIFEST_INVALID): id "hello", kind toolset
-            ok   id not reserved by a required bundled plugin (RESERVED_ID): "hello" is not a required bundled id
-            skip a bundled id only with its own [runtime] (BUNDLED_ID_WITHOUT_RUNTIME): "hello" is not a bundled id
+            ok   valid plugin.toml (MANIFEST_INVALID): valid TOML that matches the plugin.toml schema
+            ok   id not reserved by a required bundled plugin (RESERVED_ID): not the id of a required bundled plugin
+            skip a bundled id only with its own [runtime] (BUNDLED_ID_WITHOUT_RUNTIME): not the id of a bundled plugin
             ok   side effects allowed (SIDE_EFFECTS_NOT_ALLOWED): declares no side effects
             ok   [runtime] paths stay in the plugin folder (PATH_ESCAPE): relative command and args resolve inside the plugin folder
           decision:
@@ -116,14 +116,14 @@ describe('buildPluginRegistrySnapshot', () => {
       [2] SHADOWED — workspace root (priority 2): <tmp>/ws/hello/plugin.toml
           reason  SHADOWED: shadowed by "hello" from the explicit root (<tmp>/explicit/hello/plugin.toml), which has a lower root number (0 < 2); remove one of them or give this one another id
           admission checks:
-            ok   inside its discovery root (PATH_ESCAPE): resolves inside <tmp>/ws
-            ok   a regular, single-linked file of at most 256 KiB (UNSAFE_FILE): regular file, 151 bytes, 1 link
-            ok   not writable by every user (WORLD_WRITABLE): manifest and 2 folder(s) up to the root are not world-writable
-            ok   owned by you or root (UNSAFE_OWNER): owned by uid 0 or root
+            ok   inside its discovery root (PATH_ESCAPE): manifest and plugin folder resolve inside the root
+            ok   a regular, single-linked file of at most 256 KiB (UNSAFE_FILE): a regular file with one link, within the size limit
+            ok   not writable by every user (WORLD_WRITABLE): neither the manifest nor any folder up to the root is world-writable
+            ok   owned by you or root (UNSAFE_OWNER): the manifest and every folder up to the root belong to you or root
             ok   no symlink on the way (SYMLINK): no symlink between the root and the manifest
-            ok   valid plugin.toml (MANIFEST_INVALID): id "hello", kind toolset
-            ok   id not reserved by a required bundled plugin (RESERVED_ID): "hello" is not a required bundled id
-            skip a bundled id only with its own [runtime] (BUNDLED_ID_WITHOUT_RUNTIME): "hello" is not a bundled id
+            ok   valid plugin.toml (MANIFEST_INVALID): valid TOML that matches the plugin.toml schema
+            ok   id not reserved by a required bundled plugin (RESERVED_ID): not the id of a required bundled plugin
+            skip a bundled id only with its own [runtime] (BUNDLED_ID_WITHOUT_RUNTIME): not the id of a bundled plugin
             ok   side effects allowed (SIDE_EFFECTS_NOT_ALLOWED): declares no side effects
             ok   [runtime] paths stay in the plugin folder (PATH_ESCAPE): relative command and args resolve inside the plugin folder
           decision:
