@@ -37,14 +37,28 @@ export function parseManifest(bytes: Uint8Array): ParsedManifest {
     return { manifest: null, declaredId: null, errors: [`${where}TOML syntax error: ${first}`] };
   }
   const declaredId = typeof doc.id === 'string' ? doc.id : null;
-  if (depthExceeds(doc, MAX_MANIFEST_DEPTH)) {
-    return { manifest: null, declaredId, errors: [`tables and arrays nest deeper than ${MAX_MANIFEST_DEPTH} levels; flatten the document`] };
-  }
   const result = PluginManifestSchema.safeParse(doc);
   if (!result.success) {
     return { manifest: null, declaredId, errors: formatIssues(result.error).map(issueToString) };
   }
-  return { manifest: result.data, declaredId, errors: [] };
+  // The schema fixes the shape everywhere except the free-form JSON Schemas; only
+  // there can dotted keys or table headers nest without bound, so only there is depth checked.
+  const manifest = result.data;
+  const deep = freeFormValues(manifest).find(([, value]) => depthExceeds(value, MAX_MANIFEST_DEPTH));
+  if (deep !== undefined) {
+    return { manifest: null, declaredId, errors: [`${deep[0]}: nests deeper than ${MAX_MANIFEST_DEPTH} levels; flatten it`] };
+  }
+  return { manifest, declaredId, errors: [] };
+}
+
+function freeFormValues(m: PluginManifest): Array<[string, unknown]> {
+  const out: Array<[string, unknown]> = [];
+  if (m.config_schema !== undefined) out.push(['config_schema', m.config_schema]);
+  m.tools.forEach((tool, i) => {
+    out.push([`tools[${i}].input_schema`, tool.input_schema]);
+    if (tool.output_schema !== undefined) out.push([`tools[${i}].output_schema`, tool.output_schema]);
+  });
+  return out;
 }
 
 /** Depth check (dotted keys and table headers can nest far deeper than the parser's inline limit). */

@@ -200,19 +200,26 @@ describe('admitCandidate on real trees', () => {
       'r/kind/plugin.toml': manifestText({ id: 'kind', kind: 'gadget' }),
       'r/badid/plugin.toml': manifestText({ id: 'Bad_ID' }),
       'r/nested/plugin.toml': `x = ${'['.repeat(40)}${']'.repeat(40)}\n`,
-      'r/dotted/plugin.toml': `${Array.from({ length: 40 }, (_, i) => `k${i}`).join('.')} = 1\n`,
+      'r/dotted/plugin.toml': `${manifestText({ id: 'dotted' })}\n[[tools]]\nname = "t"\ndescription = "d"\n[tools.input_schema]\n${Array.from({ length: 40 }, (_, i) => `k${i}`).join('.')} = 1\n`,
+      'r/toplevel/plugin.toml': `${Array.from({ length: 40 }, (_, i) => `k${i}`).join('.')} = 1\n`,
       'r/proto/plugin.toml': '__proto__ = { polluted = true }\n',
       'r/latin1/plugin.toml': { bytes: Buffer.from([0x69, 0x64, 0x20, 0x3d, 0x20, 0x22, 0xe9, 0x22, 0x0a]) },
     });
     expect(normalize(admitted.map((a) => [a.id, a.reasons.map((r) => `${r.code} ${r.message}`)]), base)).toEqual([
       ['badid', ['MANIFEST_INVALID <tmp>/r/badid/plugin.toml: id: must be 1–64 lowercase letters, digits or dashes, starting and ending with a letter or digit']],
-      ['dotted', ['MANIFEST_INVALID <tmp>/r/dotted/plugin.toml: tables and arrays nest deeper than 32 levels; flatten the document']],
+      ['dotted', ['MANIFEST_INVALID <tmp>/r/dotted/plugin.toml: tools[0].input_schema: nests deeper than 32 levels; flatten it']],
       ['dupe', ['MANIFEST_INVALID <tmp>/r/dupe/plugin.toml: line 3, column 1: TOML syntax error: trying to redefine an already defined table or value']],
       ['kind', ['MANIFEST_INVALID <tmp>/r/kind/plugin.toml: kind: must be one of "toolset", "provider", "connector", "skill-source", "bridge", "memory-slot", "context-engine", "workflow-adapter", "subagent-runtime"']],
       ['latin1', ['MANIFEST_INVALID <tmp>/r/latin1/plugin.toml: the file is not valid UTF-8; save it as UTF-8']],
       ['nested', ['MANIFEST_INVALID <tmp>/r/nested/plugin.toml: line 1, column 37: TOML syntax error: document contains excessively nested structures. aborting.']],
       ['proto', ['MANIFEST_INVALID <tmp>/r/proto/plugin.toml: line 1, column 1: TOML syntax error: document contains an unsafe property']],
       ['syntax', ['MANIFEST_INVALID <tmp>/r/syntax/plugin.toml: line 4, column 1: TOML syntax error: invalid value']],
+      [
+        'toplevel',
+        [
+          'MANIFEST_INVALID <tmp>/r/toplevel/plugin.toml: schema_version: must be one of 1; id: Invalid input: expected string, received undefined; name: Invalid input: expected string, received undefined; version: Invalid input: expected string, received undefined; kind: must be one of "toolset", "provider", "connector", "skill-source", "bridge", "memory-slot", "context-engine", "workflow-adapter", "subagent-runtime"; unknown key "k0"',
+        ],
+      ],
     ]);
     expect(({} as Record<string, unknown>).polluted).toBe(undefined);
   });
