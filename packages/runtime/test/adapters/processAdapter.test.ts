@@ -345,6 +345,14 @@ describe('process adapter: fault injection', () => {
     expect(countMarked(marker)).toBe(0);
   });
 
+  it('ignores shutdown and SIGTERM: dispose escalates to SIGKILL for the whole group', async () => {
+    const { impl, marker } = setup('stubborn');
+    expect(await impl.call(callOf('echo', { n: 1 }))).toEqual({ ok: true, value: { n: 1 } });
+    await waitFor(() => countMarked(marker) === 2);
+    await impl.dispose();
+    expect(countMarked(marker)).toBe(0);
+  });
+
   it('a host that exits without dispose takes the plugin group, grandchildren included, with it', async () => {
     const marker = newMarker();
     const out = execFileSync(process.execPath, ['--conditions=@trellis/source', '--import', 'tsx', join(FIXTURES, 'host-exits.ts'), marker], {

@@ -16,7 +16,7 @@ afterEach(async () => {
   }
 });
 
-function setup(runtime: Partial<ScriptRuntime> = {}) {
+function setup(runtime: Partial<ScriptRuntime> = {}, env: Record<string, string> = process.env as Record<string, string>) {
   const marker = newMarker();
   const rt: ScriptRuntime = {
     type: 'script',
@@ -33,7 +33,7 @@ function setup(runtime: Partial<ScriptRuntime> = {}) {
     pluginDir,
     runtime: rt,
     config: { level: 2 },
-    env: process.env,
+    env,
     logger: recordingLogger(),
   });
   live.push({ impl, marker });
@@ -59,6 +59,14 @@ describe('script adapter', () => {
     expect(await impl.call(call)).toEqual({
       ok: true,
       value: { message: 'done', env: 'json', request: { tool: 'json', arguments: { text: 'a b c' }, config: { level: 2 }, call_id: call.callId } },
+    });
+  });
+
+  it('runs in the plugin folder with only the allow list, [runtime.env] and the TRELLIS_* variables', async () => {
+    const { impl } = setup({ env: { GREETING: 'hi ${USER_NAME}' } }, { PATH: process.env.PATH ?? '', USER_NAME: 'ada', SECRET_THING: 'x' });
+    expect(await impl.call(callOf('env'))).toEqual({
+      ok: true,
+      value: { keys: ['GREETING', 'PATH', 'TRELLIS_CALL_ID', 'TRELLIS_PLUGIN_ID', 'TRELLIS_TOOL'], cwd: pluginDir },
     });
   });
 
