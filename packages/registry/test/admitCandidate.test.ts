@@ -312,6 +312,20 @@ describe('admitCandidate on stat facts (what root cannot create on disk)', () =>
     expect(sibling.reasons.map((r) => r.code)).toEqual(['PATH_ESCAPE']);
   });
 
+  it('an unreadable manifest (EACCES) is UNSAFE_FILE — as root every file is readable, so this uses facts', () => {
+    const unreadable = admitCandidate(facts({ manifestStat: null, bytes: null, readRefusal: { kind: 'OPEN_FAILED', message: 'cannot open it (EACCES)' } }), policy);
+    expect(unreadable.reasons).toEqual([
+      { code: 'UNSAFE_FILE', message: '/r/a/p/plugin.toml was not read: cannot open it (EACCES); make it readable by the user running trellis' },
+    ]);
+    expect(unreadable.checks.filter((c) => c.result === 'skip').map((c) => c.code)).toEqual([
+      'MANIFEST_INVALID',
+      'RESERVED_ID',
+      'BUNDLED_ID_WITHOUT_RUNTIME',
+      'SIDE_EFFECTS_NOT_ALLOWED',
+      'PATH_ESCAPE',
+    ]);
+  });
+
   it('a sticky world-writable folder owned by the user (not root) is unsafe', () => {
     const sticky = admitCandidate(facts({ folders: [{ path: '/r/a/p', stat: dir(0o1777, 1000), role: 'plugin' }] }), policy);
     expect(sticky.reasons.map((r) => r.code)).toEqual(['WORLD_WRITABLE']);
