@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseManifest } from '@trellis/registry';
+import { RuntimeConfigSchema } from '@trellis/config';
+import { buildPluginRegistrySnapshot, parseManifest, parseProfiles } from '@trellis/registry';
 import type { PluginManifest } from '@trellis/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PluginImplementation } from '../../src/PluginImplementation.ts';
@@ -35,6 +36,23 @@ describe('examples/', () => {
       ['git-helper', 'process'],
       ['word-count', 'script'],
       ['http-notes', 'http'],
+    ]);
+  });
+
+  it('the registry admits them from a discovery root: enabled when allowed, http-notes unavailable without its token', () => {
+    const config = RuntimeConfigSchema.parse({ plugins: { allow: ['git-helper', 'word-count', 'http-notes'] } });
+    const profiles = parseProfiles('[minimal]\ndescription = "x"\n').value;
+    const { snapshot } = buildPluginRegistrySnapshot({
+      config,
+      roots: [{ root: 'explicit', priority: 0, path: EXAMPLES, origin: 'test', warnIfMissing: true }],
+      bundled: [],
+      profiles,
+      env: { PATH: process.env.PATH },
+    });
+    expect(snapshot.plugins.map((p) => [p.id, p.state, p.reasons[0]?.code])).toEqual([
+      ['git-helper', 'enabled', 'ALLOWED'],
+      ['http-notes', 'unavailable', 'MISSING_ENV'],
+      ['word-count', 'enabled', 'ALLOWED'],
     ]);
   });
 
