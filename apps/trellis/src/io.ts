@@ -6,6 +6,11 @@ export interface CommandIO {
   readonly interactive: boolean;
   /** Reads one answer line from the terminal (only called when interactive). */
   ask?(question: string): Promise<string>;
+  /**
+   * Runs `cleanup` if the process is interrupted (SIGINT/SIGTERM) while a command holds plugin
+   * processes, then exits; returns a function that removes the trap.
+   */
+  trapSignals?(cleanup: () => Promise<void>): () => void;
 }
 
 /** Renders rows as aligned columns; the last column is never padded. */

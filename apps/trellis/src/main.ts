@@ -24,6 +24,18 @@ export function processIO(): CommandIO {
         rl.close();
       }
     },
+    trapSignals(cleanup) {
+      const handler = (signal: NodeJS.Signals) => {
+        // Stop external plugin processes before leaving, so none is orphaned; exit 128 + signal.
+        void cleanup().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+      };
+      process.once('SIGINT', handler);
+      process.once('SIGTERM', handler);
+      return () => {
+        process.off('SIGINT', handler);
+        process.off('SIGTERM', handler);
+      };
+    },
   };
 }
 
@@ -69,6 +81,7 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
       approve: approvalHook(io),
       discoverExternalTools: name.startsWith('tools') || name === 'doctor',
     });
+    const untrap = io.trapSignals?.(() => assembly.dispose());
     try {
       if (!line.flags.json) for (const w of assembly.configWarnings) io.err(`warning: ${w.message}\n`);
       switch (name) {
@@ -90,6 +103,7 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
           throw new Error(`command "${name}" is parsed but not wired`);
       }
     } finally {
+      untrap?.();
       await assembly.dispose();
     }
   } catch (error) {
