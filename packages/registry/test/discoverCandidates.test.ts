@@ -192,6 +192,12 @@ describe('discoverCandidates', () => {
     ]);
   });
 
+  it('accepts a manifest directly in the root (a --plugin-path pointing at one plugin folder)', () => {
+    const base = makeTree({ 'solo/plugin.toml': manifestText({ id: 'solo' }) });
+    const [c] = externals(discoverCandidates({ roots: [fileRoot(join(base, 'solo'))], bundled: [] }).candidates);
+    expect(normalize([c!.folderName, c!.pluginDirReal, c!.folders.map((f) => `${f.role}:${f.path}`)], base)).toEqual(['solo', '<tmp>/solo', ['root:<tmp>/solo']]);
+  });
+
   it('a root that is itself a symlink is walked through its realpath', () => {
     const base = makeTree({ 'real/p/plugin.toml': manifestText({ id: 'p' }), 'link': { symlink: 'real' } });
     mkdirSync(join(base, 'unused'));
