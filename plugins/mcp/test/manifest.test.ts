@@ -1,0 +1,23 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'smol-toml';
+import { describe, expect, it } from 'vitest';
+import { PluginManifestSchema } from '@trellis/sdk';
+import { plugin } from '../src/index.ts';
+
+describe('mcp', () => {
+  it('has a valid manifest that the code implements', () => {
+    const manifest = PluginManifestSchema.parse(parse(readFileSync(new URL('../plugin.toml', import.meta.url), 'utf8')));
+    expect(plugin.manifest.id).toBe(manifest.id);
+  });
+
+  it('declares no tools yet, so the snapshot reports NO_TOOLS instead of pretending', () => {
+    expect(plugin.tools).toEqual([]);
+  });
+});
+
+describe('mcp profile', () => {
+  it('is a bridge in the full profile', () => {
+    const manifest = PluginManifestSchema.parse(parse(readFileSync(new URL('../plugin.toml', import.meta.url), 'utf8')));
+    expect([manifest.kind, manifest.profile, manifest.side_effects]).toEqual(['bridge', 'full', true]);
+  });
+});
