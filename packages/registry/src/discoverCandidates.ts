@@ -73,8 +73,29 @@ interface Found {
   readonly logical: string;
   readonly real: string | null;
   readonly direct: boolean;
-  readonly listedAsFile: boolean;
+  /** `lstat` of the manifest path when the fast path took it (a regular file, no symlink on the way). */
+  readonly lstat: StatFacts | null;
   readonly depth: number;
+}
+
+function lstatUncached(path: string): StatFacts | null {
+  try {
+    return toStatFacts(lstatSync(path));
+  } catch {
+    return null;
+  }
+}
+
+/** True when every folder of `rel` below `rootPath` (not the last component) is a folder, not a symlink. */
+function foldersAreReal(rootPath: string, rel: string, lstatCached: (path: string) => StatFacts | null): boolean {
+  let walk = rootPath;
+  let start = 0;
+  for (let slash = rel.indexOf('/'); slash !== -1; slash = rel.indexOf('/', start)) {
+    walk = join(walk, rel.slice(start, slash));
+    if (lstatCached(walk)?.type !== 'directory') return false;
+    start = slash + 1;
+  }
+  return true;
 }
 
 /**
@@ -110,9 +131,8 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
     const rootReal = resolveRoot(root, warnings);
     if (rootReal === null) continue;
 
-    const entries = fg.sync(`**/${MANIFEST_FILE_NAME}`, {
+    const rels = fg.sync(`**/${MANIFEST_FILE_NAME}`, {
       cwd: root.path,
-      objectMode: true,
       dot: true,
       deep: MAX_PLUGIN_DEPTH + 1,
       followSymbolicLinks: true,
@@ -122,18 +142,25 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       unique: true,
     });
 
-    const found: Found[] = entries.map((entry) => {
-      const rel = entry.path;
+    const found: Found[] = rels.map((rel) => {
       const logical = join(root.path, rel);
+      const expected = join(rootReal, rel);
+      let depth = 1;
+      for (let i = 0; i < rel.length; i += 1) if (rel.charCodeAt(i) === 47) depth += 1;
+      // Fast path: when lstat shows the manifest as a regular file and every folder below the
+      // root as a real folder (no symlink), its realpath is the root's realpath plus the
+      // relative path: one lstat instead of realpath(3)'s walk over every component.
+      const own = lstatUncached(logical);
+      if (own !== null && own.type === 'file' && foldersAreReal(root.path, rel, lstatCached)) {
+        return { rel, logical, real: expected, direct: true, lstat: own, depth };
+      }
       let real: string | null;
       try {
         real = realpathSync.native(logical);
       } catch {
         real = null;
       }
-      const direct = real === join(rootReal, rel);
-      // readdir's type for a path with no symlink: a regular file needs no lstat before open.
-      return { rel, logical, real, direct, listedAsFile: direct && entry.dirent.isFile(), depth: rel.split('/').length };
+      return { rel, logical, real, direct: real === expected, lstat: null, depth };
     });
     // Prefer the path without symlinks, then the shallowest, then by name: the choice is stable.
     found.sort((a, b) => Number(b.direct) - Number(a.direct) || a.depth - b.depth || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
@@ -240,7 +267,7 @@ function collectFacts(
     }
   }
 
-  const read = readManifest(item.real, item.listedAsFile);
+  const read = readManifest(item.real, item.lstat);
   const manifestLstat = item.direct && read.lstat !== null ? read.lstat : lstatCached(item.logical);
   const folderName = basename(pluginDir === root.path ? root.path : pluginDir) || sep;
   return {
@@ -278,25 +305,25 @@ interface ReadOutcome {
 
 /**
  * Reads a manifest by its realpath without following a final symlink and without blocking:
- * `lstat` first, so a FIFO or device is never opened (skipped when readdir already listed the
- * entry as a regular file on a path with no symlink), then open O_NOFOLLOW|O_NONBLOCK and
+ * `lstat` first (or the one the walk already made), so a FIFO or device is never opened, then
+ * open O_NOFOLLOW|O_NONBLOCK and
  * `fstat` the handle, so what is checked is what is read even if the path was swapped in
  * between (a FIFO swapped in does not block the non-blocking open; fstat refuses it).
  */
-function readManifest(real: string | null, listedAsFile: boolean): ReadOutcome {
+function readManifest(real: string | null, known: StatFacts | null): ReadOutcome {
   if (real === null) {
     return { lstat: null, stat: null, bytes: null, refusal: { kind: 'DANGLING', message: 'the path is a symlink whose target does not exist' } };
   }
-  let lstat: StatFacts | null = null;
-  if (!listedAsFile) {
+  let lstat: StatFacts | null = known;
+  if (lstat === null) {
     try {
       lstat = toStatFacts(lstatSync(real));
     } catch (error) {
       return { lstat: null, stat: null, bytes: null, refusal: { kind: 'OPEN_FAILED', message: `cannot stat it (${errnoOf(error)})` } };
     }
-    const refusal = refuse(lstat);
-    if (refusal !== null) return { lstat, stat: lstat, bytes: null, refusal };
   }
+  const early = refuse(lstat);
+  if (early !== null) return { lstat, stat: lstat, bytes: null, refusal: early };
   let fd: number;
   try {
     fd = openSync(real, OPEN_FLAGS);
@@ -305,7 +332,6 @@ function readManifest(real: string | null, listedAsFile: boolean): ReadOutcome {
   }
   try {
     const stat = toStatFacts(fstatSync(fd));
-    lstat ??= stat;
     const refusal = refuse(stat);
     if (refusal !== null) return { lstat, stat, bytes: null, refusal };
     // Read to the limit + 1 whatever fstat said: a file may grow between fstat and read.
