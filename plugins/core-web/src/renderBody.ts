@@ -1,3 +1,5 @@
+// html-to-text ships no types; the reference makes every program that compiles this file (the app too) see ours.
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference
 /// <reference path="./html-to-text.d.ts" />
 import { compile } from 'html-to-text';
 import type { HtmlBuilder, HtmlElement, HtmlToTextOptions, HtmlWalk } from 'html-to-text';
