@@ -5,12 +5,12 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parse, TomlError } from 'smol-toml';
-import { z } from 'zod';
 import {
   PluginManifestSchema,
   formatIssues,
   issueToString,
   resolveContract,
+  toolJsonSchema,
   type PluginDefinition,
   type PluginManifest,
   type ToolSpec,
@@ -32,12 +32,6 @@ export interface LinkedPlugin {
 export interface LinkResult {
   readonly plugins: readonly LinkedPlugin[];
   readonly errors: readonly string[];
-}
-
-function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  delete json.$schema;
-  return json;
 }
 
 /** Reads and validates every `plugins/<folder>/plugin.toml` of a workspace, then imports each plugin to describe its tools. */
@@ -118,8 +112,8 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
     const tools: ToolSpec[] = definition.tools.map((tool) => ({
       name: tool.name,
       description: tool.description,
-      inputSchema: jsonSchemaOf(tool.input),
-      ...(tool.output ? { outputSchema: jsonSchemaOf(tool.output) } : {}),
+      inputSchema: toolJsonSchema(tool.input),
+      ...(tool.output ? { outputSchema: toolJsonSchema(tool.output) } : {}),
       tags: [...(tool.tags ?? [])],
       examples: [...(tool.examples ?? [])],
       contract: resolveContract({
@@ -137,7 +131,7 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
       }
       settings = {
         key: definition.settings.key,
-        jsonSchema: jsonSchemaOf(definition.settings.schema),
+        jsonSchema: toolJsonSchema(definition.settings.schema),
         defaults: defaults.data as Record<string, unknown>,
       };
     }

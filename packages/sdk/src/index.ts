@@ -52,3 +52,4 @@ export type {
 export { isPathInside, formatMode, isWorldWritable } from './paths.ts';
 export { runProcess, canLimitResources } from './runProcess.ts';
 export type { RunProcessOptions, RunProcessResult } from './runProcess.ts';
+export { toolJsonSchema } from './toolJsonSchema.ts';

@@ -233,7 +233,7 @@ describe('deadline', () => {
 
 describe('as the runtime validates', () => {
   it('accepts the examples and refuses malformed calls', async () => {
-    const { runtimeValidator } = await import('./validateLikeRuntime.ts');
+    const { runtimeValidator } = await import('@trellis/testing');
     const valid = runtimeValidator(runTool);
     for (const example of runTool.examples ?? []) expect(valid(example.input)).toBe(true);
     expect(valid({ program: 'git' })).toBe(false);

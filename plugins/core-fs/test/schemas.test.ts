@@ -45,7 +45,7 @@ describe('special files', () => {
 
 describe('as the runtime validates', () => {
   it('accepts every example and refuses malformed calls', async () => {
-    const { runtimeValidator } = await import('./validateLikeRuntime.ts');
+    const { runtimeValidator } = await import('@trellis/testing');
     for (const tool of plugin.tools) {
       const valid = runtimeValidator(tool);
       for (const example of tool.examples ?? []) expect({ tool: tool.name, ok: valid(example.input) }).toEqual({ tool: tool.name, ok: true });

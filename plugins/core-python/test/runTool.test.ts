@@ -8,7 +8,7 @@ import { plugin } from '../src/index.ts';
 import { PythonSettingsSchema } from '../src/PythonSettingsSchema.ts';
 import { PythonRunInputSchema, runTool } from '../src/runTool.ts';
 import { makeContext } from './makeContext.ts';
-import { agreement } from './runtimeValidator.ts';
+import { agreement } from '@trellis/testing';
 
 let workspace: string;
 

@@ -3,7 +3,7 @@ import { parseTable } from '../src/parseTable.ts';
 import { QueryInputSchema } from '../src/QueryInputSchema.ts';
 import { queryTable } from '../src/queryTable.ts';
 import { describeTable } from '../src/describeTable.ts';
-import { agreement } from './runtimeValidator.ts';
+import { agreement } from '@trellis/testing';
 
 const CSV = [
   'region,product,amount,date,paid',

@@ -8,7 +8,7 @@ import { queryTool } from '../src/queryTool.ts';
 import { ReadInputSchema, readTool } from '../src/readTool.ts';
 import { TableSettingsSchema } from '../src/TableSettingsSchema.ts';
 import { makeContext, makeTree } from './makeContext.ts';
-import { agreement } from './runtimeValidator.ts';
+import { agreement } from '@trellis/testing';
 
 let ws: ReturnType<typeof makeTree>;
 let outside: ReturnType<typeof makeTree>;

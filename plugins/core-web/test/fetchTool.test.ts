@@ -5,7 +5,7 @@ import { createFetchTool, FetchInputSchema, fetchTool } from '../src/fetchTool.t
 import type { ResolveHost } from '../src/fetchUrl.ts';
 import { WebSettingsSchema } from '../src/WebSettingsSchema.ts';
 import { makeContext } from './makeContext.ts';
-import { agreement } from './runtimeValidator.ts';
+import { agreement } from '@trellis/testing';
 import { startTestServer } from './startTestServer.ts';
 
 /**

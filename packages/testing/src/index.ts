@@ -1,0 +1,1 @@
+export { runtimeValidator, agreement } from './runtimeValidator.ts';
