@@ -1,7 +1,6 @@
-import { CAPABILITIES, ERROR_CODES, resolveContract } from '@trellis/sdk';
+import { CAPABILITIES, ERROR_CODES, compileToolGlob, resolveContract } from '@trellis/sdk';
 import type { ManifestTool, PluginManifest, ToolContract, ToolExample, ToolSpec } from '@trellis/sdk';
 import type { CatalogBundledView, CatalogConfigView, CatalogPluginView, CatalogReason, CatalogSnapshotView } from './CatalogSnapshotView.ts';
-import { compileGlob } from './compileGlob.ts';
 import { nearestName } from './editDistance.ts';
 import type { ToolOverrides } from './parseToolOverrides.ts';
 import { renderTools } from './renderTools.ts';
@@ -101,7 +100,7 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
   const { config, discovered } = input;
   const overrides = new Map(Object.entries(input.overrides ?? {}));
   const warnings: CatalogReason[] = [];
-  const askMatchers = config.runtime.policy.ask.map(compileGlob);
+  const askMatchers = config.runtime.policy.ask.map(compileToolGlob);
   const bundledById = new Map<string, CatalogBundledView>();
   for (const bundled of input.bundled) bundledById.set(bundled.manifest.id, bundled);
 
@@ -308,8 +307,8 @@ function createAvailabilityRule(config: CatalogConfigView): (tool: KnownTool) =>
     else granted.add(capability);
   }
   const { allow, deny } = config.runtime.policy;
-  const allowMatchers = allow.map(compileGlob);
-  const denyMatchers = deny.map((pattern) => ({ pattern, matches: compileGlob(pattern) }));
+  const allowMatchers = allow.map(compileToolGlob);
+  const denyMatchers = deny.map((pattern) => ({ pattern, matches: compileToolGlob(pattern) }));
   return (tool) => {
     const { name, plugin, entry, descriptor } = tool;
     const no = (code: string, message: string): ToolAvailability => ({ name, plugin, offered: false, reason: { code, message } });

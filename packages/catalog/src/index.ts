@@ -21,7 +21,6 @@ export {
   createModelNameTable,
 } from './toModelToolName.ts';
 export type { ModelNameTable } from './toModelToolName.ts';
-export { compileGlob, matchesGlob } from './compileGlob.ts';
 export { editDistance, nearestName } from './editDistance.ts';
 export { splitName } from './searchIndex.ts';
 export type { ToolSearchHit } from './searchIndex.ts';

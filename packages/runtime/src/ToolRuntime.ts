@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { RuntimeConfig } from '@trellis/config';
-import { CAPABILITIES, ERROR_CODES, isToolError, silentLogger, type Logger, type ToolContract, type ToolFailure, type ToolOutcome } from '@trellis/sdk';
+import { CAPABILITIES, ERROR_CODES, compileToolGlob, isToolError, silentLogger, type Logger, type ToolContract, type ToolFailure, type ToolOutcome } from '@trellis/sdk';
 import type { AuditRecord, AuditSink } from './AuditLog.ts';
 import { createFileAuditLog } from './AuditLog.ts';
 import { checkOutput } from './checkOutput.ts';
-import { compileToolGlob, firstMatchingGlob } from './compileToolGlob.ts';
+import { firstMatchingGlob } from './compileToolGlob.ts';
 import { DeadlineScheduler, type Expirable } from './DeadlineScheduler.ts';
 import type { ExecutionEvent, ExecutionHook } from './ExecutionEvent.ts';
 import { failureFromThrown } from './outcomeFromThrown.ts';

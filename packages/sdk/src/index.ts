@@ -53,3 +53,4 @@ export { isPathInside, formatMode, isWorldWritable } from './paths.ts';
 export { runProcess, canLimitResources } from './runProcess.ts';
 export type { RunProcessOptions, RunProcessResult } from './runProcess.ts';
 export { toolJsonSchema } from './toolJsonSchema.ts';
+export { compileToolGlob, matchesToolGlob } from './compileToolGlob.ts';

@@ -1,5 +1,6 @@
 /**
- * Compiles a tool-name glob into a matcher. Only `*` is special: it matches any run of characters,
+ * Compiles a tool-name glob (`[runtime.policy]` allow/deny/ask, shared by the catalog's availability
+ * view and the runtime's policy stage) into a matcher. Only `*` is special: it matches any run of characters,
  * dots included, so `core-fs.*` matches `core-fs.read` and `mcp.*` matches `mcp.github.create_issue`;
  * `*` alone matches every name. Everything else matches itself, case-sensitively.
  *
@@ -7,7 +8,7 @@
  * leftmost place, which is enough for star-only globs. Cost is linear in name plus pattern length
  * (up to the cost of `indexOf`).
  */
-export function compileGlob(pattern: string): (name: string) => boolean {
+export function compileToolGlob(pattern: string): (name: string) => boolean {
   if (!pattern.includes('*')) return (name) => name === pattern;
   const pieces = pattern.split('*');
   const head = pieces[0] ?? '';
@@ -27,7 +28,7 @@ export function compileGlob(pattern: string): (name: string) => boolean {
   };
 }
 
-/** True when `name` matches the glob `pattern` (see `compileGlob`). */
-export function matchesGlob(pattern: string, name: string): boolean {
-  return compileGlob(pattern)(name);
+/** True when `name` matches the glob `pattern` (see `compileToolGlob`). */
+export function matchesToolGlob(pattern: string, name: string): boolean {
+  return compileToolGlob(pattern)(name);
 }

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { compileGlob, matchesGlob } from './compileGlob.ts';
+import { compileToolGlob, matchesToolGlob } from './compileToolGlob.ts';
 
-describe('compileGlob', () => {
+describe('compileToolGlob', () => {
   it('treats * as any run of characters, dots included, and everything else literally', () => {
     const names = ['core-fs.read', 'core-fs.write', 'core-fsx.read', 'mcp.github.create_issue', 'core-web.fetch', 'a.b'];
     const table = Object.fromEntries(
       ['*', 'core-fs.*', 'core-fs.read', 'mcp.*', '*.read', 'core-*.*e*', '*.*.*', 'a.b*', '*a.b', 'core-fs.?ead', '**'].map((pattern) => [
         pattern,
-        names.filter(compileGlob(pattern)),
+        names.filter(compileToolGlob(pattern)),
       ]),
     );
     expect(table).toEqual({
@@ -26,7 +26,7 @@ describe('compileGlob', () => {
   });
 
   it('never lets pieces overlap the anchored head and tail', () => {
-    expect([matchesGlob('ab*ba', 'aba'), matchesGlob('ab*ba', 'abba'), matchesGlob('a*b*c', 'acb'), matchesGlob('a*a*a', 'aaa')]).toEqual([
+    expect([matchesToolGlob('ab*ba', 'aba'), matchesToolGlob('ab*ba', 'abba'), matchesToolGlob('a*b*c', 'acb'), matchesToolGlob('a*a*a', 'aaa')]).toEqual([
       false,
       true,
       false,
@@ -37,7 +37,7 @@ describe('compileGlob', () => {
   it('stays fast on patterns that make backtracking matchers explode', () => {
     const name = 'a'.repeat(5000);
     const pattern = `${'a*'.repeat(200)}b`;
-    expect(matchesGlob(pattern, name)).toBe(false);
-    expect(matchesGlob(`${'a*'.repeat(200)}a`, name)).toBe(true);
+    expect(matchesToolGlob(pattern, name)).toBe(false);
+    expect(matchesToolGlob(`${'a*'.repeat(200)}a`, name)).toBe(true);
   });
 });
