@@ -12,7 +12,9 @@ export const sharedTsup: Options = {
   sourcemap: true,
   clean: true,
   splitting: true,
-  treeshake: true,
+  // esbuild tree-shakes while bundling; tsup's extra Rollup pass would hoist lazily loaded chunks into
+  // the entry's static imports, which defeats loading plugins and heavy libraries on demand.
+  treeshake: false,
   esbuildOptions(options) {
     options.conditions = ['@trellis/source', 'module', 'import', 'default'];
   },

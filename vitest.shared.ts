@@ -5,18 +5,27 @@ import { defineConfig } from 'vitest/config';
 
 const root = dirname(fileURLToPath(import.meta.url));
 
-/** Maps every workspace package name to its `src/index.ts`, so unit tests never need a build. */
-function workspaceAliases(): Record<string, string> {
-  const aliases: Record<string, string> = {};
+/**
+ * Maps every workspace package entry (`@trellis/sdk`, `@trellis/sdk/schema`, …) to its TypeScript
+ * source, read from each package's `exports[...]["@trellis/source"]`, so unit tests never need a
+ * build. Exact matches only, so a subpath never falls through to the main entry.
+ */
+function workspaceAliases(): Array<{ find: RegExp; replacement: string }> {
+  const aliases: Array<{ find: RegExp; replacement: string }> = [];
   for (const group of ['packages', 'plugins', 'apps']) {
     const dir = join(root, group);
     if (!existsSync(dir)) continue;
     for (const name of readdirSync(dir)) {
       const manifest = join(dir, name, 'package.json');
-      const entry = join(dir, name, 'src', 'index.ts');
-      if (!existsSync(manifest) || !existsSync(entry)) continue;
-      const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { name: string };
-      aliases[pkg.name] = entry;
+      if (!existsSync(manifest)) continue;
+      const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { name: string; exports?: Record<string, unknown> };
+      for (const [subpath, target] of Object.entries(pkg.exports ?? {})) {
+        const source = typeof target === 'object' && target !== null ? (target as Record<string, string>)['@trellis/source'] : undefined;
+        if (source === undefined) continue;
+        const specifier = subpath === '.' ? pkg.name : `${pkg.name}/${subpath.replace(/^\.\//, '')}`;
+        const escaped = specifier.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+        aliases.push({ find: new RegExp(`^${escaped}$`), replacement: join(dir, name, source) });
+      }
     }
   }
   return aliases;

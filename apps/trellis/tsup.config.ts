@@ -15,6 +15,8 @@ export default defineConfig({
   noExternal: [/.*/],
   // Bundled CommonJS dependencies call require() for Node built-ins.
   banner: { js: "import { createRequire as __trellisCreateRequire } from 'node:module';\nconst require = __trellisCreateRequire(import.meta.url);" },
+  // Smaller code compiles faster at startup; the source maps keep stack traces readable.
+  minify: true,
   shims: false,
   dts: false,
 });

@@ -5,7 +5,8 @@ import { performance } from 'node:perf_hooks';
 import { createResourceCatalog } from '@trellis/catalog';
 import type { CatalogBundledView, CatalogPluginView } from '@trellis/catalog';
 import { RuntimeConfigSchema } from '@trellis/config';
-import { PluginManifestSchema, resolveContract } from '@trellis/sdk';
+import { resolveContract } from '@trellis/sdk';
+import { PluginManifestSchema } from '@trellis/sdk/schema';
 import type { ToolSpec } from '@trellis/sdk';
 
 const PLUGINS = 100;

@@ -11,7 +11,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createResourceCatalog } from '@trellis/catalog';
 import { RuntimeConfigSchema } from '@trellis/config';
 import { createBundledImplementation, createToolRuntime } from '@trellis/runtime';
-import { definePlugin, defineTool, PluginManifestSchema, resolveContract } from '@trellis/sdk';
+import { definePlugin, defineTool, resolveContract } from '@trellis/sdk';
+import { PluginManifestSchema } from '@trellis/sdk/schema';
 import type { BundledPluginDescriptor, PluginDefinition, ToolContext } from '@trellis/sdk';
 import { z } from 'zod';
 

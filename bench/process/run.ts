@@ -7,9 +7,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { PluginManifestSchema } from '@trellis/sdk';
-import { createProcessImplementation } from '@trellis/runtime';
-import type { ProcessRuntime } from '@trellis/runtime';
+import { PluginManifestSchema } from '@trellis/sdk/schema';
+import { createProcessImplementation } from '@trellis/runtime/external';
+import type { ProcessRuntime } from '@trellis/runtime/external';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ECHO = join(here, 'echo-plugin.mjs');

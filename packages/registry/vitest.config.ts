@@ -1,3 +1,4 @@
+import { mergeConfig } from 'vitest/config';
 import { sharedVitest } from '../../vitest.shared.ts';
 
-export default sharedVitest;
+export default mergeConfig(sharedVitest, { test: { setupFiles: ['./test/setup.ts'] } });

@@ -5,16 +5,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parse, TomlError } from 'smol-toml';
-import {
-  PluginManifestSchema,
-  formatIssues,
-  issueToString,
-  resolveContract,
-  toolJsonSchema,
-  type PluginDefinition,
-  type PluginManifest,
-  type ToolSpec,
-} from '@trellis/sdk';
+import { formatIssues, issueToString, resolveContract, type PluginDefinition, type PluginManifest, type ToolSpec } from '@trellis/sdk';
+import { PluginManifestSchema, toolJsonSchema } from '@trellis/sdk/schema';
 
 /** One plugin package found in the workspace, ready to be embedded. */
 export interface LinkedPlugin {

@@ -9,8 +9,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseRuntimeConfig } from '@trellis/config';
-import { parseProfiles } from '@trellis/registry';
-import { parseToolOverrides } from '@trellis/catalog';
+import { parseProfiles } from '@trellis/registry/parse';
+import { parseToolOverrides } from '@trellis/catalog/overrides';
 import { findWorkspaceRoot, linkBundledPlugins, pluginEntries, renderBundledIndex } from './bundledIndex.ts';
 
 const appDir = join(dirname(fileURLToPath(import.meta.url)), '..');

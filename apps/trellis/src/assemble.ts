@@ -4,6 +4,7 @@ import type { ConfigProblem, ConfigSource, RuntimeConfig } from '@trellis/config
 import {
   buildPluginRegistrySnapshot,
   explainPlugin,
+  prepareRegistry,
   resolveDiscoveryRoots,
   type PluginExplanation,
   type PluginRegistryResult,
@@ -13,7 +14,6 @@ import {
 import { createResourceCatalog, type ResourceCatalog } from '@trellis/catalog';
 import {
   createBundledImplementation,
-  createExternalImplementation,
   createToolRuntime,
   type ApprovalHook,
   type ExecutionHook,
@@ -97,6 +97,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     home,
     ...(loaded.path !== undefined ? { baseDir: resolve(loaded.path, '..') } : {}),
   });
+  await prepareRegistry({ roots, config });
   const registry = buildPluginRegistrySnapshot({ config, roots, bundled: BUNDLED_PLUGINS, profiles: EMBEDDED_PROFILES, env });
   const { snapshot } = registry;
 
@@ -112,6 +113,8 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
   for (const entry of snapshot.plugins) if (entry.state === 'enabled') entries.set(entry.id, entry);
   const bundledById = new Map(BUNDLED_PLUGINS.map((d) => [d.manifest.id, d]));
   const implementations = new Map<string, PluginImplementation>();
+  // The out-of-process adapters load only when an external plugin is enabled.
+  const external = [...entries.values()].some((entry) => !entry.bundled) ? await import('@trellis/runtime/external') : undefined;
 
   const implementationFor = (pluginId: string): PluginImplementation | undefined => {
     const existing = implementations.get(pluginId);
@@ -124,9 +127,9 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       const descriptor = bundledById.get(pluginId);
       if (descriptor === undefined) return undefined;
       made = createBundledImplementation({ descriptor, settings, workspace: { root: workspace }, env, logger, host });
-    } else if (entry.manifest?.runtime !== undefined && entry.pluginDir !== null) {
+    } else if (external !== undefined && entry.manifest?.runtime !== undefined && entry.pluginDir !== null) {
       const overrides = config.plugins.entries[pluginId];
-      made = createExternalImplementation(
+      made = external.createExternalImplementation(
         { id: pluginId, manifest: entry.manifest, pluginDir: entry.pluginDir },
         { env, logger, ...(overrides !== undefined ? { overrides } : {}) },
       );

@@ -1,4 +1,5 @@
-import { findRuntimeConfig, type ResolvedRuntimeConfig } from '@trellis/config';
+import type { ResolvedRuntimeConfig } from '@trellis/config';
+import { findRuntimeConfig } from '@trellis/config/lookup';
 import { EMBEDDED_RUNTIME_CONFIG, EMBEDDED_RUNTIME_TOML } from './bundled.gen.ts';
 
 /** Where to look for runtime.toml. */

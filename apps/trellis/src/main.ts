@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline/promises';
 import type { ApprovalHook } from '@trellis/runtime';
 import { assemble } from './assemble.ts';
 import { TRELLIS_VERSION } from './bundled.gen.ts';
@@ -17,6 +16,7 @@ export function processIO(): CommandIO {
     err: (text) => process.stderr.write(text),
     interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY),
     async ask(question) {
+      const { createInterface } = await import('node:readline/promises');
       const rl = createInterface({ input: process.stdin, output: process.stderr });
       try {
         return await rl.question(question);

@@ -9,7 +9,6 @@ export type {
 } from './CatalogSnapshotView.ts';
 export { createToolDescriptor, canonicalJson, hashJson } from './ToolDescriptor.ts';
 export type { ToolDescriptor, ToolDescriptorFields, ToolSource } from './ToolDescriptor.ts';
-export { parseToolOverrides } from './parseToolOverrides.ts';
 export type { ToolOverride, ToolOverrides, ParseToolOverridesResult, ParseToolOverridesOptions } from './parseToolOverrides.ts';
 export { renderTools } from './renderTools.ts';
 export type { ToolRenderFormat, RenderedTool, RenderToolsOptions, OpenAiTool, AnthropicTool, McpTool } from './renderTools.ts';

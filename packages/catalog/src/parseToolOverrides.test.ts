@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseToolOverrides } from './index.ts';
+import { parseToolOverrides } from './overrides.ts';
 
 describe('parseToolOverrides', () => {
   it('reads quoted and nested tables, dotted tool names included', () => {

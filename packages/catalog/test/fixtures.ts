@@ -1,6 +1,7 @@
 import { RuntimeConfigSchema } from '@trellis/config';
 import type { RuntimeConfig } from '@trellis/config';
-import { PluginManifestSchema, resolveContract } from '@trellis/sdk';
+import { resolveContract } from '@trellis/sdk';
+import { PluginManifestSchema } from '@trellis/sdk/schema';
 import type { PluginManifestInput, ToolContract, ToolSpec } from '@trellis/sdk';
 import type { CatalogBundledView, CatalogPluginView, CatalogSnapshotView } from '../src/index.ts';
 

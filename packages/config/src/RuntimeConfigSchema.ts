@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { PROFILE_NAMES, PluginIdSchema } from '@trellis/sdk';
+import { PROFILE_NAMES } from '@trellis/sdk';
+import { PluginIdSchema } from '@trellis/sdk/schema';
 
 const PluginIdListSchema = z.array(PluginIdSchema).default([]);
 const GlobListSchema = z.array(z.string().min(1));

@@ -6,8 +6,11 @@ import { join } from 'node:path';
 import { parse, stringify } from 'smol-toml';
 import fg from 'fast-glob';
 import { RuntimeConfigSchema } from '@trellis/config';
-import { admitCandidate, buildSnapshot, decide, discoverCandidates, parseManifest } from '../src/index.ts';
+import { admitCandidate, buildSnapshot, decide, discoverCandidates, prepareRegistry } from '../src/index.ts';
+import { parseManifest } from '../src/parse.ts';
 import type { FileRootSpec } from '../src/index.ts';
+
+await prepareRegistry();
 
 const n = Number(process.env.N ?? 10_000);
 const base = mkdtempSync(join(tmpdir(), 'trellis-prof-'));

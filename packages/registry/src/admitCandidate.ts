@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { ERROR_CODES, MAX_MANIFEST_BYTES, formatMode, isWorldWritable } from '@trellis/sdk';
 import { containsPath } from './containsPath.ts';
 import type { PluginManifest } from '@trellis/sdk';
-import { parseManifest } from './parseManifest.ts';
+import { registryDependency } from './prepareRegistry.ts';
 import type {
   AdmissionCheck,
   AdmissionPolicy,
@@ -78,7 +78,7 @@ export function admitCandidate(facts: CandidateFacts, policy: AdmissionPolicy): 
   if (facts.bytes === null) {
     checks.push({ code: ERROR_CODES.MANIFEST_INVALID, title: 'valid plugin.toml', result: 'skip', message: 'not read (see the file check)' });
   } else {
-    const parsed = parseManifest(facts.bytes);
+    const parsed = registryDependency('parseManifest')(facts.bytes);
     manifest = parsed.manifest;
     if (manifest !== null) id = manifest.id;
     checks.push(

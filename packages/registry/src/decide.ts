@@ -1,6 +1,6 @@
 import type { RuntimeConfig } from '@trellis/config';
 import { ERROR_CODES } from '@trellis/sdk';
-import { expandProfile } from './parseProfiles.ts';
+import { expandProfile } from './expandProfile.ts';
 import { resolvePluginSettings } from './resolvePluginSettings.ts';
 import type { AdmittedCandidate, DecidedCandidate, DecisionStep, PluginState, ProfilesData, Reason } from './types.ts';
 

@@ -1,10 +1,10 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
-import fg from 'fast-glob';
 import { ERROR_CODES, MAX_MANIFEST_BYTES } from '@trellis/sdk';
 import { containsPath } from './containsPath.ts';
 import type { BundledPluginDescriptor } from '@trellis/sdk';
+import { registryDependency } from './prepareRegistry.ts';
 import { BUNDLED_ROOT } from './resolveDiscoveryRoots.ts';
 import type {
   BundledCandidateFacts,
@@ -131,7 +131,7 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
     const rootReal = resolveRoot(root, warnings);
     if (rootReal === null) continue;
 
-    const rels = fg.sync(`**/${MANIFEST_FILE_NAME}`, {
+    const rels = registryDependency('fastGlob').sync(`**/${MANIFEST_FILE_NAME}`, {
       cwd: root.path,
       dot: true,
       deep: MAX_PLUGIN_DEPTH + 1,

@@ -34,10 +34,9 @@ export {
   IGNORED_FOLDER_GLOBS,
 } from './discoverCandidates.ts';
 export type { DiscoverCandidatesOptions } from './discoverCandidates.ts';
-export { parseManifest, MAX_MANIFEST_DEPTH } from './parseManifest.ts';
 export type { ParsedManifest } from './parseManifest.ts';
 export { admitCandidate, isUnsafeFolderMode } from './admitCandidate.ts';
-export { parseProfiles, expandProfile } from './parseProfiles.ts';
+export { expandProfile } from './expandProfile.ts';
 export type { ParseProfilesResult } from './parseProfiles.ts';
 export { deepMerge } from './deepMerge.ts';
 export { findCommandsOnPath } from './findCommandsOnPath.ts';
@@ -52,3 +51,5 @@ export { buildPluginRegistrySnapshot } from './buildPluginRegistrySnapshot.ts';
 export type { BuildPluginRegistrySnapshotOptions, PluginRegistryResult } from './buildPluginRegistrySnapshot.ts';
 export { explainPlugin, formatExplanation } from './explainPlugin.ts';
 export type { PluginExplanation, CandidateExplanation } from './explainPlugin.ts';
+export { prepareRegistry, hasSettingsPatches } from './prepareRegistry.ts';
+export type { PrepareRegistryOptions } from './prepareRegistry.ts';

@@ -1,5 +1,6 @@
 import { parse } from 'smol-toml';
-import { PluginManifestSchema, formatIssues, issueToString } from '@trellis/sdk';
+import { formatIssues, issueToString } from '@trellis/sdk';
+import { PluginManifestSchema } from '@trellis/sdk/schema';
 import type { PluginManifest } from '@trellis/sdk';
 
 /** Deepest nesting of tables and arrays a manifest may use. */

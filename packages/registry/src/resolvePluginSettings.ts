@@ -1,9 +1,9 @@
-import { Ajv } from 'ajv';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type { RuntimeConfig } from '@trellis/config';
 import { formatKeyPath } from '@trellis/sdk';
 import type { BundledPluginDescriptor, PluginManifest } from '@trellis/sdk';
 import { deepMerge } from './deepMerge.ts';
+import { registryDependency } from './prepareRegistry.ts';
 
 /** Inputs of {@link resolvePluginSettings}. */
 export interface ResolvePluginSettingsOptions {
@@ -31,7 +31,10 @@ function compile(schema: Readonly<Record<string, unknown>>, byText: boolean): Va
   const text = byText ? JSON.stringify(schema) : '';
   const cachedByText = byText ? bySchemaText.get(text) : undefined;
   if (cachedByText !== undefined) return cachedByText;
-  ajv ??= new Ajv({ allErrors: true, strict: false });
+  if (ajv === null) {
+    const AjvClass = registryDependency('Ajv');
+    ajv = new AjvClass({ allErrors: true, strict: false });
+  }
   let out: ValidateFunction | Error;
   try {
     out = ajv.compile(schema);

@@ -1,7 +1,8 @@
 import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deepMerge, expandProfile, findCommandsOnPath, parseProfiles, resolveDiscoveryRoots } from '../src/index.ts';
+import { deepMerge, expandProfile, findCommandsOnPath, resolveDiscoveryRoots } from '../src/index.ts';
+import { parseProfiles } from '../src/parse.ts';
 import { config, makeTree } from './helpers.ts';
 
 describe('resolveDiscoveryRoots', () => {

@@ -6,7 +6,8 @@ import { stringify } from 'smol-toml';
 import { afterEach } from 'vitest';
 import { RuntimeConfigSchema } from '@trellis/config';
 import type { RuntimeConfig } from '@trellis/config';
-import { DEFAULT_TOOL_CONTRACT, PluginManifestSchema } from '@trellis/sdk';
+import { DEFAULT_TOOL_CONTRACT } from '@trellis/sdk';
+import { PluginManifestSchema } from '@trellis/sdk/schema';
 import type { BundledPluginDescriptor, PluginManifestInput, ToolSpec } from '@trellis/sdk';
 import type { FileRootSpec, ProfilesData } from '../src/index.ts';
 

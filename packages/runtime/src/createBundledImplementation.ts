@@ -1,4 +1,4 @@
-import { Worker, type ResourceLimits } from 'node:worker_threads';
+import type { ResourceLimits, Worker } from 'node:worker_threads';
 import {
   ERROR_CODES,
   silentLogger,
@@ -213,7 +213,7 @@ class BundledImplementation implements PluginImplementation {
     return this.loading;
   }
 
-  private runWorker(mode: 'canonicalize' | 'run', tool: string, input: unknown, signal: AbortSignal, callId: string): Promise<WorkerReply> {
+  private async runWorker(mode: 'canonicalize' | 'run', tool: string, input: unknown, signal: AbortSignal, callId: string): Promise<WorkerReply> {
     const moduleUrl = this.options.descriptor.moduleUrl;
     if (moduleUrl === undefined) {
       return Promise.resolve({
@@ -222,11 +222,14 @@ class BundledImplementation implements PluginImplementation {
       });
     }
     if (signal.aborted) return Promise.resolve({ type: 'aborted', message: 'aborted before the worker started' });
+    // Loaded here, not at import: most hosts never isolate a tool in a worker.
+    const { Worker: WorkerThread } = await import('node:worker_threads');
+    if (signal.aborted) return { type: 'aborted', message: 'aborted before the worker started' };
     const o = this.options;
     const limits = o.workerResourceLimits ?? DEFAULT_WORKER_RESOURCE_LIMITS;
     let worker: Worker;
     try {
-      worker = new Worker(WORKER_SOURCE, {
+      worker = new WorkerThread(WORKER_SOURCE, {
         eval: true,
         workerData: { mode, moduleUrl, tool, name: `${this.pluginId}.${tool}`, input, settings: o.settings, workspace: o.workspace, env: o.env, callId },
         resourceLimits: limits,

@@ -1,17 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  definePlugin,
-  defineTool,
-  PluginManifestSchema,
-  resolveContract,
-  ToolError,
-  type BundledPluginDescriptor,
-  type HostServices,
-  type Logger,
-  type PluginDefinition,
-  type ToolContract,
-  type ToolSpec,
-} from '@trellis/sdk';
+import { definePlugin, defineTool, resolveContract, ToolError, type BundledPluginDescriptor, type HostServices, type Logger, type PluginDefinition, type ToolContract, type ToolSpec } from '@trellis/sdk';
+import { PluginManifestSchema } from '@trellis/sdk/schema';
 import { z } from 'zod';
 import { createBundledImplementation, createToolRuntime, type ToolRuntime } from '../src/index.ts';
 import type { RuntimeToolDescriptor } from '../src/RuntimeCatalog.ts';

@@ -9,20 +9,8 @@ export {
 export type { PluginKind, SandboxProfile, ProfileName, Capability, DiscoveryRoot, IsolationMode } from './kinds.ts';
 export { ERROR_CODES } from './errorCodes.ts';
 export type { ErrorCode } from './errorCodes.ts';
-export {
-  PLUGIN_ID_PATTERN,
-  TOOL_NAME_PATTERN,
-  MAX_MANIFEST_BYTES,
-  PluginIdSchema,
-  PluginManifestSchema,
-  PluginRuntimeSchema,
-  ProcessRuntimeSchema,
-  ScriptRuntimeSchema,
-  HttpRuntimeSchema,
-  ManifestToolSchema,
-} from './manifest.ts';
+export { PLUGIN_ID_PATTERN, TOOL_NAME_PATTERN, MAX_MANIFEST_BYTES } from './manifestLimits.ts';
 export type { PluginManifest, PluginManifestInput, PluginRuntime, ManifestTool } from './manifest.ts';
-export { pluginManifestJsonSchema } from './pluginManifestJsonSchema.ts';
 export { formatIssues, formatKeyPath, issueToString } from './formatIssues.ts';
 export type { SchemaIssue } from './formatIssues.ts';
 export { silentLogger } from './logger.ts';
@@ -52,5 +40,4 @@ export type {
 export { isPathInside, formatMode, isWorldWritable } from './paths.ts';
 export { runProcess, canLimitResources } from './runProcess.ts';
 export type { RunProcessOptions, RunProcessResult } from './runProcess.ts';
-export { toolJsonSchema } from './toolJsonSchema.ts';
 export { compileToolGlob, matchesToolGlob } from './compileToolGlob.ts';

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 /** How to run a child process. The command is never given to a shell. */
@@ -55,7 +54,9 @@ export function canLimitResources(): boolean {
  * whole group is killed, so no grandchild outlives the call (one that leaves the group with
  * setsid(2) is beyond reach; see docs/security-model.md).
  */
-export function runProcess(options: RunProcessOptions): Promise<RunProcessResult> {
+export async function runProcess(options: RunProcessOptions): Promise<RunProcessResult> {
+  // Loaded on first use: a host that never spawns (most `trellis` commands) never pays for it.
+  const { spawn } = await import('node:child_process');
   const started = performance.now();
   const wantMemory = options.maxMemoryMb !== undefined && PRLIMIT !== undefined;
   const wantCpu = options.maxCpuSeconds !== undefined && PRLIMIT !== undefined;

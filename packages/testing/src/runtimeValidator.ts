@@ -1,6 +1,7 @@
 import type { z } from 'zod';
-import { createSchemaValidatorCache } from '@trellis/runtime';
-import { toolJsonSchema, type ToolDefinition } from '@trellis/sdk';
+import { createSchemaValidatorCache } from '@trellis/runtime/validation';
+import { type ToolDefinition } from '@trellis/sdk';
+import { toolJsonSchema } from '@trellis/sdk/schema';
 
 const cache = createSchemaValidatorCache();
 

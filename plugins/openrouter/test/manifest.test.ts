@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
-import { PluginManifestSchema } from '@trellis/sdk';
+import { PluginManifestSchema } from '@trellis/sdk/schema';
 import { plugin } from '../src/index.ts';
 
 describe('openrouter', () => {

@@ -5,12 +5,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RuntimeConfigSchema } from '@trellis/config';
-import { buildPluginRegistrySnapshot, parseManifest, parseProfiles } from '@trellis/registry';
+import { buildPluginRegistrySnapshot, prepareRegistry } from '@trellis/registry';
+import { parseManifest, parseProfiles } from '@trellis/registry/parse';
 import type { PluginManifest } from '@trellis/sdk';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PluginImplementation } from '../../src/PluginImplementation.ts';
 import { createExternalImplementation } from '../../src/adapters/createExternalImplementation.ts';
 import { callOf } from './helpers.ts';
+
+beforeAll(() => prepareRegistry());
 
 const EXAMPLES = realpathSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'examples'));
 const cleanups: Array<() => Promise<void> | void> = [];

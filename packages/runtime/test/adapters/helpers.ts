@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PluginManifestSchema } from '@trellis/sdk';
+import { PluginManifestSchema } from '@trellis/sdk/schema';
 import type { Logger, PluginManifest, PluginManifestInput } from '@trellis/sdk';
 import type { ImplementationCall } from '../../src/PluginImplementation.ts';
 

@@ -1,0 +1,65 @@
+import { existsSync } from 'node:fs';
+import type { RuntimeConfig } from '@trellis/config';
+import type { Ajv } from 'ajv';
+import type FastGlob from 'fast-glob';
+import type { parseManifest } from './parseManifest.ts';
+import type { RootSpec } from './types.ts';
+
+/**
+ * The heavy libraries the registry needs only for some inputs: fast-glob and the manifest parser
+ * (smol-toml + the zod schema) when a filesystem root exists, ajv when the config patches some
+ * plugin's settings. They are loaded by {@link prepareRegistry}, so a host that runs on bundled
+ * plugins and the default config starts without them; the pipeline itself stays synchronous.
+ */
+interface RegistryDependencies {
+  fastGlob?: typeof FastGlob;
+  parseManifest?: typeof parseManifest;
+  Ajv?: typeof Ajv;
+}
+
+const loaded: RegistryDependencies = {};
+
+/** What {@link prepareRegistry} should load for; leave both out to load everything. */
+export interface PrepareRegistryOptions {
+  /** The discovery roots about to be scanned: file roots that exist need the glob and parser. */
+  readonly roots?: readonly RootSpec[];
+  /** The config about to be used: settings patches need the validator. */
+  readonly config?: RuntimeConfig;
+}
+
+/** True when the config patches some plugin's settings or entry config (those are validated). */
+export function hasSettingsPatches(config: RuntimeConfig): boolean {
+  if (Object.keys(config.runtime.tools).length > 0) return true;
+  return Object.values(config.plugins.entries).some((entry) => entry.config !== undefined);
+}
+
+/**
+ * Loads what `buildPluginRegistrySnapshot` (and `discoverCandidates`, `admitCandidate`, `decide`)
+ * will need for these inputs. Await it once before building a snapshot; calling it again is cheap.
+ */
+export async function prepareRegistry(options: PrepareRegistryOptions = {}): Promise<void> {
+  const everything = options.roots === undefined && options.config === undefined;
+  const files = everything || (options.roots ?? []).some((root) => root.path !== null && existsSync(root.path));
+  const settings = everything || (options.config !== undefined && hasSettingsPatches(options.config));
+  const pending: Array<Promise<void>> = [];
+  if (files && loaded.fastGlob === undefined) {
+    pending.push(import('fast-glob').then((m) => void (loaded.fastGlob = (m.default ?? m) as typeof FastGlob)));
+  }
+  if (files && loaded.parseManifest === undefined) {
+    pending.push(import('./parseManifest.ts').then((m) => void (loaded.parseManifest = m.parseManifest)));
+  }
+  if (settings && loaded.Ajv === undefined) {
+    // ajv is CommonJS: Node's ESM interop names `Ajv`, a bundler may only give `default`.
+    pending.push(import('ajv').then((m) => void (loaded.Ajv = (m.Ajv ?? (m.default as unknown as { Ajv: typeof Ajv }).Ajv) as typeof Ajv)));
+  }
+  await Promise.all(pending);
+}
+
+/** A loaded dependency; a missing one is a bug in the caller (it skipped `prepareRegistry`). */
+export function registryDependency<K extends keyof RegistryDependencies>(name: K): NonNullable<RegistryDependencies[K]> {
+  const value = loaded[name];
+  if (value === undefined) {
+    throw new Error(`@trellis/registry: ${name} is not loaded; await prepareRegistry({ roots, config }) before building a snapshot`);
+  }
+  return value as NonNullable<RegistryDependencies[K]>;
+}

@@ -1,0 +1,2 @@
+// `@trellis/runtime/validation`: the ajv + re2js validator the runtime loads with the first call.
+export { createSchemaValidatorCache, formatSchemaError } from './SchemaValidatorCache.ts';
