@@ -1,0 +1,263 @@
+import { PLUGIN_ID_PATTERN, PLUGIN_KINDS, PROFILE_NAMES, SANDBOX_PROFILES, TOOL_NAME_PATTERN } from '@trellis/sdk';
+import type { PluginManifest } from '@trellis/sdk';
+
+// A hand-written check of the common, valid plugin.toml shape, used before the zod schema
+// (`PluginManifestSchema` in @trellis/sdk) because zod costs ~10 µs per manifest and 10,000
+// manifests are discovered at a time. It is a pre-filter, never a judge: it returns the manifest
+// zod would return (same keys in the same order, the same defaults, fresh arrays and objects where
+// zod makes them, the same references where zod passes values through) when it is SURE the
+// document is valid, and null otherwise, so anything unusual (an http runtime, a date, an unknown
+// key, any doubt) goes through zod, which gives the verdict and the error text. The rules below
+// copy the schema's; a test holds the two equal over many documents and fails when the schema
+// changes (update this file with it).
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const VERSION = /^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$/;
+const CAPABILITY = /^[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+$/;
+const COMMAND_NAME = /^[A-Za-z0-9._+-]+$/;
+
+const KINDS: ReadonlySet<unknown> = new Set(PLUGIN_KINDS);
+const SANDBOXES: ReadonlySet<unknown> = new Set(SANDBOX_PROFILES);
+const PROFILES: ReadonlySet<unknown> = new Set(PROFILE_NAMES);
+
+const MANIFEST_KEYS: ReadonlySet<string> = new Set([
+  'schema_version',
+  'id',
+  'name',
+  'version',
+  'kind',
+  'description',
+  'side_effects',
+  'capabilities',
+  'sandbox',
+  'requires_env',
+  'requires_commands',
+  'profile',
+  'required',
+  'runtime',
+  'tools',
+  'config_schema',
+]);
+const PROCESS_KEYS: ReadonlySet<string> = new Set([
+  'type',
+  'command',
+  'args',
+  'timeout_seconds',
+  'env',
+  'restart_on_crash',
+  'max_restarts',
+  'restart_delay_seconds',
+  'health_check_interval_seconds',
+  'max_memory_mb',
+]);
+const SCRIPT_KEYS: ReadonlySet<string> = new Set(['type', 'command', 'args', 'timeout_seconds', 'env', 'max_output_bytes', 'max_memory_mb']);
+const TOOL_KEYS: ReadonlySet<string> = new Set([
+  'name',
+  'description',
+  'input_schema',
+  'output_schema',
+  'tags',
+  'side_effects',
+  'idempotent',
+  'timeout_seconds',
+  'approval',
+]);
+
+type Table = Record<string, unknown>;
+
+/** A TOML table as smol-toml makes it: a null-prototype object (anything else goes to zod). */
+function isTable(value: unknown): value is Table {
+  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === null;
+}
+
+function onlyKeys(table: Table, known: ReadonlySet<string>): boolean {
+  for (const key in table) if (!known.has(key)) return false;
+  return true;
+}
+
+/** `z.array(z.string()[.regex(re)])`, defaulted to a fresh `[]`; undefined = not sure. */
+function strings(value: unknown, pattern: RegExp | null): string[] | undefined {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) return undefined;
+  const out: string[] = new Array<string>(value.length);
+  for (let i = 0; i < value.length; i += 1) {
+    const item: unknown = value[i];
+    if (typeof item !== 'string' || (pattern !== null && !pattern.test(item))) return undefined;
+    out[i] = item;
+  }
+  return out;
+}
+
+/** `z.record(z.string(), z.unknown())`: a fresh object with the same members; undefined = not sure. */
+function record(value: unknown): Table | undefined {
+  if (!isTable(value)) return undefined;
+  const out: Table = {};
+  for (const key in value) {
+    if (key === '__proto__') return undefined;
+    out[key] = value[key];
+  }
+  return out;
+}
+
+/** `z.record(ENV_NAME, z.string()).default({})`. */
+function envRecord(value: unknown): Record<string, string> | undefined {
+  if (value === undefined) return {};
+  if (!isTable(value)) return undefined;
+  const out: Record<string, string> = {};
+  for (const key in value) {
+    const item = value[key];
+    if (key === '__proto__' || !ENV_NAME.test(key) || typeof item !== 'string') return undefined;
+    out[key] = item;
+  }
+  return out;
+}
+
+const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const isSafeInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
+const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
+
+function runtimeOf(value: Table): PluginManifest['runtime'] | null {
+  const type = value.type;
+  if (type !== 'process' && type !== 'script') return null; // http (URL rules) and errors: zod
+  if (!onlyKeys(value, type === 'process' ? PROCESS_KEYS : SCRIPT_KEYS)) return null;
+  const command = value.command;
+  if (typeof command !== 'string' || command.length < 1) return null;
+  const args = strings(value.args, null);
+  if (args === undefined) return null;
+  const timeout = value.timeout_seconds ?? 30;
+  if (!isNumber(timeout) || timeout <= 0 || timeout > 86_400) return null;
+  const env = envRecord(value.env);
+  if (env === undefined) return null;
+  const memory = value.max_memory_mb;
+  if (memory !== undefined && !(isSafeInt(memory) && memory > 0)) return null;
+  if (type === 'process') {
+    const restart = value.restart_on_crash ?? true;
+    const maxRestarts = value.max_restarts ?? 3;
+    const delay = value.restart_delay_seconds ?? 1;
+    const health = value.health_check_interval_seconds ?? 0;
+    if (!isBool(restart)) return null;
+    if (!isSafeInt(maxRestarts) || maxRestarts < 0 || maxRestarts > 100) return null;
+    if (!isNumber(delay) || delay < 0 || delay > 3600) return null;
+    if (!isNumber(health) || health < 0 || health > 86_400) return null;
+    const out: Table = {
+      type,
+      command,
+      args,
+      timeout_seconds: timeout,
+      env,
+      restart_on_crash: restart,
+      max_restarts: maxRestarts,
+      restart_delay_seconds: delay,
+      health_check_interval_seconds: health,
+    };
+    if (memory !== undefined) out.max_memory_mb = memory;
+    return out as PluginManifest['runtime'];
+  }
+  const maxOutput = value.max_output_bytes ?? 1_048_576;
+  if (!isSafeInt(maxOutput) || maxOutput <= 0) return null;
+  const out: Table = { type, command, args, timeout_seconds: timeout, env, max_output_bytes: maxOutput };
+  if (memory !== undefined) out.max_memory_mb = memory;
+  return out as PluginManifest['runtime'];
+}
+
+function toolOf(value: unknown): Table | null {
+  if (!isTable(value) || !onlyKeys(value, TOOL_KEYS)) return null;
+  const name = value.name;
+  if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) return null;
+  const description = value.description;
+  if (typeof description !== 'string' || description.length < 1 || description.length > 4096) return null;
+  const input = value.input_schema === undefined ? { type: 'object' } : record(value.input_schema);
+  if (input === undefined) return null;
+  let output: Table | undefined;
+  if (value.output_schema !== undefined) {
+    output = record(value.output_schema);
+    if (output === undefined) return null;
+  }
+  const tags = strings(value.tags, null);
+  if (tags === undefined) return null;
+  const { side_effects: sideEffects, idempotent, timeout_seconds: timeout, approval } = value;
+  if (sideEffects !== undefined && !isBool(sideEffects)) return null;
+  if (idempotent !== undefined && !isBool(idempotent)) return null;
+  if (timeout !== undefined && !(isNumber(timeout) && timeout > 0 && timeout <= 86_400)) return null;
+  if (approval !== undefined && approval !== 'auto' && approval !== 'ask') return null;
+  const out: Table = { name, description, input_schema: input };
+  if (output !== undefined) out.output_schema = output;
+  out.tags = tags;
+  if (sideEffects !== undefined) out.side_effects = sideEffects;
+  if (idempotent !== undefined) out.idempotent = idempotent;
+  if (timeout !== undefined) out.timeout_seconds = timeout;
+  if (approval !== undefined) out.approval = approval;
+  return out;
+}
+
+/**
+ * The manifest `PluginManifestSchema.parse(doc)` would return, when `doc` (smol-toml output) is
+ * certainly valid; null when it is not or when this check is not sure — then ask zod. Pure.
+ */
+export function validateManifestFast(doc: unknown): PluginManifest | null {
+  if (!isTable(doc) || !onlyKeys(doc, MANIFEST_KEYS)) return null;
+  if (doc.schema_version !== 1) return null;
+  const { id, name, version, kind } = doc;
+  if (typeof id !== 'string' || !PLUGIN_ID_PATTERN.test(id)) return null;
+  if (typeof name !== 'string' || name.length < 1 || name.length > 128) return null;
+  if (typeof version !== 'string' || !VERSION.test(version)) return null;
+  if (!KINDS.has(kind)) return null;
+  const description = doc.description ?? '';
+  if (typeof description !== 'string' || description.length > 4096) return null;
+  const sideEffects = doc.side_effects ?? false;
+  if (!isBool(sideEffects)) return null;
+  const capabilities = strings(doc.capabilities, CAPABILITY);
+  if (capabilities === undefined) return null;
+  const sandbox = doc.sandbox ?? 'no-isolation';
+  if (!SANDBOXES.has(sandbox)) return null;
+  const requiresEnv = strings(doc.requires_env, ENV_NAME);
+  if (requiresEnv === undefined) return null;
+  const requiresCommands = strings(doc.requires_commands, COMMAND_NAME);
+  if (requiresCommands === undefined) return null;
+  const profile = doc.profile;
+  if (profile !== undefined && !PROFILES.has(profile)) return null;
+  const required = doc.required ?? false;
+  if (!isBool(required)) return null;
+  let runtime: PluginManifest['runtime'] | null | undefined;
+  if (doc.runtime !== undefined) {
+    if (!isTable(doc.runtime)) return null;
+    runtime = runtimeOf(doc.runtime);
+    if (runtime === null) return null;
+  }
+  let tools: Table[];
+  if (doc.tools === undefined) {
+    tools = [];
+  } else {
+    if (!Array.isArray(doc.tools)) return null;
+    tools = new Array<Table>(doc.tools.length);
+    for (let i = 0; i < doc.tools.length; i += 1) {
+      const tool = toolOf(doc.tools[i]);
+      if (tool === null) return null;
+      tools[i] = tool;
+    }
+  }
+  let configSchema: Table | undefined;
+  if (doc.config_schema !== undefined) {
+    configSchema = record(doc.config_schema);
+    if (configSchema === undefined) return null;
+  }
+  const out: Table = {
+    schema_version: 1,
+    id,
+    name,
+    version,
+    kind,
+    description,
+    side_effects: sideEffects,
+    capabilities,
+    sandbox,
+    requires_env: requiresEnv,
+    requires_commands: requiresCommands,
+  };
+  if (profile !== undefined) out.profile = profile;
+  out.required = required;
+  if (runtime !== undefined) out.runtime = runtime;
+  out.tools = tools;
+  if (configSchema !== undefined) out.config_schema = configSchema;
+  return out as PluginManifest;
+}
