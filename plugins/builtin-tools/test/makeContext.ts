@@ -1,4 +1,4 @@
-import { silentLogger } from '@trellis/sdk';
+import { testToolContext } from '@trellis/testing';
 import type { HostPluginView, HostServices, HostToolHit, ToolContext } from '@trellis/sdk';
 
 /** A host with fixed plugins and hits, recording what the tools asked it. */
@@ -26,14 +26,10 @@ export function makeHost(options: {
 
 /** A ToolContext as the runtime builds one, for calling a tool's canonicalize/run directly. */
 export function makeContext(options: { host?: HostServices; tool?: string; signal?: AbortSignal } = {}): ToolContext<unknown> {
-  return {
-    signal: options.signal ?? new AbortController().signal,
-    logger: silentLogger,
+  return testToolContext({
     config: {},
-    workspace: { root: process.cwd() },
-    env: {},
-    callId: 'test-call',
     tool: options.tool ?? 'builtin-tools.test',
     host: options.host ?? makeHost(),
-  };
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
 }

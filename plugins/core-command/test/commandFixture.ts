@@ -2,12 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isToolError, silentLogger } from '@trellis/sdk';
-import type { HostServices, ToolContext } from '@trellis/sdk';
+import type { ToolContext } from '@trellis/sdk';
+import { testToolContext, toolErrorOf } from '@trellis/testing';
 import { CommandSettingsSchema } from '../src/index.ts';
 import type { CommandSettings } from '../src/index.ts';
-
-const NO_HOST: HostServices = { plugins: () => [], explainPlugin: () => [], searchTools: () => [] };
 
 /** A temp workspace and a way to build the ToolContext the runtime would pass. */
 export interface CommandFixture {
@@ -25,30 +23,22 @@ export function makeCommandFixture(): CommandFixture {
   return {
     base,
     ws,
-    context: (patch = {}, options = {}) => ({
-      signal: options.signal ?? new AbortController().signal,
-      logger: silentLogger,
-      config: CommandSettingsSchema.parse(patch),
-      workspace: { root: ws },
-      env: options.env ?? { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/home/tester', LANG: 'C.UTF-8' },
-      callId: 'test-call',
-      tool: 'core-command.run',
-      host: NO_HOST,
-    }),
+    context: (patch = {}, options = {}) =>
+      testToolContext({
+        config: CommandSettingsSchema.parse(patch),
+        tool: 'core-command.run',
+        workspace: ws,
+        env: options.env ?? { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/home/tester', LANG: 'C.UTF-8' },
+        ...(options.signal ? { signal: options.signal } : {}),
+      }),
     normalize: (text) => text.split(base).join('<tmp>'),
     remove: () => rmSync(base, { recursive: true, force: true }),
   };
 }
 
 /** Awaits a call that must fail with a ToolError; returns its code and normalized message. */
-export async function failureOf(fixture: CommandFixture, call: () => unknown): Promise<{ code: string; message: string }> {
-  try {
-    await call();
-  } catch (error) {
-    if (isToolError(error)) return { code: error.code, message: fixture.normalize(error.message) };
-    throw error;
-  }
-  throw new Error('expected a ToolError, but the call succeeded');
+export function failureOf(fixture: CommandFixture, call: () => unknown): Promise<{ code: string; message: string }> {
+  return toolErrorOf(call, fixture.normalize);
 }
 
 /** How many live processes have exactly this command line. */

@@ -83,7 +83,7 @@ export const searchTool = defineTool<z.infer<typeof SearchInputSchema>, SearchOu
   tags: ['files', 'search', 'grep'],
   examples: [
     { description: 'Where is a function used?', input: { pattern: 'loadConfig(', glob: '**/*.ts' } },
-    { description: 'TODO comments, any case', input: { pattern: 'todo|fixme', regex: true, case_sensitive: false, max_results: 50 } },
+    { description: 'To-do and fix-me comments, any letter case', input: { pattern: 'todo|fixme', regex: true, case_sensitive: false, max_results: 50 } },
   ],
   async canonicalize(input, ctx) {
     if (input.glob !== undefined) checkGlobPattern('glob', input.glob);

@@ -1,12 +1,10 @@
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isToolError, silentLogger } from '@trellis/sdk';
-import type { HostServices, ToolContext } from '@trellis/sdk';
+import type { ToolContext } from '@trellis/sdk';
+import { testToolContext, toolErrorOf } from '@trellis/testing';
 import { FsSettingsSchema } from '../src/index.ts';
 import type { FsSettings } from '../src/index.ts';
-
-const NO_HOST: HostServices = { plugins: () => [], explainPlugin: () => [], searchTools: () => [] };
 
 /** A temp folder holding `ws/` (the workspace) and `outside/` (what must stay unreachable). */
 export interface FsFixture {
@@ -28,28 +26,13 @@ export function makeFsFixture(): FsFixture {
     base,
     ws,
     outside,
-    context: (patch = {}) => ({
-      signal: new AbortController().signal,
-      logger: silentLogger,
-      config: FsSettingsSchema.parse(patch),
-      workspace: { root: ws },
-      env: {},
-      callId: 'test-call',
-      tool: 'core-fs.test',
-      host: NO_HOST,
-    }),
+    context: (patch = {}) => testToolContext({ config: FsSettingsSchema.parse(patch), tool: 'core-fs.test', workspace: ws }),
     normalize: (text) => text.split(base).join('<tmp>'),
     remove: () => rmSync(base, { recursive: true, force: true }),
   };
 }
 
 /** Awaits a call that must fail with a ToolError and returns its code and (normalized) message. */
-export async function failureOf(fixture: FsFixture, call: () => unknown): Promise<{ code: string; message: string }> {
-  try {
-    await call();
-  } catch (error) {
-    if (isToolError(error)) return { code: error.code, message: fixture.normalize(error.message) };
-    throw error;
-  }
-  throw new Error('expected a ToolError, but the call succeeded');
+export function failureOf(fixture: FsFixture, call: () => unknown): Promise<{ code: string; message: string }> {
+  return toolErrorOf(call, fixture.normalize);
 }

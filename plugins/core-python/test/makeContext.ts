@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { silentLogger } from '@trellis/sdk';
+import { testToolContext } from '@trellis/testing';
 import type { ToolContext } from '@trellis/sdk';
 import { PythonSettingsSchema } from '../src/PythonSettingsSchema.ts';
 import type { PythonSettings } from '../src/PythonSettingsSchema.ts';
@@ -15,18 +15,11 @@ export const REAL_PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys
  * patch; the interpreter defaults to REAL_PYTHON unless the patch names one.
  */
 export function makeContext(options: { workspace: string; settings?: Record<string, unknown>; signal?: AbortSignal }): ToolContext<PythonSettings> {
-  return {
-    signal: options.signal ?? new AbortController().signal,
-    logger: silentLogger,
+  return testToolContext({
     config: PythonSettingsSchema.parse({ interpreter: REAL_PYTHON, ...options.settings }),
-    workspace: { root: options.workspace },
-    env: { PATH: process.env.PATH, HOME: process.env.HOME },
-    callId: 'test-call',
     tool: 'core-python.run',
-    host: {
-      plugins: () => [],
-      explainPlugin: () => null,
-      searchTools: () => [],
-    },
-  };
+    workspace: options.workspace,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
 }

@@ -1,27 +1,14 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { silentLogger } from '@trellis/sdk';
+import { testToolContext } from '@trellis/testing';
 import type { ToolContext } from '@trellis/sdk';
 import { TableSettingsSchema } from '../src/TableSettingsSchema.ts';
 import type { TableSettings } from '../src/TableSettingsSchema.ts';
 
 /** A ToolContext as the runtime would build it, with settings parsed from a `[runtime.tools.table]` patch. */
 export function makeContext(options: { workspace: string; settings?: Record<string, unknown> }): ToolContext<TableSettings> {
-  return {
-    signal: new AbortController().signal,
-    logger: silentLogger,
-    config: TableSettingsSchema.parse(options.settings ?? {}),
-    workspace: { root: options.workspace },
-    env: {},
-    callId: 'test-call',
-    tool: 'core-table.read',
-    host: {
-      plugins: () => [],
-      explainPlugin: () => null,
-      searchTools: () => [],
-    },
-  };
+  return testToolContext({ config: TableSettingsSchema.parse(options.settings ?? {}), tool: 'core-table.read', workspace: options.workspace });
 }
 
 /** A temp folder (real path) holding `files`; `cleanup` removes it. */
