@@ -178,20 +178,26 @@ export function renderBundledIndex(options: {
     lines.push(`export const ${name}${type ? `: ${type}` : ''} = ${JSON.stringify(value)};`, '');
   }
   lines.push('const inSource = import.meta.url.endsWith(\'.ts\');', '');
+  // The data is one JSON.parse of a string literal: V8 parses JSON much faster than the same
+  // object written as JavaScript, and this is on every command's startup path.
+  const data = options.plugins.map((plugin) => ({
+    packageName: plugin.packageName,
+    manifest: plugin.manifest,
+    tools: plugin.tools,
+    ...(plugin.settings ? { settings: plugin.settings } : {}),
+  }));
+  lines.push(`const DATA = JSON.parse(${JSON.stringify(JSON.stringify(data))}) as Array<Omit<BundledPluginDescriptor, 'load' | 'moduleUrl'>>;`, '');
   lines.push('export const BUNDLED_PLUGINS: readonly BundledPluginDescriptor[] = [');
-  for (const plugin of options.plugins) {
+  options.plugins.forEach((plugin, index) => {
     let spec = relative(options.outDir, plugin.entry).split(sep).join('/');
     if (!spec.startsWith('.')) spec = `./${spec}`;
     const id = plugin.manifest.id;
     lines.push('  {');
-    lines.push(`    packageName: ${JSON.stringify(plugin.packageName)},`);
-    lines.push(`    manifest: ${JSON.stringify(plugin.manifest)},`);
-    lines.push(`    tools: ${JSON.stringify(plugin.tools)},`);
-    if (plugin.settings) lines.push(`    settings: ${JSON.stringify(plugin.settings)},`);
+    lines.push(`    ...DATA[${index}]!,`);
     lines.push(`    load: async () => ((await import(${JSON.stringify(spec)})) as { plugin: PluginDefinition }).plugin,`);
     lines.push(`    moduleUrl: inSource ? new URL(${JSON.stringify(spec)}, import.meta.url).href : new URL(${JSON.stringify(`./plugins/${id}.js`)}, import.meta.url).href,`);
     lines.push('  },');
-  }
+  });
   lines.push('];', '');
   return lines.join('\n');
 }
