@@ -76,6 +76,8 @@ interface Found {
   /** `lstat` of the manifest path when the fast path took it (a regular file, no symlink on the way). */
   readonly lstat: StatFacts | null;
   readonly depth: number;
+  /** The read, when the walk already made it (the common case: see `readDirect`). */
+  readonly read: ReadOutcome | null;
 }
 
 function lstatUncached(path: string): StatFacts | null {
@@ -131,7 +133,9 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
     const rootReal = resolveRoot(root, warnings);
     if (rootReal === null) continue;
 
-    const rels = registryDependency('fastGlob').sync(`**/${MANIFEST_FILE_NAME}`, {
+    // objectMode: each entry keeps its dirent, whose type (d_type from readdir) lets the common
+    // case skip an lstat. `unique` is off: one pattern over one walk yields each path once.
+    const entries = registryDependency('fastGlob').sync(`**/${MANIFEST_FILE_NAME}`, {
       cwd: root.path,
       dot: true,
       deep: MAX_PLUGIN_DEPTH + 1,
@@ -139,20 +143,37 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       onlyFiles: false,
       ignore: [...IGNORED_FOLDER_GLOBS],
       suppressErrors: true,
-      unique: true,
+      unique: false,
+      objectMode: true,
     });
 
-    const found: Found[] = rels.map((rel) => {
+    const found = new Array<Found>(entries.length);
+    for (let n = 0; n < entries.length; n += 1) {
+      const entry = entries[n]!;
+      const rel = entry.path;
       const logical = join(root.path, rel);
       const expected = join(rootReal, rel);
       let depth = 1;
       for (let i = 0; i < rel.length; i += 1) if (rel.charCodeAt(i) === 47) depth += 1;
+      // Fastest path: readdir typed the entry a regular file and every folder below the root is
+      // a real folder (no symlink), so the realpath is the root's realpath plus the relative
+      // path, and the read itself (O_NOFOLLOW, fstat on the handle) stands in for the lstat.
+      // fast-glob types a followed symlink by its target: O_NOFOLLOW refuses it, and it takes
+      // the full path below like any other.
+      if (entry.dirent.isFile() && foldersAreReal(root.path, rel, lstatCached)) {
+        const read = readDirect(expected);
+        if (read !== null) {
+          found[n] = { rel, logical, real: expected, direct: true, lstat: read.lstat, depth, read };
+          continue;
+        }
+      }
       // Fast path: when lstat shows the manifest as a regular file and every folder below the
       // root as a real folder (no symlink), its realpath is the root's realpath plus the
       // relative path: one lstat instead of realpath(3)'s walk over every component.
       const own = lstatUncached(logical);
       if (own !== null && own.type === 'file' && foldersAreReal(root.path, rel, lstatCached)) {
-        return { rel, logical, real: expected, direct: true, lstat: own, depth };
+        found[n] = { rel, logical, real: expected, direct: true, lstat: own, depth, read: null };
+        continue;
       }
       let real: string | null;
       try {
@@ -160,8 +181,8 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       } catch {
         real = null;
       }
-      return { rel, logical, real, direct: real === expected, lstat: null, depth };
-    });
+      found[n] = { rel, logical, real, direct: real === expected, lstat: null, depth, read: null };
+    }
     // Prefer the path without symlinks, then the shallowest, then by name: the choice is stable.
     found.sort((a, b) => Number(b.direct) - Number(a.direct) || a.depth - b.depth || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
 
@@ -267,7 +288,7 @@ function collectFacts(
     }
   }
 
-  const read = readManifest(item.real, item.lstat);
+  const read = item.read ?? readManifest(item.real, item.lstat);
   const manifestLstat = item.direct && read.lstat !== null ? read.lstat : lstatCached(item.logical);
   const folderName = basename(pluginDir === root.path ? root.path : pluginDir) || sep;
   return {
@@ -330,8 +351,15 @@ function readManifest(real: string | null, known: StatFacts | null): ReadOutcome
   } catch (error) {
     return { lstat, stat: null, bytes: null, refusal: { kind: 'OPEN_FAILED', message: `cannot open it (${errnoOf(error)})` } };
   }
+  return readOpened(fd, lstat);
+}
+
+/** Reads an open manifest (and closes it): `fstat` the handle, refuse anything but a regular file, read at most the limit + 1. */
+function readOpened(fd: number, known: StatFacts | null): ReadOutcome {
+  let lstat = known;
   try {
     const stat = toStatFacts(fstatSync(fd));
+    lstat ??= stat;
     const refusal = refuse(stat);
     if (refusal !== null) return { lstat, stat, bytes: null, refusal };
     // Read to the limit + 1 whatever fstat said: a file may grow between fstat and read.
@@ -353,6 +381,23 @@ function readManifest(real: string | null, known: StatFacts | null): ReadOutcome
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The common case's read: open `path` O_NOFOLLOW|O_NONBLOCK (the walk saw a regular file there)
+ * and go on as {@link readManifest} does once it has opened the file, with the handle's `fstat`
+ * as the path's lstat (the same inode: O_NOFOLLOW opened the path itself, not a link). Null when
+ * it cannot open the path (a symlink refused by O_NOFOLLOW, a vanished file): the caller then
+ * takes the full path, lstat first.
+ */
+function readDirect(path: string): ReadOutcome | null {
+  let fd: number;
+  try {
+    fd = openSync(path, OPEN_FLAGS);
+  } catch {
+    return null;
+  }
+  return readOpened(fd, null);
 }
 
 function refuse(stat: StatFacts): ReadRefusal | null {
