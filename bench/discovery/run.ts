@@ -4,20 +4,27 @@
 // with no checks. Also the realistic case (10 bundled + 20 external) and, with
 // BENCH_DISCOVERY_100K=1, 100,000 manifests for the scaling target.
 //
+// Timing: full and floor alternate run by run (after 2 warm-ups), so both see the same cache and
+// machine load; `ratio` is median(full) / median(floor), and `ratio_paired` the median of the
+// per-run full/floor ratios, which a load swing between runs moves less.
+// Peak RSS: measured in a fresh child process (rssChild.ts) that loads the registry and runs the
+// pipeline once over the same 10k tree — what a host does at startup — and reports its own
+// getrusage maxrss. So the figure is the pipeline's plus Node's and the tsx loader's baseline
+// (reported as rss_child_baseline_mb), not this process's, which also holds the tree generator,
+// the floor's garbage and eleven earlier runs' heap growth (logged as "bench process peak RSS").
+//
 // Run: node bench/run.mjs discovery   (BENCH_DISCOVERY_100K=1 node bench/run.mjs discovery)
+import { spawnSync } from 'node:child_process';
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'smol-toml';
-import { RuntimeConfigSchema } from '@trellis/config';
-import { BUNDLED_ROOT, buildPluginRegistrySnapshot, prepareRegistry } from '@trellis/registry';
-import { parseProfiles } from '@trellis/registry/parse';
-import type { FileRootSpec, RootSpec } from '@trellis/registry';
-import { PluginManifestSchema } from '@trellis/sdk/schema';
-import type { BundledPluginDescriptor } from '@trellis/sdk';
+import { prepareRegistry } from '@trellis/registry';
+import type { FileRootSpec } from '@trellis/registry';
+import { full } from './pipeline.ts';
 
-const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const here = dirname(fileURLToPath(import.meta.url));
 const log = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
@@ -28,25 +35,6 @@ const ROOT_KINDS = [
   ['workspace', 2],
   ['user', 3],
 ] as const;
-
-function bundledDescriptors(): BundledPluginDescriptor[] {
-  const dir = join(repo, 'plugins');
-  return readdirSync(dir)
-    .filter((name) => {
-      try {
-        return lstatSync(join(dir, name, 'plugin.toml')).isFile();
-      } catch {
-        return false;
-      }
-    })
-    .sort()
-    .map((name) => ({
-      packageName: `@trellis/plugin-${name}`,
-      manifest: PluginManifestSchema.parse(parse(readFileSync(join(dir, name, 'plugin.toml'), 'utf8'))),
-      tools: [],
-      load: () => Promise.reject(new Error('not loaded in the bench')),
-    }));
-}
 
 /** A realistic external manifest: process runtime, two tools with schemas, some optional fields. */
 function manifestFor(id: string, i: number): string {
@@ -115,18 +103,8 @@ function floor(roots: readonly FileRootSpec[]): number {
   return count;
 }
 
-const config = RuntimeConfigSchema.parse({});
-const profiles = parseProfiles(readFileSync(join(repo, 'config', 'profiles.toml'), 'utf8')).value;
-const bundled = bundledDescriptors();
 // Load the lazy dependencies (glob, manifest parser, validator) once, outside the timed runs.
 await prepareRegistry();
-const env = { PATH: process.env.PATH ?? '' };
-
-function full(roots: readonly FileRootSpec[]): number {
-  const allRoots: RootSpec[] = [...roots, BUNDLED_ROOT];
-  const result = buildPluginRegistrySnapshot({ config, roots: allRoots, bundled, profiles, env });
-  return result.snapshot.plugins.length;
-}
 
 function time(fn: () => unknown): number {
   const start = process.hrtime.bigint();
@@ -143,9 +121,13 @@ function median(values: number[]): number {
 const gc = (globalThis as { gc?: () => void }).gc;
 
 /** Alternates full and floor runs so both see the same cache and machine load. */
-function measure(roots: readonly FileRootSpec[], runs: number): { full: number; floor: number; count: number; floorCount: number } {
+function measure(
+  roots: readonly FileRootSpec[],
+  runs: number,
+): { full: number; floor: number; pairedRatio: number; count: number; floorCount: number } {
   const fullTimes: number[] = [];
   const floorTimes: number[] = [];
+  const ratios: number[] = [];
   let count = 0;
   let floorCount = 0;
   for (let i = 0; i < runs + 2; i += 1) {
@@ -156,29 +138,46 @@ function measure(roots: readonly FileRootSpec[], runs: number): { full: number; 
     if (i >= 2) {
       fullTimes.push(f);
       floorTimes.push(g);
+      ratios.push(f / g);
     }
     log(`  run ${i + 1}/${runs + 2}${i < 2 ? ' (warm-up)' : ''}: full ${f.toFixed(1)} ms, floor ${g.toFixed(1)} ms`);
   }
-  return { full: median(fullTimes), floor: median(floorTimes), count, floorCount };
+  return { full: median(fullTimes), floor: median(floorTimes), pairedRatio: median(ratios), count, floorCount };
+}
+
+/** Peak RSS of the pipeline alone, in a fresh child process over the same tree (see the header). */
+function childRss(roots: readonly FileRootSpec[]): { baselineMb: number; peakMb: number; count: number } {
+  const child = spawnSync(
+    process.execPath,
+    ['--conditions=@trellis/source', '--import', 'tsx', join(here, 'rssChild.ts'), JSON.stringify(roots), '1'],
+    { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', cwd: join(here, '..') },
+  );
+  if (child.status !== 0) throw new Error(`rssChild.ts exited with ${child.status}`);
+  return JSON.parse(child.stdout.trim().split('\n').pop()!) as { baselineMb: number; peakMb: number; count: number };
 }
 
 const round = (n: number): number => Math.round(n * 10) / 10;
 
-log(`baseline RSS before any run: ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB`);
+log(`bench process RSS before any run: ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB (not the figure reported: see rssChild.ts)`);
 log('creating 10,000 manifests…');
 const tree10k = makeTree(10_000);
 let result10k: ReturnType<typeof measure>;
-let peakRssMb: number;
+let rss: ReturnType<typeof childRss>;
 try {
   log('measuring 10,000 external + 10 bundled (median of 9, after 2 warm-ups)');
   result10k = measure(tree10k.roots, 9);
-  peakRssMb = process.resourceUsage().maxRSS / 1024;
-  const heap = process.memoryUsage();
-  log(`after the 10k runs: rss ${(heap.rss / 1048576).toFixed(0)} MB, heap used ${(heap.heapUsed / 1048576).toFixed(0)} MB, external ${(heap.external / 1048576).toFixed(0)} MB`);
+  log(`bench process peak RSS after the timed runs: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB (not the figure reported)`);
+  log('peak RSS of the pipeline alone (fresh child process, one run over the same tree)…');
+  rss = childRss(tree10k.roots);
 } finally {
   rmSync(tree10k.base, { recursive: true, force: true });
 }
-log(`10k: full ${result10k.full.toFixed(1)} ms (${result10k.count} candidates), floor ${result10k.floor.toFixed(1)} ms (${result10k.floorCount} files), peak RSS ${peakRssMb.toFixed(0)} MB`);
+const peakRssMb = rss.peakMb;
+log(
+  `10k: full ${result10k.full.toFixed(1)} ms (${result10k.count} candidates), floor ${result10k.floor.toFixed(1)} ms (${result10k.floorCount} files), ` +
+    `ratio ${(result10k.full / result10k.floor).toFixed(2)} (paired ${result10k.pairedRatio.toFixed(2)}); ` +
+    `pipeline peak RSS ${peakRssMb.toFixed(0)} MB (child baseline ${rss.baselineMb.toFixed(0)} MB, ${rss.count} candidates)`,
+);
 
 log('realistic case: 20 external + 10 bundled (median of 51)');
 const small = makeTree(20);
@@ -217,15 +216,18 @@ const pass =
   peakRssMb <= 200 &&
   realisticMs <= 10 &&
   (scale === null || scale.ratio <= 11) &&
-  result10k.count === 10_010;
+  result10k.count === 10_010 &&
+  rss.count === 10_010;
 process.stdout.write(
   `BENCH ${JSON.stringify({
     name: 'discovery',
     median_ms: round(result10k.full),
     floor_ms: round(result10k.floor),
     ratio: Math.round(ratio * 100) / 100,
+    ratio_paired: Math.round(result10k.pairedRatio * 100) / 100,
     candidates: result10k.count,
     peak_rss_mb: Math.round(peakRssMb),
+    rss_child_baseline_mb: Math.round(rss.baselineMb),
     realistic_ms: Math.round(realisticMs * 100) / 100,
     median_100k_ms: scale === null ? null : round(scale.ms),
     floor_100k_ms: scale === null ? null : round(scale.floor),
