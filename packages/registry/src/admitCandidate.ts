@@ -255,14 +255,15 @@ function checkManifest(facts: ExternalCandidateFacts, manifest: PluginManifest, 
             message: `has its own [runtime] (${manifest.runtime?.type}); it replaces the bundled plugin`,
           },
   );
-  const sideEffectTools = manifest.tools.filter((t) => t.side_effects === true).map((t) => t.name);
-  const hasSideEffects = manifest.side_effects || sideEffectTools.length > 0;
+  let sideEffectTools: string[] | null = null;
+  for (const tool of manifest.tools) if (tool.side_effects === true) (sideEffectTools ??= []).push(tool.name);
+  const hasSideEffects = manifest.side_effects || sideEffectTools !== null;
   if (!hasSideEffects) {
     checks.push(PASS_NO_SIDE_EFFECTS);
   } else if (policy.allow.includes(manifest.id)) {
     checks.push({ code: ERROR_CODES.SIDE_EFFECTS_NOT_ALLOWED, title: 'side effects allowed', result: 'pass', message: `declares side effects; "${manifest.id}" is in [plugins] allow` });
   } else {
-    const what = manifest.side_effects ? 'side_effects = true' : `tools with side effects (${sideEffectTools.join(', ')})`;
+    const what = manifest.side_effects ? 'side_effects = true' : `tools with side effects (${(sideEffectTools ?? []).join(', ')})`;
     checks.push({
       code: ERROR_CODES.SIDE_EFFECTS_NOT_ALLOWED,
       title: 'side effects allowed',
@@ -277,9 +278,10 @@ function checkManifest(facts: ExternalCandidateFacts, manifest: PluginManifest, 
   } else {
     const bad: string[] = [];
     if (escapesFolder(pluginDir, runtime.command, true)) bad.push(`runtime.command "${runtime.command}"`);
-    runtime.args.forEach((arg, i) => {
-      if (escapesFolder(pluginDir, arg, false)) bad.push(`runtime.args[${i}] "${arg}"`);
-    });
+    const args = runtime.args;
+    for (let i = 0; i < args.length; i += 1) {
+      if (escapesFolder(pluginDir, args[i]!, false)) bad.push(`runtime.args[${i}] "${args[i]}"`);
+    }
     checks.push(
       bad.length === 0
         ? PASS_RUNTIME_PATHS

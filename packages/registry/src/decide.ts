@@ -125,6 +125,13 @@ interface PolicyResult {
   readonly explanation: string;
 }
 
+const unsaid = (_rule: string, _upTo: number): string => '';
+
+function explanation(id: string, rule: string, upTo: number): string {
+  const seen = ['not required', `no [plugins.entries.${id}] enabled switch`, 'not in deny', 'not in allow'].slice(0, upTo);
+  return [...seen, rule].join('; ');
+}
+
 function decidePolicy(c: AdmittedCandidate, config: RuntimeConfig, activeProfiles: readonly string[], explain: boolean): PolicyResult {
   const id = c.id;
   const manifest = c.manifest!;
@@ -132,12 +139,9 @@ function decidePolicy(c: AdmittedCandidate, config: RuntimeConfig, activeProfile
   const denied = config.plugins.deny.includes(id);
   const allowed = config.plugins.allow.includes(id);
   const active = config.plugins.profile;
-  // The words for `explain` are only built when asked for: 10,000 plugins do not pay for them.
-  const said = (rule: string, upTo: number): string => {
-    if (!explain) return '';
-    const seen = ['not required', `no [plugins.entries.${id}] enabled switch`, 'not in deny', 'not in allow'].slice(0, upTo);
-    return [...seen, rule].join('; ');
-  };
+  // The words for `explain` are only built when asked for: 10,000 plugins do not pay for them
+  // (nor for a closure to build them).
+  const said = explain ? (rule: string, upTo: number): string => explanation(id, rule, upTo) : unsaid;
   if (c.facts.bundled && manifest.required) {
     const warnings: Reason[] = [];
     if (denied) warnings.push({ code: ERROR_CODES.REQUIRED_OVERRIDE_IGNORED, message: `[plugins] deny names "${id}", a required plugin; it stays enabled. Remove "${id}" from deny` });
@@ -261,17 +265,15 @@ function decideWinner(c: AdmittedCandidate, selection: DecisionStep, context: De
         : `"${c.id}" declares no [[tools]] and its runtime cannot list tools; add [[tools]] entries to its plugin.toml`,
     });
   }
-  const make = (state: PluginState, reasons: Reason[], settings: Record<string, unknown> | null): DecidedCandidate =>
-    new Decided(c, state, reasons, warnings, settings, context, selection);
 
   if (!c.facts.bundled && manifest.runtime === undefined) {
     const reason = {
       code: ERROR_CODES.NO_IMPLEMENTATION,
       message: `${c.facts.manifestPath} has no [runtime] and no bundled plugin implements "${c.id}"; add a [runtime] table (process, script or http) so Trellis can run it`,
     };
-    return make('disabled', policy.enabled ? [reason] : [reason, policy.reason], null);
+    return new Decided(c, 'disabled', policy.enabled ? [reason] : [reason, policy.reason], warnings, null, context, selection);
   }
-  if (!policy.enabled) return make('disabled', [policy.reason], null);
+  if (!policy.enabled) return new Decided(c, 'disabled', [policy.reason], warnings, null, context, selection);
 
   const descriptor = c.facts.bundled ? c.facts.descriptor : undefined;
   const settings = resolvePluginSettings({ id: c.id, manifest, descriptor, config: options.config });
@@ -280,7 +282,7 @@ function decideWinner(c: AdmittedCandidate, selection: DecisionStep, context: De
       code: ERROR_CODES.CONFIG_INVALID,
       message: `settings of "${c.id}" are invalid, so it is disabled: ${settings.errors.join('; ')}; fix runtime.toml`,
     };
-    return make('disabled', [reason, policy.reason], null);
+    return new Decided(c, 'disabled', [reason, policy.reason], warnings, null, context, selection);
   }
 
   const missing: Reason[] = [];
@@ -295,6 +297,6 @@ function decideWinner(c: AdmittedCandidate, selection: DecisionStep, context: De
       missing.push({ code: ERROR_CODES.MISSING_COMMAND, message: `program ${name} is not on PATH; "${c.id}" needs it. Install ${name} or add its folder to PATH` });
     }
   }
-  if (missing.length > 0) return make('unavailable', [...missing, policy.reason], settings.value);
-  return make('enabled', [policy.reason], settings.value);
+  if (missing.length > 0) return new Decided(c, 'unavailable', [...missing, policy.reason], warnings, settings.value, context, selection);
+  return new Decided(c, 'enabled', [policy.reason], warnings, settings.value, context, selection);
 }

@@ -51,21 +51,23 @@ export function parseManifest(bytes: Uint8Array): ParsedManifest {
   }
   // The schema fixes the shape everywhere except the free-form JSON Schemas; only
   // there can dotted keys or table headers nest without bound, so only there is depth checked.
-  const deep = freeFormValues(manifest).find(([, value]) => depthExceeds(value, MAX_MANIFEST_DEPTH));
-  if (deep !== undefined) {
-    return { manifest: null, declaredId, errors: [`${deep[0]}: nests deeper than ${MAX_MANIFEST_DEPTH} levels; flatten it`] };
+  const deep = tooDeepFreeForm(manifest);
+  if (deep !== null) {
+    return { manifest: null, declaredId, errors: [`${deep}: nests deeper than ${MAX_MANIFEST_DEPTH} levels; flatten it`] };
   }
   return { manifest, declaredId, errors: [] };
 }
 
-function freeFormValues(m: PluginManifest): Array<[string, unknown]> {
-  const out: Array<[string, unknown]> = [];
-  if (m.config_schema !== undefined) out.push(['config_schema', m.config_schema]);
-  m.tools.forEach((tool, i) => {
-    out.push([`tools[${i}].input_schema`, tool.input_schema]);
-    if (tool.output_schema !== undefined) out.push([`tools[${i}].output_schema`, tool.output_schema]);
-  });
-  return out;
+/** The key path of the first free-form JSON Schema that nests too deep, or null (a plain loop: no per-manifest list or closure). */
+function tooDeepFreeForm(m: PluginManifest): string | null {
+  if (m.config_schema !== undefined && depthExceeds(m.config_schema, MAX_MANIFEST_DEPTH)) return 'config_schema';
+  const tools = m.tools;
+  for (let i = 0; i < tools.length; i += 1) {
+    const tool = tools[i]!;
+    if (depthExceeds(tool.input_schema, MAX_MANIFEST_DEPTH)) return `tools[${i}].input_schema`;
+    if (tool.output_schema !== undefined && depthExceeds(tool.output_schema, MAX_MANIFEST_DEPTH)) return `tools[${i}].output_schema`;
+  }
+  return null;
 }
 
 /** Depth check (dotted keys and table headers can nest far deeper than the parser's inline limit). */
