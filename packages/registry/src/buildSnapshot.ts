@@ -13,8 +13,8 @@ export interface BuildSnapshotOptions {
 
 const bundledDigests = new WeakMap<object, string>();
 
-// `crypto.hash` (Node >= 20.12) is a one-shot digest without a Hash object: several times
-// cheaper than createHash for 10,000 small manifests. Same bytes out.
+// `crypto.hash` (Node >= 20.12) is a one-shot digest without a Hash object: about a third less
+// time than createHash().update().digest() over 10,000 small manifests. Same digest.
 const oneShot = (crypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'hex') => string }).hash;
 
 function sha256(data: string | Uint8Array): string {
