@@ -64,14 +64,15 @@ export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshot
       message: `[plugins] profile "${config.plugins.profile}" is not defined in profiles.toml; only plugins enabled explicitly are on. Known profiles: ${Object.keys(options.profiles).sort().join(', ') || 'none'}`,
     });
   }
-  const ids = new Set(admitted.map((a) => a.id));
   const named: Array<[string, string]> = [
     ...config.plugins.allow.map((id): [string, string] => [id, '[plugins] allow']),
     ...config.plugins.deny.map((id): [string, string] => [id, '[plugins] deny']),
     ...Object.keys(config.plugins.entries).map((id): [string, string] => [id, `[plugins.entries.${id}]`]),
   ];
+  // The id set is built only when the config names some plugin (usually it names none).
+  const ids = named.length === 0 ? null : new Set(admitted.map((a) => a.id));
   for (const [id, where] of named) {
-    if (!ids.has(id)) {
+    if (!ids!.has(id)) {
       warnings.push({ code: ERROR_CODES.UNKNOWN_KEY, message: `${where} names "${id}", but no plugin has that id; check the spelling (\`trellis plugins list\` shows every id)` });
     }
   }
