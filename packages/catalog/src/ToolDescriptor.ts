@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '@trellis/sdk';
 import type { ToolContract, ToolExample } from '@trellis/sdk';
 
 /** Where a descriptor came from: a bundled tool spec, a manifest `[[tools]]` entry, or a running plugin's report. */
@@ -73,7 +73,7 @@ export function createToolDescriptor(fields: ToolDescriptorFields): ToolDescript
 
 /** sha256 (hex) of the canonical JSON of a value: object keys sorted, no whitespace. */
 export function hashJson(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value), 'utf8').digest('hex');
+  return sha256Hex(canonicalJson(value));
 }
 
 /**

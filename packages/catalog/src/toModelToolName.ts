@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '@trellis/sdk';
 
 /** Pattern every model-API tool name matches (OpenAI and Anthropic function names). */
 export const MODEL_TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -49,7 +49,7 @@ function hashedModelName(name: string, hashLength: number): string {
   const dot = name.indexOf('.');
   const pluginPart = dot < 0 ? name : name.slice(0, dot);
   const rest = dot < 0 ? '' : name.slice(dot + 1);
-  const hash = createHash('sha256').update(name, 'utf8').digest('hex').slice(0, hashLength);
+  const hash = sha256Hex(name).slice(0, hashLength);
   const prefixRoom = Math.min(MAX_PLUGIN_PREFIX, MAX_LENGTH - 1 - hash.length);
   const prefix = pluginPart.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, prefixRoom) || 'x';
   const head = `${prefix}_${hash}`;

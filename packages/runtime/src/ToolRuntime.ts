@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { RuntimeConfig } from '@trellis/config';
-import { CAPABILITIES, ERROR_CODES, compileToolGlob, isToolError, silentLogger, type Logger, type ToolContract, type ToolFailure, type ToolOutcome } from '@trellis/sdk';
+import { CAPABILITIES, ERROR_CODES, compileToolGlob, isToolError, lazyCrypto, silentLogger, type Logger, type ToolContract, type ToolFailure, type ToolOutcome } from '@trellis/sdk';
 import type { AuditRecord, AuditSink } from './AuditLog.ts';
 import { createFileAuditLog } from './AuditLog.ts';
 import { checkOutput } from './checkOutput.ts';
@@ -320,7 +319,8 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
   const gates = new Map<string, PluginGate>();
   let hooks: readonly ExecutionHook[] = options.hooks ? [...options.hooks] : [];
   let disposed = false;
-  const idPrefix = `call-${randomBytes(4).toString('hex')}-`;
+  // Made on the first call without an id, so creating a runtime never loads node:crypto.
+  let idPrefix: string | undefined;
   let idCounter = 0;
 
   const emit = (event: ExecutionEvent): void => {
@@ -403,7 +403,7 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
   const invoke = async (request: ToolRequest, options?: InvokeOptions): Promise<ToolOutcome> => {
     const started = performance.now();
     const name = typeof request?.name === 'string' ? request.name : String(request?.name);
-    const call = new Invocation(typeof request?.callId === 'string' && request.callId !== '' ? request.callId : idPrefix + ++idCounter, name);
+    const call = new Invocation(typeof request?.callId === 'string' && request.callId !== '' ? request.callId : (idPrefix ??= `call-${lazyCrypto().randomBytes(4).toString('hex')}-`) + ++idCounter, name);
     if (disposed) return finish(call, request, fail(ERROR_CODES.ABORTED, `the runtime was shut down; ${name} was not run`), started);
     const signal = options?.signal;
     let onAbort: (() => void) | undefined;

@@ -41,3 +41,4 @@ export { isPathInside, formatMode, isWorldWritable } from './paths.ts';
 export { runProcess, canLimitResources } from './runProcess.ts';
 export type { RunProcessOptions, RunProcessResult } from './runProcess.ts';
 export { compileToolGlob, matchesToolGlob } from './compileToolGlob.ts';
+export { lazyCrypto, sha256Hex } from './lazyCrypto.ts';
