@@ -118,6 +118,20 @@ describe('trellis (built binary)', () => {
     expect(unknown.code).toBe(1);
   });
 
+  it('a bad [runtime.tools.<key>] patch quarantines that plugin alone, with the key named', () => {
+    mkdirSync(join(sandbox.workspace, '.trellis'));
+    writeFileSync(join(sandbox.workspace, '.trellis', 'runtime.toml'), '[runtime.tools.fs]\nmax_read_bytes = "lots"\n');
+    const listed = JSON.parse(runCli(sandbox, ['plugins', 'list', '--json']).stdout);
+    const fs = listed.plugins.find((p: { id: string }) => p.id === 'core-fs');
+    expect([fs.state, fs.reasons[0].code]).toEqual(['disabled', 'CONFIG_INVALID']);
+    expect(fs.reasons[0].message).toContain('runtime.tools.fs.max_read_bytes');
+    const others = listed.plugins.filter((p: { id: string; state: string }) => p.id !== 'core-fs' && p.state === 'enabled').map((p: { id: string }) => p.id);
+    expect(others).toEqual(['builtin-tools', 'core-command', 'core-table', 'core-web', 'skill-source-local']);
+    const call = runCli(sandbox, ['tools', 'call', 'core-fs.read', '--args', '{"path":"x"}', '--json']);
+    expect(call.code).toBe(1);
+    expect(JSON.parse(call.stdout).error.code).toBe('TOOL_UNAVAILABLE');
+  });
+
   it('tools list/describe/search, and the model-API renderings', () => {
     const listed = JSON.parse(runCli(sandbox, ['tools', 'list', '--json']).stdout);
     const names: string[] = listed.tools.map((t: { name: string }) => t.name);
