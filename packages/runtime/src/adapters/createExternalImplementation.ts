@@ -1,10 +1,10 @@
-import { failOutcome, silentLogger } from '@trellis/sdk';
+import { silentLogger } from '@trellis/sdk';
 import type { Logger, PluginManifest } from '@trellis/sdk';
 import type { PluginImplementation } from '../PluginImplementation.ts';
 import { createHttpImplementation } from './createHttpImplementation.ts';
 import { createProcessImplementation } from './createProcessImplementation.ts';
 import { createScriptImplementation } from './createScriptImplementation.ts';
-import { notDispatched } from './notDispatched.ts';
+import { disabledImplementation } from './disabledImplementation.ts';
 
 /** The part of a registry snapshot entry an external implementation needs. */
 export interface ExternalPluginEntry {
@@ -32,17 +32,6 @@ export interface ExternalImplementationOptions {
   readonly logger?: Logger;
 }
 
-function unavailable(pluginId: string, code: string, message: string): PluginImplementation {
-  return {
-    pluginId,
-    start: async () => {},
-    discoveredTools: () => undefined,
-    call: async () => notDispatched(failOutcome(code, message)),
-    state: () => 'disabled',
-    lastError: () => message,
-    dispose: async () => {},
-  };
-}
 
 /** Drops undefined values so they do not overwrite manifest settings. */
 function defined<T extends object>(value: T): Partial<T> {
@@ -61,16 +50,16 @@ export function createExternalImplementation(entry: ExternalPluginEntry, options
   const overrides = options.overrides ?? {};
   const env = options.env ?? {};
   const config = overrides.config ?? {};
-  if (!manifest) return unavailable(id, 'MANIFEST_INVALID', `plugin ${id} has no valid plugin.toml; run \`trellis plugins explain ${id}\``);
+  if (!manifest) return disabledImplementation(id, 'MANIFEST_INVALID', `plugin ${id} has no valid plugin.toml; run \`trellis plugins explain ${id}\``);
   const runtime = manifest.runtime;
   if (!runtime) {
-    return unavailable(id, 'NO_IMPLEMENTATION', `plugin ${id} has no [runtime] table in plugin.toml; add one with type = "process", "script" or "http"`);
+    return disabledImplementation(id, 'NO_IMPLEMENTATION', `plugin ${id} has no [runtime] table in plugin.toml; add one with type = "process", "script" or "http"`);
   }
   const common = { pluginId: id, manifest, config, env, logger };
   switch (runtime.type) {
     case 'process':
     case 'script': {
-      if (!pluginDir) return unavailable(id, 'PLUGIN_LOAD_FAILED', `plugin ${id} has no plugin folder to run ${runtime.command} in`);
+      if (!pluginDir) return disabledImplementation(id, 'PLUGIN_LOAD_FAILED', `plugin ${id} has no plugin folder to run ${runtime.command} in`);
       if (runtime.type === 'process') {
         const merged = {
           ...runtime,

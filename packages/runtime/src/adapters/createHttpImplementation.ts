@@ -3,6 +3,7 @@ import type { Logger, PluginManifest, PluginRuntime, ToolOutcome, ToolSpec } fro
 import type { ImplementationCall, LifecycleState, PluginImplementation } from '../PluginImplementation.ts';
 import { callStopSignal, stoppedOutcome } from './callDeadline.ts';
 import { expandEnvMap } from './childEnv.ts';
+import { disabledImplementation } from './disabledImplementation.ts';
 import { notDispatched } from './notDispatched.ts';
 import { discoveredToolSpecs, manifestToolSpecs } from './toolSpecs.ts';
 
@@ -110,15 +111,7 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
   const headers = expandEnvMap(runtime.headers, options.env ?? {}, `plugin ${pluginId}: [runtime] headers`);
   if (!checked.ok || !headers.ok) {
     const [code, message] = !checked.ok ? ['INSECURE_ENDPOINT', checked.message] : ['PLUGIN_LOAD_FAILED', (headers as { message: string }).message];
-    return {
-      pluginId,
-      start: async () => {},
-      discoveredTools: () => undefined,
-      call: async () => notDispatched(failOutcome(code, message)),
-      state: () => 'disabled',
-      lastError: () => message,
-      dispose: async () => {},
-    };
+    return disabledImplementation(pluginId, code, message);
   }
   const headerValues = headers.value;
   const base = checked.url;
