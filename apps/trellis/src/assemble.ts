@@ -1,4 +1,3 @@
-import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import type { ConfigProblem, ConfigSource, RuntimeConfig } from '@trellis/config';
 import {
@@ -24,7 +23,7 @@ import {
 import { silentLogger, type HostServices, type Logger, type ProfileName } from '@trellis/sdk';
 import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
 import { ConfigError } from './errors.ts';
-import { loadConfig } from './loadConfig.ts';
+import { loadConfig, resolveHostPaths } from './loadConfig.ts';
 
 /** Options of {@link assemble}. Everything defaults to what the `trellis` command would use. */
 export interface AssembleOptions {
@@ -80,8 +79,7 @@ export interface Assembly {
  */
 export async function assemble(options: AssembleOptions = {}): Promise<Assembly> {
   const env = options.env ?? process.env;
-  const workspace = resolve(options.workspace ?? process.cwd());
-  const home = options.home ?? env.HOME ?? homedir();
+  const { workspace, home } = resolveHostPaths({ workspace: options.workspace, home: options.home, env });
   const logger = options.logger ?? silentLogger;
 
   const loaded = await loadConfig({ configPath: options.configPath, env, workspace, home });

@@ -1,10 +1,11 @@
 import type { ApprovalHook } from '@trellis/runtime';
 import { assemble } from './assemble.ts';
 import { TRELLIS_VERSION } from './bundled.gen.ts';
+import { configCheck } from './commands/configCheck.ts';
 import { doctor } from './commands/doctor.ts';
 import { pluginsExplain, pluginsList } from './commands/plugins.ts';
 import { toolsCall, toolsDescribe, toolsList, toolsSearch } from './commands/tools.ts';
-import { ConfigError, EXIT, FailedError, exitCodeFor } from './errors.ts';
+import { ConfigError, EXIT, FailedError, UsageError, exitCodeFor } from './errors.ts';
 import { HELP } from './help.ts';
 import type { CommandIO } from './io.ts';
 import { parseCommandLine } from './parseCommandLine.ts';
@@ -66,11 +67,7 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
       return EXIT.USAGE;
     }
     const name = line.command.join(' ');
-    if (name === 'config check') {
-      // Loaded on demand: only this command always parses TOML and validates with the schema.
-      const { configCheck } = await import('./commands/configCheck.ts');
-      return configCheck(line, io, env);
-    }
+    if (name === 'config check') return await configCheck(line, io, env);
 
     const assembly = await assemble({
       ...(line.flags.config !== undefined ? { configPath: line.flags.config } : {}),
@@ -111,7 +108,7 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
       io.err(`trellis: the config cannot be used:\n${error.problems.map((p) => `  ${p.code}  ${p.message}`).join('\n')}\nRun \`trellis config check\` after fixing it.\n`);
     } else if (error instanceof FailedError) {
       io.err(`trellis: ${error.message}\n`);
-    } else if (error instanceof Error && error.name === 'UsageError') {
+    } else if (error instanceof UsageError) {
       io.err(`trellis: ${error.message}\n`);
     } else {
       const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);

@@ -30,29 +30,15 @@ export function decodeConfigText(input: string | Uint8Array, file: string): Deco
   const bytes = Buffer.from(input.buffer, input.byteOffset + bom, input.byteLength - bom);
   const nul = bytes.indexOf(0);
   const invalid = isUtf8(bytes) ? -1 : firstInvalidUtf8(bytes);
-  if (nul !== -1 && (invalid === -1 || nul < invalid)) {
-    const { line, column } = byteLocation(bytes, nul);
-    return {
-      problem: makeProblem({
-        code: ERROR_CODES.CONFIG_ENCODING,
-        file,
-        line,
-        column,
-        text: `NUL byte at byte offset ${nul + bom}; a TOML file cannot contain NUL bytes (is this a binary file?)`,
-      }),
-    };
-  }
-  if (invalid !== -1) {
-    const { line, column } = byteLocation(bytes, invalid);
-    return {
-      problem: makeProblem({
-        code: ERROR_CODES.CONFIG_ENCODING,
-        file,
-        line,
-        column,
-        text: `invalid UTF-8 at byte offset ${invalid + bom}; save the file as UTF-8`,
-      }),
-    };
+  // The first bad byte wins: a NUL before any invalid sequence, or the invalid sequence.
+  const at = nul !== -1 && (invalid === -1 || nul < invalid) ? nul : invalid;
+  if (at !== -1) {
+    const { line, column } = byteLocation(bytes, at);
+    const text =
+      at === nul
+        ? `NUL byte at byte offset ${at + bom}; a TOML file cannot contain NUL bytes (is this a binary file?)`
+        : `invalid UTF-8 at byte offset ${at + bom}; save the file as UTF-8`;
+    return { problem: makeProblem({ code: ERROR_CODES.CONFIG_ENCODING, file, line, column, text }) };
   }
   return { text: bytes.toString('utf8') };
 }

@@ -1,22 +1,13 @@
-import { homedir } from 'node:os';
-import { resolve } from 'node:path';
-import { resolveRuntimeConfig } from '@trellis/config';
-import { EMBEDDED_RUNTIME_TOML } from '../bundled.gen.ts';
 import { describeConfigSource } from '../describeConfigSource.ts';
 import { EXIT } from '../errors.ts';
 import { toJson, type CommandIO } from '../io.ts';
+import { loadConfig, resolveHostPaths } from '../loadConfig.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
 
 /** `trellis config check`: every error and warning of the config in use; exit 2 on errors. */
-export function configCheck(line: CommandLine, io: CommandIO, env: Readonly<Record<string, string | undefined>>): number {
-  const workspace = resolve(line.flags.workspace ?? process.cwd());
-  const result = resolveRuntimeConfig({
-    configPath: line.flags.config,
-    env,
-    workspace,
-    home: env.HOME ?? homedir(),
-    embeddedDefault: EMBEDDED_RUNTIME_TOML,
-  });
+export async function configCheck(line: CommandLine, io: CommandIO, env: Readonly<Record<string, string | undefined>>): Promise<number> {
+  // The same lookup and loading as every other command; the built-in default was checked by the build.
+  const result = await loadConfig({ configPath: line.flags.config, env, ...resolveHostPaths({ workspace: line.flags.workspace, env }) });
   const ok = result.errors.length === 0;
   if (line.flags.json) {
     io.out(
