@@ -37,9 +37,14 @@ const profiles = parseProfiles(readFileSync(join(repo, 'config', 'profiles.toml'
 const bundled = bundledDescriptors();
 const env = { PATH: process.env.PATH ?? '' };
 
-/** The measured call: discover → admit → decide → snapshot over `roots` plus the bundled plugins; returns the entry count. */
+/**
+ * The measured call: discover → admit → decide → snapshot over `roots` plus the bundled plugins;
+ * returns the entry count. It reads `snapshot.hash`, which the registry computes on first read, so
+ * the content hash is part of every measured run.
+ */
 export function full(roots: readonly FileRootSpec[]): number {
   const allRoots: RootSpec[] = [...roots, BUNDLED_ROOT];
-  const result = buildPluginRegistrySnapshot({ config, roots: allRoots, bundled, profiles, env });
-  return result.snapshot.plugins.length;
+  const { snapshot } = buildPluginRegistrySnapshot({ config, roots: allRoots, bundled, profiles, env });
+  if (!/^[0-9a-f]{64}$/.test(snapshot.hash)) throw new Error(`snapshot hash is not a sha256: ${snapshot.hash}`);
+  return snapshot.plugins.length;
 }

@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { parse, TomlError } from 'smol-toml';
 import { formatIssues, issueToString, resolveContract, type PluginDefinition, type PluginManifest, type ToolSpec } from '@trellis/sdk';
 import { PluginManifestSchema, toolJsonSchema } from '@trellis/sdk/schema';
+import { bundledManifestDigest } from '@trellis/registry';
 
 /** One plugin package found in the workspace, ready to be embedded. */
 export interface LinkedPlugin {
@@ -183,6 +184,7 @@ export function renderBundledIndex(options: {
   const data = options.plugins.map((plugin) => ({
     packageName: plugin.packageName,
     manifest: plugin.manifest,
+    manifestSha256: bundledManifestDigest(plugin.manifest),
     tools: plugin.tools,
     ...(plugin.settings ? { settings: plugin.settings } : {}),
   }));

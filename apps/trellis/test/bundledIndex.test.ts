@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { bundledManifestDigest } from '@trellis/registry';
 import { findWorkspaceRoot, linkBundledPlugins, renderBundledIndex } from '../scripts/bundledIndex.ts';
 
 const appDir = join(import.meta.dirname, '..');
@@ -148,5 +149,15 @@ export const plugin = {
       'skill-source-local',
       'telegram',
     ]);
+  });
+
+  it('embeds each bundled manifest digest exactly as the registry computes it at run time', async () => {
+    const { BUNDLED_PLUGINS } = await import('../src/bundled.gen.ts');
+    expect(BUNDLED_PLUGINS.length).toBeGreaterThan(0);
+    for (const descriptor of BUNDLED_PLUGINS) {
+      // A structured copy: the registry caches digests per manifest object.
+      expect(descriptor.manifestSha256, descriptor.manifest.id).toBe(bundledManifestDigest(structuredClone(descriptor.manifest)));
+      expect(descriptor.manifestSha256).toMatch(/^[0-9a-f]{64}$/);
+    }
   });
 });

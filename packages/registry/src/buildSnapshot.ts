@@ -1,5 +1,4 @@
-import * as crypto from 'node:crypto';
-import type { ProfileName } from '@trellis/sdk';
+import { sha256Hex as sha256, type ProfileName } from '@trellis/sdk';
 import { stableStringify } from './stableStringify.ts';
 import type { DecidedCandidate, PluginRegistrySnapshot, Reason, SnapshotEntry } from './types.ts';
 
@@ -13,24 +12,24 @@ export interface BuildSnapshotOptions {
 
 const bundledDigests = new WeakMap<object, string>();
 
-// `crypto.hash` (Node >= 20.12) is a one-shot digest without a Hash object: about a third less
-// time than createHash().update().digest() over 10,000 small manifests. Same digest.
-const oneShot = (crypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'hex') => string }).hash;
-
-function sha256(data: string | Uint8Array): string {
-  return oneShot !== undefined ? oneShot('sha256', data, 'hex') : crypto.createHash('sha256').update(data).digest('hex');
-}
-
-function manifestDigest(d: DecidedCandidate): string | null {
-  const facts = d.admitted.facts;
-  if (!facts.bundled) return facts.bytes === null ? null : sha256(facts.bytes);
-  const manifest = facts.descriptor.manifest;
+/**
+ * The digest a bundled manifest stands for in the snapshot: sha256 of its stable JSON. The app's
+ * generated index carries it precomputed (so a start that hashes nothing loads no node:crypto); a
+ * test holds the precomputed value equal to this function's.
+ */
+export function bundledManifestDigest(manifest: object): string {
   let digest = bundledDigests.get(manifest);
   if (digest === undefined) {
     digest = sha256(stableStringify(manifest));
     bundledDigests.set(manifest, digest);
   }
   return digest;
+}
+
+function manifestDigest(d: DecidedCandidate): string | null {
+  const facts = d.admitted.facts;
+  if (!facts.bundled) return facts.bytes === null ? null : sha256(facts.bytes);
+  return facts.descriptor.manifestSha256 ?? bundledManifestDigest(facts.descriptor.manifest);
 }
 
 /** Snapshot order: by id, then root number (winner first), then manifest path (bundled last). */
@@ -196,12 +195,24 @@ function bodyJsonFast(plugins: readonly SnapshotEntry[], profile: string, warnin
  * {@link compareEntries} order, the host warnings in the order given, and `hash` = sha256 (hex)
  * of the stable JSON of `{ plugins, profile, warnings }` — entries without their parsed
  * `manifest`, which `manifestSha256` stands for. Deep-frozen, manifests included.
+ *
+ * `hash` is computed on first read and then fixed (the snapshot cannot change under it): most
+ * commands never show it, and not hashing spares them loading node:crypto at startup. It is an
+ * enumerable member like the others, so JSON, spreads and `structuredClone` all see it.
  */
 export function buildSnapshot(options: BuildSnapshotOptions): PluginRegistrySnapshot {
   const plugins = Object.freeze(orderDecided(options.decided).map(frozenSnapshotEntry));
   const warnings = frozenReasons(options.warnings);
-  const body = bodyJsonFast(plugins, options.profile, warnings);
-  return Object.freeze({ profile: options.profile, hash: sha256(body), plugins, warnings });
+  const profile = options.profile;
+  let hash: string | undefined;
+  return Object.freeze({
+    profile,
+    get hash(): string {
+      return (hash ??= sha256(bodyJsonFast(plugins, profile, warnings)));
+    },
+    plugins,
+    warnings,
+  });
 }
 
 /**

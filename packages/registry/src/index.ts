@@ -44,7 +44,7 @@ export { resolvePluginSettings } from './resolvePluginSettings.ts';
 export type { ResolvePluginSettingsOptions, PluginSettingsResult } from './resolvePluginSettings.ts';
 export { decide, describeSource } from './decide.ts';
 export type { DecideOptions } from './decide.ts';
-export { buildSnapshot, serializeSnapshot, compareEntries, orderDecided, toSnapshotEntry, entryJson } from './buildSnapshot.ts';
+export { buildSnapshot, serializeSnapshot, compareEntries, orderDecided, toSnapshotEntry, entryJson, bundledManifestDigest } from './buildSnapshot.ts';
 export type { BuildSnapshotOptions } from './buildSnapshot.ts';
 export { stableStringify } from './stableStringify.ts';
 export { buildPluginRegistrySnapshot } from './buildPluginRegistrySnapshot.ts';

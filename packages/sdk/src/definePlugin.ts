@@ -66,6 +66,11 @@ export interface BundledPluginDescriptor {
     readonly jsonSchema: Readonly<Record<string, unknown>>;
     readonly defaults: Readonly<Record<string, unknown>>;
   };
+  /**
+   * sha256 (hex) of the manifest's stable JSON, computed at build time so a start that hashes
+   * nothing never loads node:crypto. When absent the registry computes the same digest.
+   */
+  readonly manifestSha256?: string;
   load(): Promise<PluginDefinition>;
   /** URL of the module `load` imports, so a worker thread can import it too (worker isolation). */
   readonly moduleUrl?: string;

@@ -1,17 +1,19 @@
-import { createRequire } from 'node:module';
 import type * as NodeCrypto from 'node:crypto';
 
-// A local require for a built-in: bundlers leave it alone, and Node loads node:crypto on the
-// first call instead of at import (importing it eagerly costs a few ms of every startup).
-const requireBuiltin = createRequire(import.meta.url);
+// `process.getBuiltinModule` (Node >= 20.16) loads a built-in on the first call instead of at import:
+// importing node:crypto eagerly costs several ms of every `trellis` start, and most commands never
+// hash anything. Bundlers leave the call alone, in ESM and CommonJS output alike.
 let loaded: typeof NodeCrypto | undefined;
 
 /** `node:crypto`, loaded on first use. */
 export function lazyCrypto(): typeof NodeCrypto {
-  return (loaded ??= requireBuiltin('node:crypto') as typeof NodeCrypto);
+  return (loaded ??= process.getBuiltinModule('node:crypto'));
 }
 
-/** Hex sha256 of a UTF-8 string. */
-export function sha256Hex(text: string): string {
-  return lazyCrypto().createHash('sha256').update(text, 'utf8').digest('hex');
+/**
+ * Hex sha256 of a UTF-8 string or of bytes. Uses the one-shot `crypto.hash` (no Hash object; about
+ * a third less time on small inputs), present in every Node this project supports; same digest.
+ */
+export function sha256Hex(data: string | Uint8Array): string {
+  return lazyCrypto().hash('sha256', data, 'hex');
 }
