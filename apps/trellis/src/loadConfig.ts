@@ -1,16 +1,18 @@
-import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import type { ResolvedRuntimeConfig } from '@trellis/config';
 import { findRuntimeConfig } from '@trellis/config/lookup';
 import { EMBEDDED_RUNTIME_CONFIG, EMBEDDED_RUNTIME_TOML } from './bundled.gen.ts';
 
-/** The workspace (default: the current directory) and home (default: `$HOME`, else the OS's) a host runs with. */
+/**
+ * The workspace (default: the current directory) and home (default: `$HOME`, else the OS's) a host
+ * runs with. node:os is loaded only when `$HOME` is unset (loading it costs ms of every start).
+ */
 export function resolveHostPaths(options: {
   readonly workspace?: string | undefined;
   readonly home?: string | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
 }): { workspace: string; home: string } {
-  return { workspace: resolve(options.workspace ?? process.cwd()), home: options.home ?? options.env.HOME ?? homedir() };
+  return { workspace: resolve(options.workspace ?? process.cwd()), home: options.home ?? options.env.HOME ?? process.getBuiltinModule('node:os').homedir() };
 }
 
 /** Where to look for runtime.toml. */

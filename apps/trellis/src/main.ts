@@ -5,17 +5,25 @@ import { configCheck } from './commands/configCheck.ts';
 import { doctor } from './commands/doctor.ts';
 import { pluginsExplain, pluginsList } from './commands/plugins.ts';
 import { toolsCall, toolsDescribe, toolsList, toolsSearch } from './commands/tools.ts';
+import { createFdWriter } from './fdWriter.ts';
 import { ConfigError, EXIT, FailedError, UsageError, exitCodeFor } from './errors.ts';
 import { HELP } from './help.ts';
 import type { CommandIO } from './io.ts';
 import { parseCommandLine } from './parseCommandLine.ts';
 
-/** The IO of the real process: stdout, stderr, and a prompt when both ends are terminals. */
+/**
+ * The IO of the real process: stdout, stderr, and a prompt when both ends are terminals. Nothing
+ * here touches `process.stdin/stdout/stderr` until it must: each of those streams costs milliseconds
+ * to create, on every start (see createFdWriter).
+ */
 export function processIO(): CommandIO {
+  let interactive: boolean | undefined;
   return {
-    out: (text) => process.stdout.write(text),
-    err: (text) => process.stderr.write(text),
-    interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY),
+    out: createFdWriter(1, () => process.stdout),
+    err: createFdWriter(2, () => process.stderr),
+    get interactive() {
+      return (interactive ??= Boolean(process.stdin.isTTY && process.stderr.isTTY));
+    },
     async ask(question) {
       const { createInterface } = await import('node:readline/promises');
       const rl = createInterface({ input: process.stdin, output: process.stderr });

@@ -1,7 +1,8 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSandbox, runCli, type Sandbox } from './cliHarness.ts';
+import { CLI, createSandbox, runCli, type Sandbox } from './cliHarness.ts';
 
 let sandbox: Sandbox;
 beforeEach(() => {
@@ -17,6 +18,20 @@ describe('trellis (built binary)', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^trellis — a statically composed plugin registry/);
     expect(help.stdout).toContain('Exit codes: 0 ok, 1 a check or tool failed, 2 usage or config error.');
+  });
+
+  it('stops quietly with exit 0 when its reader goes away (EPIPE), like other Unix tools', () => {
+    // `| true` closes the pipe at once, so every write the CLI makes meets a reader that is gone.
+    const script = '"$NODE" "$CLI" tools list --json 2>"$ERR" | true; echo "${PIPESTATUS[0]}"';
+    const errFile = join(sandbox.dir, 'stderr.txt');
+    const result = spawnSync('bash', ['-c', script], {
+      cwd: sandbox.workspace,
+      env: { ...sandbox.env, NODE: process.execPath, CLI, ERR: errFile },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.stdout).toBe('0\n');
+    expect(readFileSync(errFile, 'utf8')).toBe('');
   });
 
   it('exits 2 with a precise message for bad usage', () => {
