@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const cli = join(process.cwd(), 'apps/trellis/dist/cli.js');
+const cli = join(process.cwd(), 'apps/trellis/dist/cli.cjs');
 if (!existsSync(cli)) {
   process.stderr.write('build first: npx -y pnpm@10 build (pnpm bench does it)\n');
   process.exit(2);

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { main, processIO } from './main.ts';
 
-const code = await main(process.argv.slice(2), processIO());
-process.exitCode = code;
+// No top-level await: this entry is built as CommonJS (see tsup.config.ts).
+void main(process.argv.slice(2), processIO()).then((code) => {
+  process.exitCode = code;
+});

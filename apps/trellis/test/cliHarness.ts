@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** The built binary: end-to-end tests run exactly what users run. */
-export const CLI = join(import.meta.dirname, '..', 'dist', 'cli.js');
+export const CLI = join(import.meta.dirname, '..', 'dist', 'cli.cjs');
 
 /** A throwaway home and workspace, so the user's real config never leaks into a test. */
 export interface Sandbox {
