@@ -2,7 +2,7 @@ import { parse } from 'smol-toml';
 import { formatIssues, issueToString } from '@trellis/sdk';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
 import type { PluginManifest } from '@trellis/sdk';
-import { validateManifestFast } from './validateManifestFast.ts';
+import { validateManifestFast, withPlainSchemas } from './validateManifestFast.ts';
 
 /** Deepest nesting of tables and arrays a manifest may use. */
 export const MAX_MANIFEST_DEPTH = 32;
@@ -47,7 +47,7 @@ export function parseManifest(bytes: Uint8Array): ParsedManifest {
     if (!result.success) {
       return { manifest: null, declaredId, errors: formatIssues(result.error).map(issueToString) };
     }
-    manifest = result.data;
+    manifest = withPlainSchemas(result.data);
   }
   // The schema fixes the shape everywhere except the free-form JSON Schemas; only
   // there can dotted keys or table headers nest without bound, so only there is depth checked.

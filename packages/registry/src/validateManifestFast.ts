@@ -75,9 +75,15 @@ function onlyKeys(table: Table, known: ReadonlySet<string>): boolean {
   return true;
 }
 
-/** `z.array(z.string()[.regex(re)])`, defaulted to a fresh `[]`; undefined = not sure. */
+// Everything this file returns is deep-frozen as it is built: freezing a fresh object whose shape
+// many others share is a cached map transition, far cheaper than the snapshot's deepFreeze walking
+// the finished manifest (which then stops at the frozen top). zod's results are frozen there.
+const freeze = Object.freeze;
+const NO_STRINGS: readonly string[] = freeze([]);
+
+/** `z.array(z.string()[.regex(re)])`, defaulted to `[]`; undefined = not sure. */
 function strings(value: unknown, pattern: RegExp | null): string[] | undefined {
-  if (value === undefined) return [];
+  if (value === undefined) return NO_STRINGS as string[];
   if (!Array.isArray(value)) return undefined;
   const out: string[] = new Array<string>(value.length);
   for (let i = 0; i < value.length; i += 1) {
@@ -85,23 +91,53 @@ function strings(value: unknown, pattern: RegExp | null): string[] | undefined {
     if (typeof item !== 'string' || (pattern !== null && !pattern.test(item))) return undefined;
     out[i] = item;
   }
-  return out;
+  return freeze(out) as string[];
 }
 
-/** `z.record(z.string(), z.unknown())`: a fresh object with the same members; undefined = not sure. */
-function record(value: unknown): Table | undefined {
-  if (!isTable(value)) return undefined;
+/**
+ * `z.record(z.string(), z.unknown())`: a fresh object with the same members; undefined = not sure.
+ * The members are copied deeply into plain objects and arrays (zod passes them through): smol-toml's
+ * null-prototype tables are dictionary-mode objects, slower to read and to freeze, and larger to keep.
+ */
+function record(value: unknown, depth = 0): Table | undefined {
+  if (!isTable(value) || depth > COPY_DEPTH) return undefined;
   const out: Table = {};
   for (const key in value) {
     if (key === '__proto__') return undefined;
-    out[key] = value[key];
+    const copy = plain(value[key], depth + 1);
+    if (copy === undefined) return undefined;
+    out[key] = copy;
   }
-  return out;
+  return freeze(out);
 }
+
+// Deeper data is not copied here: zod takes it, and parseManifest's depth check rejects it (dotted
+// keys can nest far deeper than any real schema, and this copy recurses).
+const COPY_DEPTH = 40;
+
+/** A deep, frozen copy of TOML data into plain objects and arrays; undefined for anything else (ask zod). */
+function plain(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth > COPY_DEPTH) return undefined;
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i += 1) {
+      const copy = plain(value[i], depth + 1);
+      if (copy === undefined) return undefined;
+      out[i] = copy;
+    }
+    return freeze(out);
+  }
+  // A TOML date or time (a Date subclass), or anything unexpected: zod decides.
+  if (!isTable(value)) return undefined;
+  return record(value, depth);
+}
+
+const NO_ENV: Readonly<Record<string, string>> = freeze({});
 
 /** `z.record(ENV_NAME, z.string()).default({})`. */
 function envRecord(value: unknown): Record<string, string> | undefined {
-  if (value === undefined) return {};
+  if (value === undefined) return NO_ENV as Record<string, string>;
   if (!isTable(value)) return undefined;
   const out: Record<string, string> = {};
   for (const key in value) {
@@ -109,7 +145,7 @@ function envRecord(value: unknown): Record<string, string> | undefined {
     if (key === '__proto__' || !ENV_NAME.test(key) || typeof item !== 'string') return undefined;
     out[key] = item;
   }
-  return out;
+  return freeze(out);
 }
 
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
@@ -151,14 +187,17 @@ function runtimeOf(value: Table): PluginManifest['runtime'] | null {
       health_check_interval_seconds: health,
     };
     if (memory !== undefined) out.max_memory_mb = memory;
-    return out as PluginManifest['runtime'];
+    return freeze(out) as PluginManifest['runtime'];
   }
   const maxOutput = value.max_output_bytes ?? 1_048_576;
   if (!isSafeInt(maxOutput) || maxOutput <= 0) return null;
   const out: Table = { type, command, args, timeout_seconds: timeout, env, max_output_bytes: maxOutput };
   if (memory !== undefined) out.max_memory_mb = memory;
-  return out as PluginManifest['runtime'];
+  return freeze(out) as PluginManifest['runtime'];
 }
+
+const DEFAULT_INPUT_SCHEMA: Table = freeze({ type: 'object' });
+const NO_TOOLS: Table[] = freeze([]) as unknown as Table[];
 
 function toolOf(value: unknown): Table | null {
   if (!isTable(value) || !onlyKeys(value, TOOL_KEYS)) return null;
@@ -166,7 +205,7 @@ function toolOf(value: unknown): Table | null {
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) return null;
   const description = value.description;
   if (typeof description !== 'string' || description.length < 1 || description.length > 4096) return null;
-  const input = value.input_schema === undefined ? { type: 'object' } : record(value.input_schema);
+  const input = value.input_schema === undefined ? DEFAULT_INPUT_SCHEMA : record(value.input_schema);
   if (input === undefined) return null;
   let output: Table | undefined;
   if (value.output_schema !== undefined) {
@@ -187,12 +226,30 @@ function toolOf(value: unknown): Table | null {
   if (idempotent !== undefined) out.idempotent = idempotent;
   if (timeout !== undefined) out.timeout_seconds = timeout;
   if (approval !== undefined) out.approval = approval;
-  return out;
+  return freeze(out);
 }
 
 /**
- * The manifest `PluginManifestSchema.parse(doc)` would return, when `doc` (smol-toml output) is
- * certainly valid; null when it is not or when this check is not sure — then ask zod. Pure.
+ * Brings a manifest zod returned to the form {@link validateManifestFast} returns: its free-form
+ * JSON Schemas (`input_schema`, `output_schema`, `config_schema`) as plain objects instead of
+ * smol-toml's null-prototype tables, so every manifest has one shape whichever path checked it. A
+ * schema holding a TOML date stays as zod gave it.
+ */
+export function withPlainSchemas(manifest: PluginManifest): PluginManifest {
+  // zod's record is a fresh plain object whose members are smol-toml's tables, passed through.
+  const copy = <T extends object>(schema: T): T => (record(Object.setPrototypeOf({ ...schema }, null)) as T | undefined) ?? schema;
+  const tools = manifest.tools.map((tool) => {
+    const input = copy(tool.input_schema);
+    const output = tool.output_schema === undefined ? undefined : copy(tool.output_schema);
+    return { ...tool, input_schema: input, ...(output !== undefined ? { output_schema: output } : {}) };
+  });
+  const config = manifest.config_schema === undefined ? undefined : copy(manifest.config_schema);
+  return { ...manifest, tools, ...(config !== undefined ? { config_schema: config } : {}) } as PluginManifest;
+}
+
+/**
+ * The manifest `PluginManifestSchema.parse(doc)` would return (deep-frozen), when `doc` (smol-toml
+ * output) is certainly valid; null when it is not or when this check is not sure — then ask zod. Pure.
  */
 export function validateManifestFast(doc: unknown): PluginManifest | null {
   if (!isTable(doc) || !onlyKeys(doc, MANIFEST_KEYS)) return null;
@@ -226,7 +283,7 @@ export function validateManifestFast(doc: unknown): PluginManifest | null {
   }
   let tools: Table[];
   if (doc.tools === undefined) {
-    tools = [];
+    tools = NO_TOOLS;
   } else {
     if (!Array.isArray(doc.tools)) return null;
     tools = new Array<Table>(doc.tools.length);
@@ -235,6 +292,7 @@ export function validateManifestFast(doc: unknown): PluginManifest | null {
       if (tool === null) return null;
       tools[i] = tool;
     }
+    freeze(tools);
   }
   let configSchema: Table | undefined;
   if (doc.config_schema !== undefined) {
@@ -259,5 +317,5 @@ export function validateManifestFast(doc: unknown): PluginManifest | null {
   if (runtime !== undefined) out.runtime = runtime;
   out.tools = tools;
   if (configSchema !== undefined) out.config_schema = configSchema;
-  return out as PluginManifest;
+  return freeze(out) as PluginManifest;
 }

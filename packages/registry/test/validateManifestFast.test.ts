@@ -3,7 +3,7 @@ import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { PluginManifestSchema, pluginManifestJsonSchema } from '@trellis/sdk/schema';
 import { stableStringify } from '../src/index.ts';
-import { validateManifestFast } from '../src/validateManifestFast.ts';
+import { validateManifestFast, withPlainSchemas } from '../src/validateManifestFast.ts';
 
 /** Every detail zod's output has: key order, prototypes (plain or null), types, values. */
 function dump(value: unknown): string {
@@ -106,7 +106,7 @@ describe('validateManifestFast', () => {
       const doc = parse(text);
       const fast = validateManifestFast(doc);
       const zod = PluginManifestSchema.safeParse(parse(text));
-      const same = fast === null || (zod.success && dump(fast) === dump(zod.data));
+      const same = fast === null || (zod.success && dump(fast) === dump(withPlainSchemas(zod.data)));
       return { label, fast: fast !== null, zod: zod.success, same };
     });
     expect(outcomes.filter((o) => !o.same)).toEqual([]);
@@ -115,10 +115,18 @@ describe('validateManifestFast', () => {
     expect(outcomes.filter((o) => o.zod).map((o) => o.label)).toEqual([...CASES.slice(0, 9).map(([label]) => label), 'http runtime']);
   });
 
-  it('gives fresh default arrays and objects, never shared between manifests', () => {
+  it('returns a deep-frozen manifest, so defaults shared between manifests cannot leak a change', () => {
     const a = validateManifestFast(parse(BASE + TOOL.replace(/input_schema.*\n/, '')))!;
     const b = validateManifestFast(parse(BASE + TOOL.replace(/input_schema.*\n/, '')))!;
-    expect([a.capabilities === b.capabilities, a.tools[0]!.input_schema === b.tools[0]!.input_schema, a.tools[0]!.input_schema]).toEqual([false, false, { type: 'object' }]);
+    expect(a.tools[0]!.input_schema).toEqual({ type: 'object' });
+    expect(a.requires_env).toBe(b.requires_env);
+    const frozen = (value: unknown): boolean =>
+      value === null || typeof value !== 'object' || (Object.isFrozen(value) && Object.values(value).every(frozen));
+    expect(frozen(a)).toBe(true);
+    expect(() => (a.requires_env as string[]).push('X')).toThrow(TypeError);
+    const withSchema = validateManifestFast(parse(BASE + TOOL))!;
+    expect(frozen(withSchema)).toBe(true);
+    expect(Object.getPrototypeOf(withSchema.tools[0]!.input_schema)).toBe(Object.prototype);
   });
 
   it('copies the rules of the plugin.toml schema it was written against (update validateManifestFast.ts with the schema)', () => {
