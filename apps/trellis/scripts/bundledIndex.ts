@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { parse, TomlError } from 'smol-toml';
 import { formatIssues, issueToString, resolveContract, type PluginDefinition, type PluginManifest, type ToolSpec } from '@trellis/sdk';
 import { PluginManifestSchema, toolJsonSchema } from '@trellis/sdk/schema';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { bundledManifestDigest } from '@trellis/registry';
 
 /** One plugin package found in the workspace, ready to be embedded. */
@@ -115,6 +116,15 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
         ...tool.contract,
       }),
     }));
+    // The runtime compiles bundled schemas without ajv's meta-schema check (it costs every process
+    // ~35 ms on its first call), so the check happens here, once, at build time.
+    const invalid = tools.flatMap((tool) =>
+      metaSchemaProblems(tool.inputSchema).map((p) => `tool "${tool.name}": its input schema is not valid JSON Schema 2020-12 (${p}); fix the tool's zod input`),
+    );
+    if (invalid.length > 0) {
+      errors.push(...invalid.map((p) => `${relativeTo(workspaceRoot, plugin.entry)}: ${p}`));
+      continue;
+    }
     let settings: LinkedPlugin['settings'];
     if (definition.settings) {
       const defaults = definition.settings.schema.safeParse({});
@@ -131,6 +141,15 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
     plugins.push({ ...plugin, tools, ...(settings ? { settings } : {}) });
   }
   return { plugins, errors };
+}
+
+let metaSchemaChecker: Ajv2020 | undefined;
+
+/** Where `schema` breaks the JSON Schema 2020-12 meta-schema, as `path message` lines (none when valid). */
+export function metaSchemaProblems(schema: Readonly<Record<string, unknown>>): string[] {
+  metaSchemaChecker ??= new Ajv2020({ strict: false, logger: false, validateFormats: false, allErrors: true });
+  if (metaSchemaChecker.validateSchema(schema) === true) return [];
+  return (metaSchemaChecker.errors ?? []).map((e) => `${e.instancePath === '' ? '(root)' : e.instancePath} ${e.message ?? 'is invalid'}`);
 }
 
 function checkDefinition(manifest: PluginManifest, definition: PluginDefinition): string[] {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundledManifestDigest } from '@trellis/registry';
-import { findWorkspaceRoot, linkBundledPlugins, renderBundledIndex } from '../scripts/bundledIndex.ts';
+import { findWorkspaceRoot, linkBundledPlugins, metaSchemaProblems, renderBundledIndex } from '../scripts/bundledIndex.ts';
 
 const appDir = join(import.meta.dirname, '..');
 const tmpBase = join(appDir, '.tmp');
@@ -159,5 +159,11 @@ export const plugin = {
       expect(descriptor.manifestSha256, descriptor.manifest.id).toBe(bundledManifestDigest(structuredClone(descriptor.manifest)));
       expect(descriptor.manifestSha256).toMatch(/^[0-9a-f]{64}$/);
     }
+  });
+
+  it('checks every bundled input schema against the 2020-12 meta-schema (the runtime trusts them)', () => {
+    expect(metaSchemaProblems({ type: 'object', properties: { n: { type: 'integer', minimum: 0 } } })).toEqual([]);
+    expect(metaSchemaProblems({ type: 'string', minLength: -1 })).toEqual(['/minLength must be >= 0']);
+    expect(metaSchemaProblems({ type: 'strang' })).not.toEqual([]);
   });
 });

@@ -13,6 +13,11 @@ export interface RuntimeToolDescriptor {
   readonly inputSchema: Readonly<Record<string, unknown>>;
   readonly outputSchema?: Readonly<Record<string, unknown>>;
   readonly contract: ToolContract;
+  /**
+   * Where the descriptor came from (a `ToolDescriptor`'s `source`). `bundled` means the build
+   * checked its input schema against the meta-schema, so the runtime does not check it again.
+   */
+  readonly source?: 'bundled' | 'manifest' | 'discovered';
 }
 
 /** Why a known tool is not offered: a stable code and a message that says what to do. */

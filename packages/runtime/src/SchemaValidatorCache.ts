@@ -23,9 +23,20 @@ export interface UnsafeSchema {
   readonly problem: string;
 }
 
+/** How {@link SchemaValidatorCache.get} treats a schema. */
+export interface SchemaTrust {
+  /**
+   * True for a schema the build already checked against the draft 2020-12 meta-schema (bundled
+   * tools: `apps/trellis/scripts/bundledIndex.ts` fails the build otherwise). ajv then skips its
+   * own meta-schema check, which costs ~35 ms the first time (compiling the meta-schema), on the
+   * first call of every process. The safety limits still apply.
+   */
+  readonly trusted?: boolean;
+}
+
 /** Compiles JSON Schemas on first use and caches them by content hash. */
 export interface SchemaValidatorCache {
-  get(schema: Readonly<Record<string, unknown>>): CompiledSchema | UnsafeSchema;
+  get(schema: Readonly<Record<string, unknown>>, trust?: SchemaTrust): CompiledSchema | UnsafeSchema;
   /** How many distinct schemas were compiled (for tests and diagnostics). */
   readonly size: number;
 }
@@ -45,12 +56,14 @@ export function createSchemaValidatorCache(options: { limits?: SchemaLimits } = 
   const limits = options.limits ?? DEFAULT_SCHEMA_LIMITS;
   const bySchema = new WeakMap<object, CompiledSchema | UnsafeSchema>();
   const byHash = new Map<string, CompiledSchema | UnsafeSchema>();
-  const engines = new Map<Draft, Ajv>();
+  const engines = new Map<string, Ajv>();
 
-  const engine = (draft: Draft): Ajv => {
-    let ajv = engines.get(draft);
+  const engine = (draft: Draft, trusted: boolean): Ajv => {
+    const key = trusted ? `${draft} trusted` : draft;
+    let ajv = engines.get(key);
     if (ajv === undefined) {
       const ajvOptions: Options = {
+        validateSchema: !trusted,
         allErrors: true,
         useDefaults: true,
         strict: false,
@@ -60,12 +73,12 @@ export function createSchemaValidatorCache(options: { limits?: SchemaLimits } = 
         code: { regExp: linearRegExp },
       };
       ajv = draft === '2020-12' ? new Ajv2020(ajvOptions) : draft === '2019-09' ? new Ajv2019(ajvOptions) : new Ajv(ajvOptions);
-      engines.set(draft, ajv);
+      engines.set(key, ajv);
     }
     return ajv;
   };
 
-  const compile = (schema: Readonly<Record<string, unknown>>): CompiledSchema | UnsafeSchema => {
+  const compile = (schema: Readonly<Record<string, unknown>>, trusted: boolean): CompiledSchema | UnsafeSchema => {
     const safety = checkSchemaSafety(schema, limits);
     if (safety.problem !== undefined) return { ok: false, hash: '', problem: safety.problem };
     let json: string;
@@ -80,15 +93,16 @@ export function createSchemaValidatorCache(options: { limits?: SchemaLimits } = 
     const result: CompiledSchema | UnsafeSchema =
       json.length > limits.maxBytes
         ? { ok: false, hash, problem: `the schema is ${json.length} bytes of JSON, more than the ${limits.maxBytes} allowed` }
-        : compileFresh(schema, safety.hasDefaults, hash);
+        : compileFresh(schema, safety.hasDefaults, hash, trusted);
     byHash.set(hash, result);
     return result;
   };
 
-  const compileFresh = (schema: Readonly<Record<string, unknown>>, fillsDefaults: boolean, hash: string): CompiledSchema | UnsafeSchema => {
+  const compileFresh = (schema: Readonly<Record<string, unknown>>, fillsDefaults: boolean, hash: string, trusted: boolean): CompiledSchema | UnsafeSchema => {
     const declared = schema.$schema;
     let drafts: Draft[];
-    if (declared === undefined) drafts = ['2020-12', 'draft-07'];
+    // A trusted schema was checked as 2020-12 by the build: no draft-07 retry.
+    if (declared === undefined) drafts = trusted ? ['2020-12'] : ['2020-12', 'draft-07'];
     else if (typeof declared === 'string' && declared.includes('2020-12')) drafts = ['2020-12'];
     else if (typeof declared === 'string' && declared.includes('2019-09')) drafts = ['2019-09'];
     else if (typeof declared === 'string' && declared.includes('draft-07')) drafts = ['draft-07'];
@@ -98,7 +112,7 @@ export function createSchemaValidatorCache(options: { limits?: SchemaLimits } = 
     let firstError: unknown;
     for (const draft of drafts) {
       try {
-        const validate = engine(draft).compile(schema);
+        const validate = engine(draft, trusted).compile(schema);
         return { ok: true, hash, fillsDefaults, check: (data) => runValidate(validate, data) };
       } catch (error) {
         if (error instanceof UnsupportedPatternError) return { ok: false, hash, problem: error.message };
@@ -109,10 +123,10 @@ export function createSchemaValidatorCache(options: { limits?: SchemaLimits } = 
   };
 
   return {
-    get(schema) {
+    get(schema, trust) {
       let entry = bySchema.get(schema);
       if (entry === undefined) {
-        entry = compile(schema);
+        entry = compile(schema, trust?.trusted === true);
         bySchema.set(schema, entry);
       }
       return entry;

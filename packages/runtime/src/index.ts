@@ -30,7 +30,7 @@ export type {
 } from './ExecutionEvent.ts';
 export { createFileAuditLog } from './AuditLog.ts';
 export type { AuditRecord, AuditSink } from './AuditLog.ts';
-export type { SchemaValidatorCache, CompiledSchema, UnsafeSchema } from './SchemaValidatorCache.ts';
+export type { SchemaValidatorCache, SchemaTrust, CompiledSchema, UnsafeSchema } from './SchemaValidatorCache.ts';
 export { DEFAULT_SCHEMA_LIMITS } from './checkSchemaSafety.ts';
 export type { SchemaLimits } from './checkSchemaSafety.ts';
 export { failureFromThrown } from './outcomeFromThrown.ts';

@@ -32,4 +32,20 @@ describe('createSchemaValidatorCache', () => {
     expect([first.ok, second.ok]).toEqual([true, true]);
     if (second.ok) expect(second.check(1)).toBeUndefined();
   });
+
+  it('skips only the meta-schema check for a trusted (build-checked) schema; the safety limits still apply', () => {
+    const cache = createSchemaValidatorCache();
+    // minLength must be a non-negative integer: only the meta-schema says so.
+    const untrusted = cache.get({ type: 'string', minLength: -1 });
+    expect(untrusted.ok).toBe(false);
+    if (!untrusted.ok) expect(untrusted.problem).toMatch(/^the schema does not compile: schema is invalid: .*minLength must be >= 0/);
+    const trusted = createSchemaValidatorCache().get({ type: 'string', minLength: -1 }, { trusted: true });
+    expect(trusted.ok).toBe(true);
+    if (trusted.ok) expect([trusted.check('x'), trusted.check(1)]).toEqual([undefined, ['(root): must be string']]);
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 200; i++) deep = { type: 'object', properties: { a: deep } };
+    const tooDeep = createSchemaValidatorCache().get(deep, { trusted: true });
+    expect(tooDeep.ok).toBe(false);
+  });
 });
+
