@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLI, createSandbox, runCli, type Sandbox } from './cliHarness.ts';
 
@@ -85,8 +86,22 @@ describe('trellis (built binary)', () => {
       ['config', true],
       ['registry', true],
       ['catalog', true],
+      ['bundled modules', true],
       ['runtime', true],
     ]);
+    expect(result.stdout).toMatch(/✓ bundled modules: \d+ plugin modules present/);
+  });
+
+  it('doctor fails, naming the plugin, when an install lost a bundled plugin module', () => {
+    // A copy of the built app with one plugin's ESM module (the one a worker thread imports) gone.
+    const copy = join(sandbox.dir, 'app');
+    cpSync(dirname(CLI), join(copy, 'dist'), { recursive: true });
+    cpSync(join(dirname(CLI), '..', 'package.json'), join(copy, 'package.json'));
+    rmSync(join(copy, 'dist', 'plugins', 'core-fs.js'));
+    const result = spawnSync(process.execPath, [join(copy, 'dist', 'cli.cjs'), 'doctor'], { cwd: sandbox.workspace, env: sandbox.env, encoding: 'utf8', timeout: 60_000 });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain(`✗ bundled modules: missing: core-fs (${pathToFileURL(join(copy, 'dist', 'plugins', 'core-fs.js')).href}); reinstall or rebuild trellis`);
+    expect(result.stdout).toContain('Some checks failed.');
   });
 
   it('plugins list --json: the bundled plugins with state and reasons', () => {

@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { Assembly } from '../assemble.ts';
-import { TRELLIS_VERSION } from '../bundled.gen.ts';
+import { BUNDLED_PLUGINS, TRELLIS_VERSION } from '../bundled.gen.ts';
 import { EXIT } from '../errors.ts';
 import { toJson, type CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
@@ -42,6 +44,18 @@ export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembl
   const offered = catalog.offered();
   const known = catalog.availability();
   checks.push({ name: 'catalog', ok: offered.length > 0, detail: `${offered.length} tools offered of ${known.length} known` });
+
+  // A worker thread imports a bundled plugin by this URL (isolation = "worker"); an install that
+  // lost files under dist/plugins/ would only show when such a tool is first called.
+  const missingModules = BUNDLED_PLUGINS.filter((d) => d.moduleUrl === undefined || !existsSync(fileURLToPath(d.moduleUrl)));
+  checks.push({
+    name: 'bundled modules',
+    ok: missingModules.length === 0,
+    detail:
+      missingModules.length === 0
+        ? `${BUNDLED_PLUGINS.length} plugin modules present`
+        : `missing: ${missingModules.map((d) => `${d.manifest.id} (${d.moduleUrl ?? 'no module URL'})`).join(', ')}; reinstall or rebuild trellis`,
+  });
 
   const probeInput = { probe: 'trellis doctor' };
   const started = performance.now();
