@@ -9,9 +9,12 @@
 // per-run full/floor ratios, which a load swing between runs moves less.
 // Peak RSS: measured in a fresh child process (rssChild.ts) that loads the registry and runs the
 // pipeline once over the same 10k tree — what a host does at startup — and reports its own
-// getrusage maxrss. So the figure is the pipeline's plus Node's and the tsx loader's baseline
-// (reported as rss_child_baseline_mb), not this process's, which also holds the tree generator,
-// the floor's garbage and eleven earlier runs' heap growth (logged as "bench process peak RSS").
+// getrusage maxrss. The child is rssChild.ts bundled by esbuild into one plain ESM file, as the
+// app's build bundles the registry, and run by plain `node`: under tsx the child also carried
+// tsx's loader thread (~50 MB that no host has). So the figure is the pipeline's plus Node's
+// baseline (reported as rss_child_baseline_mb), not this process's, which also holds the tree
+// generator, the floor's garbage and eleven earlier runs' heap growth (logged as "bench process
+// peak RSS").
 //
 // Run: node bench/run.mjs discovery   (BENCH_DISCOVERY_100K=1 node bench/run.mjs discovery)
 import { spawnSync } from 'node:child_process';
@@ -19,6 +22,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathS
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { parse, stringify } from 'smol-toml';
 import { prepareRegistry } from '@trellis/registry';
 import type { FileRootSpec } from '@trellis/registry';
@@ -146,14 +150,29 @@ function measure(
 }
 
 /** Peak RSS of the pipeline alone, in a fresh child process over the same tree (see the header). */
-function childRss(roots: readonly FileRootSpec[]): { baselineMb: number; peakMb: number; count: number } {
-  const child = spawnSync(
-    process.execPath,
-    ['--conditions=@trellis/source', '--import', 'tsx', join(here, 'rssChild.ts'), JSON.stringify(roots), '1'],
-    { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', cwd: join(here, '..') },
-  );
-  if (child.status !== 0) throw new Error(`rssChild.ts exited with ${child.status}`);
-  return JSON.parse(child.stdout.trim().split('\n').pop()!) as { baselineMb: number; peakMb: number; count: number };
+async function childRss(roots: readonly FileRootSpec[]): Promise<{ baselineMb: number; peakMb: number; count: number }> {
+  // Next to discovery/, so pipeline.ts finds the repository from its own URL as it does here.
+  const outDir = mkdtempSync(join(here, '..', '.rss-child-'));
+  try {
+    const outfile = join(outDir, 'rssChild.mjs');
+    await build({
+      entryPoints: [join(here, 'rssChild.ts')],
+      outfile,
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      conditions: ['@trellis/source', 'module', 'import', 'default'],
+      // Bundled CommonJS dependencies (fast-glob) call require() for Node built-ins.
+      banner: { js: "import { createRequire as __benchCreateRequire } from 'node:module';\nconst require = __benchCreateRequire(import.meta.url);" },
+      logLevel: 'error',
+    });
+    const child = spawnSync(process.execPath, [outfile, JSON.stringify(roots), '1'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+    if (child.status !== 0) throw new Error(`rssChild exited with ${child.status}`);
+    return JSON.parse(child.stdout.trim().split('\n').pop()!) as { baselineMb: number; peakMb: number; count: number };
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
 }
 
 const round = (n: number): number => Math.round(n * 10) / 10;
@@ -162,13 +181,13 @@ log(`bench process RSS before any run: ${(process.memoryUsage().rss / 1048576).t
 log('creating 10,000 manifests…');
 const tree10k = makeTree(10_000);
 let result10k: ReturnType<typeof measure>;
-let rss: ReturnType<typeof childRss>;
+let rss: Awaited<ReturnType<typeof childRss>>;
 try {
   log('measuring 10,000 external + 10 bundled (median of 9, after 2 warm-ups)');
   result10k = measure(tree10k.roots, 9);
   log(`bench process peak RSS after the timed runs: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB (not the figure reported)`);
   log('peak RSS of the pipeline alone (fresh child process, one run over the same tree)…');
-  rss = childRss(tree10k.roots);
+  rss = await childRss(tree10k.roots);
 } finally {
   rmSync(tree10k.base, { recursive: true, force: true });
 }
