@@ -1,4 +1,4 @@
-import { sha256Hex } from '@trellis/sdk';
+import { hashJson } from '@trellis/sdk';
 import type { ToolContract, ToolExample } from '@trellis/sdk';
 
 /** Where a descriptor came from: a bundled tool spec, a manifest `[[tools]]` entry, or a running plugin's report. */
@@ -71,61 +71,5 @@ export function createToolDescriptor(fields: ToolDescriptorFields): ToolDescript
   return new Descriptor(fields);
 }
 
-/** sha256 (hex) of the canonical JSON of a value: object keys sorted, no whitespace. */
-export function hashJson(value: unknown): string {
-  return sha256Hex(canonicalJson(value));
-}
-
-/**
- * JSON with object keys sorted at every level, so equal schemas give equal text. Iterative, so a
- * deeply nested schema from an untrusted plugin cannot overflow the stack. `undefined` object
- * members are left out and other non-JSON values become `null`, as in `JSON.stringify`; a cycle
- * throws a `TypeError` (a cyclic value is not JSON data).
- */
-export function canonicalJson(value: unknown): string {
-  const out: string[] = [];
-  const onPath = new Set<object>();
-  // Work items: a value to write, or a piece of text / a path exit, tagged to tell them apart.
-  type Item = { readonly text: string } | { readonly leave: object } | { readonly value: unknown };
-  const stack: Item[] = [{ value }];
-  while (stack.length > 0) {
-    const item = stack.pop()!;
-    if ('text' in item) {
-      out.push(item.text);
-      continue;
-    }
-    if ('leave' in item) {
-      onPath.delete(item.leave);
-      continue;
-    }
-    const current = item.value;
-    if (current === null || typeof current !== 'object') {
-      out.push(JSON.stringify(current) ?? 'null');
-      continue;
-    }
-    if (onPath.has(current)) throw new TypeError('canonicalJson: the value contains a cycle');
-    onPath.add(current);
-    stack.push({ leave: current });
-    if (Array.isArray(current)) {
-      stack.push({ text: ']' });
-      for (let index = current.length - 1; index >= 0; index -= 1) {
-        stack.push({ value: current[index] });
-        if (index > 0) stack.push({ text: ',' });
-      }
-      stack.push({ text: '[' });
-      continue;
-    }
-    const record = current as Record<string, unknown>;
-    const keys = Object.keys(record)
-      .filter((key) => record[key] !== undefined)
-      .sort();
-    stack.push({ text: '}' });
-    for (let index = keys.length - 1; index >= 0; index -= 1) {
-      const key = keys[index]!;
-      stack.push({ value: record[key] });
-      stack.push({ text: `${index > 0 ? ',' : ''}${JSON.stringify(key)}:` });
-    }
-    stack.push({ text: '{' });
-  }
-  return out.join('');
-}
+// The canonical form and its hash live in @trellis/sdk (the registry and runtime hash with them too).
+export { canonicalJson, hashJson } from '@trellis/sdk';

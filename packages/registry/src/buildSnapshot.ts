@@ -1,5 +1,4 @@
-import { sha256Hex as sha256, type ProfileName } from '@trellis/sdk';
-import { stableStringify } from './stableStringify.ts';
+import { canonicalJson, sha256Hex as sha256, type ProfileName } from '@trellis/sdk';
 import type { DecidedCandidate, PluginRegistrySnapshot, Reason, SnapshotEntry } from './types.ts';
 
 /** Inputs of {@link buildSnapshot}. */
@@ -20,7 +19,7 @@ const bundledDigests = new WeakMap<object, string>();
 export function bundledManifestDigest(manifest: object): string {
   let digest = bundledDigests.get(manifest);
   if (digest === undefined) {
-    digest = sha256(stableStringify(manifest));
+    digest = sha256(canonicalJson(manifest));
     bundledDigests.set(manifest, digest);
   }
   return digest;
@@ -130,7 +129,7 @@ function frozenSnapshotEntry(d: DecidedCandidate): SnapshotEntry {
  * Every key of the snapshot's JSON form, sorted. Passed to `JSON.stringify` as its property
  * list, it both orders each object's keys (so the output is sorted-key stable JSON) and leaves
  * out the in-memory `manifest`. Native and ~3× faster than a hand-written writer on 10,000
- * entries; a test holds the output equal to the generic `stableStringify`. Add a key here when
+ * entries; a test holds the output equal to the generic `canonicalJson`. Add a key here when
  * you add one to the snapshot.
  */
 const SNAPSHOT_JSON_KEYS: readonly string[] = [
@@ -167,7 +166,7 @@ function bodyJson(plugins: readonly SnapshotEntry[], profile: string, warnings: 
  * The body as `buildSnapshot` writes it, from entries it made itself (every member present,
  * reasons as `{ code, message }`): each entry is copied into a plain object whose members are
  * already in sorted order and without `manifest`, so `JSON.stringify` runs its fast path with no
- * property list — the same bytes (a test holds them to `stableStringify`), ~40% less time on
+ * property list — the same bytes (a test holds them to `canonicalJson`), ~40% less time on
  * 10,000 entries.
  */
 function bodyJsonFast(plugins: readonly SnapshotEntry[], profile: string, warnings: readonly Reason[]): string {

@@ -46,7 +46,8 @@ export { decide, describeSource } from './decide.ts';
 export type { DecideOptions } from './decide.ts';
 export { buildSnapshot, serializeSnapshot, compareEntries, orderDecided, toSnapshotEntry, entryJson, bundledManifestDigest } from './buildSnapshot.ts';
 export type { BuildSnapshotOptions } from './buildSnapshot.ts';
-export { stableStringify } from './stableStringify.ts';
+/** The sdk's `canonicalJson`, under the name the registry has always exported it by. */
+export { canonicalJson as stableStringify } from '@trellis/sdk';
 export { buildPluginRegistrySnapshot } from './buildPluginRegistrySnapshot.ts';
 export type { BuildPluginRegistrySnapshotOptions, PluginRegistryResult } from './buildPluginRegistrySnapshot.ts';
 export { explainPlugin, formatExplanation } from './explainPlugin.ts';

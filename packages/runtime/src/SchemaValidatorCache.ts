@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { canonicalJson, sha256Hex } from '@trellis/sdk';
 import { checkSchemaSafety, DEFAULT_SCHEMA_LIMITS, type SchemaLimits } from './checkSchemaSafety.ts';
 import { linearRegExp, UnsupportedPatternError } from './linearRegExp.ts';
 
@@ -83,11 +83,11 @@ export function createSchemaValidatorCache(options: { limits?: SchemaLimits } = 
     if (safety.problem !== undefined) return { ok: false, hash: '', problem: safety.problem };
     let json: string;
     try {
-      json = stableStringify(schema);
+      json = canonicalJson(schema);
     } catch (error) {
       return { ok: false, hash: '', problem: `the schema is not plain JSON (${messageOf(error)})` };
     }
-    const hash = createHash('sha256').update(json).digest('hex');
+    const hash = sha256Hex(json);
     const cached = byHash.get(hash);
     if (cached !== undefined) return cached;
     const result: CompiledSchema | UnsafeSchema =
@@ -161,16 +161,6 @@ export function formatSchemaError(error: ErrorObject): string {
     default:
       return `${path}: ${error.message ?? 'is invalid'}`;
   }
-}
-
-/** JSON with object keys sorted, so equal schemas hash equally whatever their key order. */
-function stableStringify(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(v).sort()) sorted[key] = (v as Record<string, unknown>)[key];
-    return sorted;
-  });
 }
 
 function messageOf(error: unknown): string {

@@ -42,3 +42,4 @@ export { runProcess, canLimitResources } from './runProcess.ts';
 export type { RunProcessOptions, RunProcessResult } from './runProcess.ts';
 export { compileToolGlob, matchesToolGlob } from './compileToolGlob.ts';
 export { lazyCrypto, sha256Hex } from './lazyCrypto.ts';
+export { canonicalJson, hashJson } from './canonicalJson.ts';
