@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 import { sharedTsup } from '../../tsup.shared.ts';
+import { ESM_REQUIRE_BANNER } from './scripts/esmRequireBanner.ts';
 
 // Written by scripts/generateBundledIndex.ts: one entry per bundled plugin, so each plugin is a
 // chunk of its own (`dist/plugins/<id>.js`) loaded on its first call.
@@ -14,7 +15,7 @@ export default defineConfig({
   // Self-contained: workspace packages and third-party code are bundled; nothing resolves at run time.
   noExternal: [/.*/],
   // Bundled CommonJS dependencies call require() for Node built-ins.
-  banner: { js: "import { createRequire as __trellisCreateRequire } from 'node:module';\nconst require = __trellisCreateRequire(import.meta.url);" },
+  banner: { js: ESM_REQUIRE_BANNER },
   // Smaller code compiles faster at startup; the source maps keep stack traces readable.
   minify: true,
   shims: false,

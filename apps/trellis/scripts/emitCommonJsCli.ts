@@ -11,11 +11,10 @@ import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { transformSync } from 'esbuild';
+import { ESM_REQUIRE_BANNER } from './esmRequireBanner.ts';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
 
-/** The banner tsup.config.ts puts on every ESM file; CommonJS has a real `require`. */
-const ESM_REQUIRE_BANNER = "import { createRequire as __trellisCreateRequire } from 'node:module';\nconst require = __trellisCreateRequire(import.meta.url);\n";
 const IMPORT_META_URL = '__trellisImportMetaUrl';
 
 function modulesIn(dir: string): string[] {
@@ -32,7 +31,7 @@ for (const file of modulesIn(dist)) {
   const name = relative(dist, file);
   let source = readFileSync(file, 'utf8');
   const hashbang = source.startsWith('#!') ? source.slice(0, source.indexOf('\n') + 1) : '';
-  source = source.slice(hashbang.length).replace(ESM_REQUIRE_BANNER, '').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
+  source = source.slice(hashbang.length).replace(`${ESM_REQUIRE_BANNER}\n`, '').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
   let code: string;
   try {
     code = transformSync(source, {

@@ -100,7 +100,12 @@ function strings(value: unknown, pattern: RegExp | null): string[] | undefined {
  * null-prototype tables are dictionary-mode objects, slower to read and to freeze, and larger to keep.
  */
 function record(value: unknown, depth = 0): Table | undefined {
-  if (!isTable(value) || depth > COPY_DEPTH) return undefined;
+  return isTable(value) ? copyMembers(value, depth) : undefined;
+}
+
+/** {@link record}'s copy, for a table already known to be one (zod's plain-object records too). */
+function copyMembers(value: Table, depth: number): Table | undefined {
+  if (depth > COPY_DEPTH) return undefined;
   const out: Table = {};
   for (const key in value) {
     if (key === '__proto__') return undefined;
@@ -237,7 +242,7 @@ function toolOf(value: unknown): Table | null {
  */
 export function withPlainSchemas(manifest: PluginManifest): PluginManifest {
   // zod's record is a fresh plain object whose members are smol-toml's tables, passed through.
-  const copy = <T extends object>(schema: T): T => (record(Object.setPrototypeOf({ ...schema }, null)) as T | undefined) ?? schema;
+  const copy = <T extends object>(schema: T): T => (copyMembers(schema as Table, 0) as T | undefined) ?? schema;
   const tools = manifest.tools.map((tool) => {
     const input = copy(tool.input_schema);
     const output = tool.output_schema === undefined ? undefined : copy(tool.output_schema);
