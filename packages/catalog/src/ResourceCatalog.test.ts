@@ -402,6 +402,14 @@ describe('withDiscoveredTools', () => {
     ]);
   });
 
+  it('takes a report of more tools than a function call can take arguments', () => {
+    // 200,000 is past V8's argument limit: spreading the report into push() threw a RangeError.
+    const many = Array.from({ length: 200_000 }, (_, i) => spec(`t${i}`, 'a reported tool'));
+    const after = build().withDiscoveredTools('git-helper', many);
+    expect(after.descriptors.filter((descriptor) => descriptor.source === 'discovered').length).toBe(200_000);
+    expect(after.get('git-helper.t199999')?.source).toBe('discovered');
+  });
+
   it('replaces an earlier report, keeps model names of static tools, and ignores reports for plugins that are not enabled', () => {
     const first = build().withDiscoveredTools('git-helper', discovered);
     const second = first.withDiscoveredTools('git-helper', [spec('blame', 'Show who changed each line.')]);

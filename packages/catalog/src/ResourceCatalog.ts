@@ -211,7 +211,8 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
       });
     }
   }
-  known.push(...discoveredKnown);
+  // A loop, not push(...): a plugin may report more tools than a call can take arguments.
+  for (const tool of discoveredKnown) known.push(tool);
 
   const knownNames = known.map((tool) => tool.name);
   for (const name of overrides.keys()) {
