@@ -41,15 +41,22 @@ export interface DiscoverCandidatesOptions {
 // fstat check on the handle still refuses anything that is not a regular file.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
+/**
+ * A stat number as a small integer when it is one. `Stats` fields come out of a Float64Array, and
+ * kept as they are, V8 boxes each one in a heap number of its own: five per fact, two facts per
+ * candidate. `| 0` gives the same value as an integer V8 stores inline.
+ */
+const small = (n: number): number => (n >= 0 && n <= 0x3fffffff ? n | 0 : n);
+
 /** Converts `Stats` to plain facts. */
 export function toStatFacts(stats: Stats): StatFacts {
   return {
     type: fileTypeOf(stats),
-    mode: stats.mode,
-    uid: stats.uid,
-    gid: stats.gid,
-    nlink: stats.nlink,
-    size: stats.size,
+    mode: small(stats.mode),
+    uid: small(stats.uid),
+    gid: small(stats.gid),
+    nlink: small(stats.nlink),
+    size: small(stats.size),
   };
 }
 
@@ -203,15 +210,18 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       perRoot.push(facts);
     }
     perRoot.sort((a, b) => (a.manifestPath < b.manifestPath ? -1 : a.manifestPath > b.manifestPath ? 1 : 0));
-    candidates.push(...perRoot);
-    all.push(...perRoot);
+    // A loop, not push(...): a root may hold more manifests than a call can take arguments.
+    for (const facts of perRoot) {
+      candidates.push(facts);
+      all.push(facts);
+    }
   }
   for (const facts of all) facts.aliases.sort();
 
   const bundled: BundledCandidateFacts[] = [...options.bundled]
     .sort((a, b) => (a.manifest.id < b.manifest.id ? -1 : a.manifest.id > b.manifest.id ? 1 : 0))
     .map((descriptor) => ({ bundled: true, source: BUNDLED_ROOT, descriptor }));
-  candidates.push(...bundled);
+  for (const facts of bundled) candidates.push(facts);
   return { candidates, warnings };
 }
 

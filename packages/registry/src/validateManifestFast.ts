@@ -81,6 +81,17 @@ function onlyKeys(table: Table, known: ReadonlySet<string>): boolean {
 const freeze = Object.freeze;
 const NO_STRINGS: readonly string[] = freeze([]);
 
+/**
+ * A string value to keep. smol-toml's values are substrings of the whole document, and V8 keeps a
+ * substring of 13 or more characters as a slice that holds on to the document it was cut from:
+ * one long description would keep the manifest's whole text alive for as long as the snapshot
+ * lives. The copy below is flat (the concatenation is flattened before it is sliced again), so it
+ * holds only its own characters. Shorter substrings are copies already.
+ */
+function own(value: string): string {
+  return value.length < 13 ? value : (' ' + value).slice(1);
+}
+
 /** `z.array(z.string()[.regex(re)])`, defaulted to `[]`; undefined = not sure. */
 function strings(value: unknown, pattern: RegExp | null): string[] | undefined {
   if (value === undefined) return NO_STRINGS as string[];
@@ -89,7 +100,7 @@ function strings(value: unknown, pattern: RegExp | null): string[] | undefined {
   for (let i = 0; i < value.length; i += 1) {
     const item: unknown = value[i];
     if (typeof item !== 'string' || (pattern !== null && !pattern.test(item))) return undefined;
-    out[i] = item;
+    out[i] = own(item);
   }
   return freeze(out) as string[];
 }
@@ -122,7 +133,7 @@ const COPY_DEPTH = 40;
 
 /** A deep, frozen copy of TOML data into plain objects and arrays; undefined for anything else (ask zod). */
 function plain(value: unknown, depth: number): unknown {
-  if (typeof value !== 'object' || value === null) return value;
+  if (typeof value !== 'object' || value === null) return typeof value === 'string' ? own(value) : value;
   if (depth > COPY_DEPTH) return undefined;
   if (Array.isArray(value)) {
     const out = new Array<unknown>(value.length);
@@ -148,7 +159,7 @@ function envRecord(value: unknown): Record<string, string> | undefined {
   for (const key in value) {
     const item = value[key];
     if (key === '__proto__' || !ENV_NAME.test(key) || typeof item !== 'string') return undefined;
-    out[key] = item;
+    out[key] = own(item);
   }
   return freeze(out);
 }
@@ -182,7 +193,7 @@ function runtimeOf(value: Table): PluginManifest['runtime'] | null {
     if (!isNumber(health) || health < 0 || health > 86_400) return null;
     const out: Table = {
       type,
-      command,
+      command: own(command),
       args,
       timeout_seconds: timeout,
       env,
@@ -196,7 +207,7 @@ function runtimeOf(value: Table): PluginManifest['runtime'] | null {
   }
   const maxOutput = value.max_output_bytes ?? 1_048_576;
   if (!isSafeInt(maxOutput) || maxOutput <= 0) return null;
-  const out: Table = { type, command, args, timeout_seconds: timeout, env, max_output_bytes: maxOutput };
+  const out: Table = { type, command: own(command), args, timeout_seconds: timeout, env, max_output_bytes: maxOutput };
   if (memory !== undefined) out.max_memory_mb = memory;
   return freeze(out) as PluginManifest['runtime'];
 }
@@ -224,7 +235,7 @@ function toolOf(value: unknown): Table | null {
   if (idempotent !== undefined && !isBool(idempotent)) return null;
   if (timeout !== undefined && !(isNumber(timeout) && timeout > 0 && timeout <= 86_400)) return null;
   if (approval !== undefined && approval !== 'auto' && approval !== 'ask') return null;
-  const out: Table = { name, description, input_schema: input };
+  const out: Table = { name: own(name), description: own(description), input_schema: input };
   if (output !== undefined) out.output_schema = output;
   out.tags = tags;
   if (sideEffects !== undefined) out.side_effects = sideEffects;
@@ -235,21 +246,29 @@ function toolOf(value: unknown): Table | null {
 }
 
 /**
- * Brings a manifest zod returned to the form {@link validateManifestFast} returns: its free-form
- * JSON Schemas (`input_schema`, `output_schema`, `config_schema`) as plain objects instead of
- * smol-toml's null-prototype tables, so every manifest has one shape whichever path checked it. A
- * schema holding a TOML date stays as zod gave it.
+ * Brings a manifest zod returned to the form {@link validateManifestFast} returns: a copy in plain
+ * objects and arrays (zod passes smol-toml's null-prototype tables through in the free-form JSON
+ * Schemas) whose strings are the manifest's own (see {@link own}; zod passes those through too), so
+ * every manifest has one shape and keeps no document text alive, whichever path checked it. A TOML
+ * date in a schema stays as zod gave it.
  */
 export function withPlainSchemas(manifest: PluginManifest): PluginManifest {
-  // zod's record is a fresh plain object whose members are smol-toml's tables, passed through.
-  const copy = <T extends object>(schema: T): T => (copyMembers(schema as Table, 0) as T | undefined) ?? schema;
-  const tools = manifest.tools.map((tool) => {
-    const input = copy(tool.input_schema);
-    const output = tool.output_schema === undefined ? undefined : copy(tool.output_schema);
-    return { ...tool, input_schema: input, ...(output !== undefined ? { output_schema: output } : {}) };
-  });
-  const config = manifest.config_schema === undefined ? undefined : copy(manifest.config_schema);
-  return { ...manifest, tools, ...(config !== undefined ? { config_schema: config } : {}) } as PluginManifest;
+  return ownCopy(manifest, 0) as PluginManifest;
+}
+
+function ownCopy(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return own(value);
+  if (typeof value !== 'object' || value === null || depth > COPY_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((item: unknown) => ownCopy(item, depth + 1));
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== null && prototype !== Object.prototype) return value;
+  const out: Table = {};
+  for (const key in value) {
+    // Not reachable (the parser refuses the key), and copying it would set the prototype.
+    if (key === '__proto__') return value;
+    out[key] = ownCopy((value as Table)[key], depth + 1);
+  }
+  return out;
 }
 
 /**
@@ -306,11 +325,11 @@ export function validateManifestFast(doc: unknown): PluginManifest | null {
   }
   const out: Table = {
     schema_version: 1,
-    id,
-    name,
-    version,
+    id: own(id),
+    name: own(name),
+    version: own(version),
     kind,
-    description,
+    description: own(description as string),
     side_effects: sideEffects,
     capabilities,
     sandbox,

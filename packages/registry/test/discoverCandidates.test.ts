@@ -1,8 +1,9 @@
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, statSync, symlinkSync } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { discoverCandidates } from '../src/index.ts';
+import { discoverCandidates, toStatFacts } from '../src/index.ts';
 import type { CandidateFacts, ExternalCandidateFacts } from '../src/index.ts';
 import { descriptor, fileRoot, makeTree, manifestText, normalize } from './helpers.ts';
 
@@ -211,3 +212,12 @@ describe('discoverCandidates', () => {
   });
 });
 
+describe('toStatFacts', () => {
+  it('keeps every number as stat gave it, small or past the small-integer range', () => {
+    const real = statSync(process.cwd());
+    expect(toStatFacts(real)).toEqual({ type: 'directory', mode: real.mode, uid: real.uid, gid: real.gid, nlink: real.nlink, size: real.size });
+    // A uid of nobody on some systems and a file past 1 GiB: no int32 wrap-around.
+    const big = Object.assign(Object.create(Object.getPrototypeOf(real) as object) as Stats, real, { uid: 4_294_967_294, gid: 2 ** 31, size: 5 * 2 ** 30 });
+    expect(toStatFacts(big)).toMatchObject({ uid: 4_294_967_294, gid: 2 ** 31, size: 5 * 2 ** 30 });
+  });
+});

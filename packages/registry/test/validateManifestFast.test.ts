@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { PluginManifestSchema, pluginManifestJsonSchema } from '@trellis/sdk/schema';
 import { stableStringify } from '../src/index.ts';
+import { parseManifest } from '../src/parse.ts';
 import { validateManifestFast, withPlainSchemas } from '../src/validateManifestFast.ts';
 
 /** Every detail zod's output has: key order, prototypes (plain or null), types, values. */
@@ -132,5 +135,30 @@ describe('validateManifestFast', () => {
   it('copies the rules of the plugin.toml schema it was written against (update validateManifestFast.ts with the schema)', () => {
     const digest = createHash('sha256').update(stableStringify(pluginManifestJsonSchema())).digest('hex');
     expect(digest).toBe('6dace6be6a984d6885a8afb3defbbdb0a69adff6455bb2d6f52bb11c061433ec');
+  });
+});
+
+describe('what a manifest keeps alive', () => {
+  it('keeps its own strings, not the whole document text they were cut from', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // 400 manifests, each 128 KiB of comment around a long description and tool text: kept as
+    // slices of the document, the manifests would hold ~50 MB of text; as copies, a few hundred KB.
+    const padding = `# ${'x'.repeat(1024)}\n`.repeat(128);
+    const manifests: unknown[] = [];
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 400; i += 1) {
+      const text = `${padding}schema_version = 1\nid = "kept-strings-${i}"\nname = "A plugin with a long name ${i}"\nversion = "1.0.0"\nkind = "toolset"\ndescription = "A description long enough to be kept as a slice of the document ${i}"\ncapabilities = ["fs.read.everything"]\n[[tools]]\nname = "lookup"\ndescription = "Looks something up in a long enough sentence ${i}"\ninput_schema = { type = "object", description = "an input schema with a long description ${i}" }\n${i % 2 === 0 ? `[runtime]\ntype = "http"\nendpoint = "http://127.0.0.1:8080/a/long/enough/path/${i}"\n` : ''}${padding}`;
+      const parsed = parseManifest(new TextEncoder().encode(text));
+      expect(parsed.errors).toEqual([]);
+      manifests.push(parsed.manifest);
+    }
+    gc();
+    const kept = process.memoryUsage().heapUsed - before;
+    expect(manifests).toHaveLength(400);
+    // Half went through zod (an http runtime is not the fast check's shape): the same holds there.
+    expect(manifests.filter((m) => (m as { runtime?: { type: string } }).runtime?.type === 'http')).toHaveLength(200);
+    expect(kept).toBeLessThan(10 * 1024 * 1024);
   });
 });
