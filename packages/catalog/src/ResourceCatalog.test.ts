@@ -410,6 +410,29 @@ describe('withDiscoveredTools', () => {
     expect(after.get('git-helper.t199999')?.source).toBe('discovered');
   });
 
+  it('ignores reported tools whose schemas break the schema limits, naming the plugin and tool, and drops too-deep examples', () => {
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 20_000; i += 1) deep = { type: 'object', properties: { x: deep } };
+    let deepInput: Record<string, unknown> = {};
+    for (let i = 0; i < 20_000; i += 1) deepInput = { x: deepInput };
+    const after = build().withDiscoveredTools('git-helper', [
+      spec('deep', 'a schema nested 20,000 levels', { inputSchema: deep }),
+      spec('remote', 'a schema that refers outside itself', { outputSchema: { $ref: 'https://example.com/schema.json' } }),
+      spec('huge', 'a schema over 256 KiB', { inputSchema: { type: 'object', description: 'x'.repeat(300_000) } }),
+      { ...spec('fine', 'a usable tool'), examples: [{ description: 'too deep', input: deepInput }, { description: 'ok', input: { a: 1 } }] },
+    ]);
+    const discoveredNames = after.descriptors.filter((descriptor) => descriptor.source === 'discovered').map((descriptor) => descriptor.name);
+    expect(discoveredNames).toEqual(['git-helper.fine']);
+    expect(after.get('git-helper.fine')?.examples.map((example) => example.description)).toEqual(['ok']);
+    expect(after.warnings.filter((warning) => warning.code === 'SCHEMA_UNSAFE').map((warning) => warning.message)).toEqual([
+      'plugin git-helper reported the tool "deep" with an inputSchema where the schema nests deeper than 32 levels (at /properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties). The tool is ignored; fix the schema the plugin\'s get_tools reply sends',
+      'plugin git-helper reported the tool "remote" with an outputSchema where /$ref refers to \'https://example.com/schema.json\', outside the schema; only local references (#/...) are allowed. The tool is ignored; fix the schema the plugin\'s get_tools reply sends',
+      'plugin git-helper reported the tool "huge" with an inputSchema of 300034 bytes, over the 262144-byte limit. The tool is ignored; fix the schema the plugin\'s get_tools reply sends',
+    ]);
+    // What renders descriptors (tools list --json, a model request) no longer overflows.
+    expect(() => JSON.stringify(after.descriptors)).not.toThrow();
+  });
+
   it('replaces an earlier report, keeps model names of static tools, and ignores reports for plugins that are not enabled', () => {
     const first = build().withDiscoveredTools('git-helper', discovered);
     const second = first.withDiscoveredTools('git-helper', [spec('blame', 'Show who changed each line.')]);

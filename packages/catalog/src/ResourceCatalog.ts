@@ -1,4 +1,4 @@
-import { CAPABILITIES, ERROR_CODES, compileToolGlob, resolveContract } from '@trellis/sdk';
+import { CAPABILITIES, DEFAULT_SCHEMA_LIMITS, ERROR_CODES, checkSchemaSafety, compileToolGlob, resolveContract } from '@trellis/sdk';
 import type { ManifestTool, PluginManifest, ToolContract, ToolExample, ToolSpec } from '@trellis/sdk';
 import type { CatalogBundledView, CatalogConfigView, CatalogPluginView, CatalogReason, CatalogSnapshotView } from './CatalogSnapshotView.ts';
 import { nearestName } from './editDistance.ts';
@@ -200,6 +200,14 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
         continue;
       }
       reportedSeen.add(tool);
+      const unsafe = discoveredSchemaProblem(spec);
+      if (unsafe !== undefined) {
+        warnings.push({
+          code: ERROR_CODES.SCHEMA_UNSAFE,
+          message: `plugin ${entry.id} reported the tool "${tool}" with ${unsafe}. The tool is ignored; fix the schema the plugin's get_tools reply sends`,
+        });
+        continue;
+      }
       finish(entry, fromDiscoveredSpec(spec, manifest, input), discoveredKnown);
     }
   }
@@ -379,6 +387,35 @@ function fromManifestTool(tool: ManifestTool, manifest: PluginManifest, input: B
 }
 
 // A running plugin's report is untrusted: plugin-level facts from the reviewed manifest win.
+/**
+ * What is wrong with the schemas a running plugin reported for a tool, or undefined. They are the
+ * plugin's word, so the limits that guard the validator guard the catalog too: a schema nested
+ * thousands deep would overflow the stack of everything that walks or renders descriptors (`tools
+ * list --json`, a model request), and one with an outside `$ref` could never be compiled for a call.
+ */
+function discoveredSchemaProblem(spec: ToolSpec): string | undefined {
+  for (const [key, schema] of [
+    ['inputSchema', spec.inputSchema],
+    ['outputSchema', spec.outputSchema],
+  ] as const) {
+    if (!isRecord(schema)) continue;
+    const problem = checkSchemaSafety(schema).problem;
+    if (problem !== undefined) return `an ${key} where ${problem}`;
+    // Serializing is safe once the depth is known to be bounded.
+    const bytes = JSON.stringify(schema).length;
+    if (bytes > DEFAULT_SCHEMA_LIMITS.maxBytes) return `an ${key} of ${bytes} bytes, over the ${DEFAULT_SCHEMA_LIMITS.maxBytes}-byte limit`;
+  }
+  return undefined;
+}
+
+/** True when `value` holds objects or arrays nested more than `max` levels deep; the walk stops there. */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (max === 0) return true;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) if (nestsDeeperThan(child, max - 1)) return true;
+  return false;
+}
+
 function fromDiscoveredSpec(spec: ToolSpec, manifest: PluginManifest, input: BuildInput): ToolFields {
   const declared = resolveContract(isRecord(spec.contract) ? (spec.contract as Partial<ToolContract>) : undefined);
   const sideEffects = declared.sideEffects === true || manifest.side_effects;
@@ -395,7 +432,10 @@ function fromDiscoveredSpec(spec: ToolSpec, manifest: PluginManifest, input: Bui
     approval: declared.approval === 'ask' ? 'ask' : 'auto',
   };
   const tags = Array.isArray(spec.tags) ? spec.tags.filter(isString) : [];
-  const examples = Array.isArray(spec.examples) ? spec.examples.filter((example) => isRecord(example) && isString(example.description) && isRecord(example.input)) : [];
+  // An example nested past the schema depth limit could not be valid input anyway: it is dropped.
+  const examples = Array.isArray(spec.examples)
+    ? spec.examples.filter((example) => isRecord(example) && isString(example.description) && isRecord(example.input) && !nestsDeeperThan(example.input, DEFAULT_SCHEMA_LIMITS.maxDepth))
+    : [];
   const inputSchema = isRecord(spec.inputSchema) ? spec.inputSchema : { type: 'object' };
   const outputSchema = isRecord(spec.outputSchema) ? spec.outputSchema : undefined;
   const description = isString(spec.description) ? spec.description : '';

@@ -31,8 +31,8 @@ export type {
 export { createFileAuditLog } from './AuditLog.ts';
 export type { AuditRecord, AuditSink } from './AuditLog.ts';
 export type { SchemaValidatorCache, SchemaTrust, CompiledSchema, UnsafeSchema } from './SchemaValidatorCache.ts';
-export { DEFAULT_SCHEMA_LIMITS } from './checkSchemaSafety.ts';
-export type { SchemaLimits } from './checkSchemaSafety.ts';
+export { DEFAULT_SCHEMA_LIMITS } from '@trellis/sdk';
+export type { SchemaLimits } from '@trellis/sdk';
 export { failureFromThrown } from './outcomeFromThrown.ts';
 export { createBundledImplementation, DEFAULT_WORKER_RESOURCE_LIMITS } from './createBundledImplementation.ts';
 export type { CreateBundledImplementationOptions } from './createBundledImplementation.ts';

@@ -43,3 +43,5 @@ export type { RunProcessOptions, RunProcessResult } from './runProcess.ts';
 export { compileToolGlob, matchesToolGlob } from './compileToolGlob.ts';
 export { lazyCrypto, sha256Hex } from './lazyCrypto.ts';
 export { canonicalJson, hashJson } from './canonicalJson.ts';
+export { checkSchemaSafety, DEFAULT_SCHEMA_LIMITS } from './checkSchemaSafety.ts';
+export type { SchemaLimits, SchemaSafety } from './checkSchemaSafety.ts';
