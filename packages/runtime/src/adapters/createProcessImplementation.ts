@@ -8,6 +8,7 @@ import { buildChildEnv, expandEnvMap } from './childEnv.ts';
 import { LineSplitter } from './LineSplitter.ts';
 import { notDispatched } from './notDispatched.ts';
 import { killGroup, trackGroup, untrackGroup, withMemoryLimit } from './processGroups.ts';
+import { previewPluginValue, renderPluginError } from './renderPluginValue.ts';
 import { resolveCommand } from './resolveCommand.ts';
 import { StderrRelay } from './StderrRelay.ts';
 import { discoveredToolSpecs } from './toolSpecs.ts';
@@ -130,6 +131,10 @@ function preview(text: string): string {
   return text.length > 120 ? `${text.slice(0, 120)}…` : text;
 }
 
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
   return signal ? `was killed by ${signal}` : `exited with code ${code ?? 'unknown'}`;
 }
@@ -149,13 +154,19 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 function race<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typeof STOPPED> {
   if (signal.aborted) return Promise.resolve(STOPPED);
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const onAbort = () => resolve(STOPPED);
     signal.addEventListener('abort', onAbort);
-    void promise.then((value) => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(value);
-    });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
   });
 }
 const STOPPED = Symbol('stopped');
@@ -210,8 +221,13 @@ export function createProcessImplementation(options: ProcessImplementationOption
     logger.debug('plugin spawned', { plugin: pluginId, pid: proc.pid, command: resolved.path, memoryLimited: wrapped.limited });
 
     const splitter = new LineSplitter(maxLineBytes, (event) => {
-      if (event.kind === 'oversize') onProtocolProblem(s, `a reply line of ${event.bytes} bytes exceeds the ${maxLineBytes}-byte limit`);
-      else onLine(s, event.line);
+      // A throw here would escape the stream listener and take the host down; a line is not worth that.
+      try {
+        if (event.kind === 'oversize') onProtocolProblem(s, `a reply line of ${event.bytes} bytes exceeds the ${maxLineBytes}-byte limit`);
+        else onLine(s, event.line);
+      } catch (error) {
+        logger.error('process adapter failed to handle a reply line', { plugin: pluginId, error: errorText(error) });
+      }
     });
     proc.stdout.on('data', (chunk: Buffer) => splitter.push(chunk));
     proc.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
@@ -286,7 +302,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
         // Ids only grow, so an id below the next one that is not pending was answered or given up on.
         protocolWarning(`a late or duplicate reply for request ${id} was dropped`);
       } else {
-        onProtocolProblem(s, `the plugin answered with id ${JSON.stringify(id)}, which matches no outstanding request`);
+        onProtocolProblem(s, `the plugin answered with id ${previewPluginValue(id)}, which matches no outstanding request`);
       }
       return;
     }
@@ -346,7 +362,9 @@ export function createProcessImplementation(options: ProcessImplementationOption
     stopHealth();
     const interval = runtime.health_check_interval_seconds * 1000;
     if (interval <= 0) return;
-    healthTimer = setInterval(() => void healthCheck(s), interval);
+    healthTimer = setInterval(() => {
+      healthCheck(s).catch((error: unknown) => logger.error('process adapter health check failed unexpectedly', { plugin: pluginId, error: errorText(error) }));
+    }, interval);
     healthTimer.unref();
   }
 
@@ -361,7 +379,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
       if (reply.kind === 'stopped') problem = `did not answer health_check within ${runtime.timeout_seconds} s (timeout_seconds)`;
       else if (reply.kind === 'protocol') problem = `broke the protocol in health_check: ${reply.message}`;
       else if (reply.kind === 'message' && (reply.message.type !== 'health_check_response' || reply.message.healthy === false)) {
-        problem = `reported itself unhealthy (${preview(JSON.stringify(reply.message))})`;
+        problem = `reported itself unhealthy (${previewPluginValue(reply.message)})`;
       }
       if (problem === undefined) return;
       lastError = `plugin ${pluginId} ${problem}`;
@@ -399,7 +417,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
             ? `plugin ${pluginId} was shut down during ${what}`
             : `plugin ${pluginId} did not answer ${what} within ${runtime.timeout_seconds} s (timeout_seconds)`;
         case 'message':
-          return `plugin ${pluginId} answered ${what} with ${preview(JSON.stringify(reply.message))}`;
+          return `plugin ${pluginId} answered ${what} with ${previewPluginValue(reply.message)}`;
       }
     };
 
@@ -428,7 +446,11 @@ export function createProcessImplementation(options: ProcessImplementationOption
   }
 
   function runAttempt(kind: 'initializing' | 'recovering'): Promise<LaunchResult> {
-    const current: Promise<LaunchResult> = launch(kind).then((result) => {
+    const launched = launch(kind).catch(async (error: unknown): Promise<LaunchResult> => {
+      if (session) await stopSession(session);
+      return { ok: false, message: `process adapter for ${pluginId}: starting the plugin failed (${errorText(error)}); this is a bug in Trellis, please report it` };
+    });
+    const current: Promise<LaunchResult> = launched.then((result) => {
       if (!result.ok && !lifetime.signal.aborted) {
         lastError = result.message;
         state = 'error';
@@ -496,19 +518,35 @@ export function createProcessImplementation(options: ProcessImplementationOption
 
   function interpret(call: ImplementationCall, message: Message): ToolOutcome {
     const name = `${pluginId}.${call.tool}`;
-    if (message.type === 'error') {
-      return failOutcome('TOOL_FAILED', `${name} failed: ${typeof message.error === 'string' ? message.error : JSON.stringify(message.error ?? 'no message')}`);
-    }
+    const reported = (code: string, error: unknown, retryable = false): ToolOutcome => {
+      const text = renderPluginError(error);
+      if (text.ok) return failOutcome(code, `${name} failed: ${text.text}`, retryable);
+      return failOutcome(
+        'PROTOCOL_ERROR',
+        `plugin ${pluginId} broke the protocol during the call to ${call.tool}: its error value ${text.problem}; answer with a string or a {"code","message"} object`,
+      );
+    };
+    if (message.type === 'error') return reported('TOOL_FAILED', message.error);
     if (message.type !== 'call_tool_response') {
-      return failOutcome('PROTOCOL_ERROR', `${name}: expected a call_tool_response, got ${preview(JSON.stringify(message))}`);
+      return failOutcome('PROTOCOL_ERROR', `${name}: expected a call_tool_response, got ${previewPluginValue(message)}`);
     }
     const failed = message.success === false || (message.success !== true && message.error !== undefined);
     if (!failed) return okOutcome(message.data === undefined ? null : message.data);
     const error = message.error;
     if (isMessage(error) && typeof error.code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(error.code)) {
-      return failOutcome(error.code, `${name} failed: ${typeof error.message === 'string' ? error.message : JSON.stringify(error)}`, error.retryable === true);
+      return reported(error.code, typeof error.message === 'string' ? error.message : error, error.retryable === true);
     }
-    return failOutcome('TOOL_FAILED', `${name} failed: ${typeof error === 'string' ? error : JSON.stringify(error ?? 'no message')}`);
+    return reported('TOOL_FAILED', error);
+  }
+
+  /** `outcomeOf` for a reply handed over inside a stream listener or timer, where a throw would take the host down. */
+  function settledOutcome(call: ImplementationCall, s: Session, reply: Reply, signal: AbortSignal): ToolOutcome | undefined {
+    try {
+      return outcomeOf(call, s, reply, signal);
+    } catch (error) {
+      logger.error('process adapter failed to handle a reply', { plugin: pluginId, tool: call.tool, error: errorText(error) });
+      return failOutcome('INTERNAL_ERROR', `process adapter for ${pluginId}: the reply to ${call.tool} could not be handled (${errorText(error)}); this is a bug in Trellis, please report it`);
+    }
   }
 
   /** The outcome of a call_tool reply; undefined when the session was retired before sending (try again). */
@@ -566,7 +604,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
       const signal = call.signal;
       const settle = (reply: Reply) => {
         signal.removeEventListener('abort', onStop);
-        resolve(outcomeOf(call, s, reply, signal) ?? failOutcome('INTERNAL_ERROR', `process adapter for ${pluginId}: a call was lost`));
+        resolve(settledOutcome(call, s, reply, signal) ?? failOutcome('INTERNAL_ERROR', `process adapter for ${pluginId}: a call was lost`));
       };
       function onStop() {
         if (!s.pending.delete(id)) return;

@@ -133,6 +133,84 @@ describe('process adapter: the happy path', () => {
   });
 });
 
+/** What the fault plugin's `deep_error` tool gets: its error value (100 000 levels deep) is refused, not rendered. */
+const deepErrorOutcome = {
+  ok: false,
+  error: {
+    code: 'PROTOCOL_ERROR',
+    message: 'plugin fault broke the protocol during the call to deep_error: its error value nests deeper than 64 levels; answer with a string or a {"code","message"} object',
+    retryable: false,
+  },
+};
+
+/** The first 120 characters of a reply that starts with `head` and goes on 100 000 levels deep, as a message shows it. */
+const deepPreview = (head: string) => `${(head + '['.repeat(120)).slice(0, 120)}…`;
+
+describe('process adapter: hostile replies nested 100 000 levels deep', () => {
+  it('an error value on the slow path (the first call starts the plugin): PROTOCOL_ERROR, the same child keeps serving', async () => {
+    const { impl, spawns } = setup('normal');
+    expect(impl.state()).toBe('unloaded');
+    expect(await impl.call(callOf('deep_error'))).toEqual(deepErrorOutcome);
+    expect(await impl.call(callOf('echo', { after: 'deep' }))).toEqual({ ok: true, value: { after: 'deep' } });
+    expect(spawns()).toBe(1);
+  });
+
+  it('an error value on the slow path of a plugin that does not echo ids: PROTOCOL_ERROR, the same child keeps serving', async () => {
+    const { impl, spawns } = setup('serial');
+    await impl.start();
+    expect(await impl.call(callOf('deep_error'))).toEqual(deepErrorOutcome);
+    expect(await impl.call(callOf('echo', { after: 'deep' }))).toEqual({ ok: true, value: { after: 'deep' } });
+    expect(spawns()).toBe(1);
+  });
+
+  it('an error value on the fast path (active, echoing ids): PROTOCOL_ERROR inside the stdout listener, the same child keeps serving', async () => {
+    const { impl, spawns } = setup('normal');
+    await impl.start();
+    const [deep, alongside] = await Promise.all([impl.call(callOf('deep_error')), impl.call(callOf('echo', { alongside: true }))]);
+    expect(deep).toEqual(deepErrorOutcome);
+    expect(alongside).toEqual({ ok: true, value: { alongside: true } });
+    expect(await impl.call(callOf('echo', { after: 'deep' }))).toEqual({ ok: true, value: { after: 'deep' } });
+    expect(spawns()).toBe(1);
+    expect(impl.state()).toBe('active');
+  });
+
+  it('an id: PROTOCOL_ERROR quoting the start of it, the same child keeps serving', async () => {
+    const { impl, spawns } = setup('normal');
+    await impl.start();
+    expect(await impl.call(callOf('deep_id'))).toEqual({
+      ok: false,
+      error: {
+        code: 'PROTOCOL_ERROR',
+        message: `plugin fault broke the protocol during the call to deep_id: the plugin answered with id ${deepPreview('')}, which matches no outstanding request`,
+        retryable: false,
+      },
+    });
+    expect(await impl.call(callOf('echo', { n: 1 }))).toEqual({ ok: true, value: { n: 1 } });
+    expect(spawns()).toBe(1);
+  });
+
+  it('a failed initialize: PLUGIN_LOAD_FAILED quoting the start of the answer', async () => {
+    const { impl } = setup('deep-init', { max_restarts: 0 });
+    expect(await impl.call(callOf('echo'))).toEqual({
+      ok: false, notDispatched: true,
+      error: {
+        code: 'PLUGIN_LOAD_FAILED',
+        message: `plugin fault answered initialize with ${deepPreview('{"id":1,"type":"initialize_response","success":false,"error":')}`,
+        retryable: false,
+      },
+    });
+    expect(impl.state()).toBe('disabled');
+  });
+
+  it('an unhealthy health_check answer: the check fails with the start of the answer, the plugin is restarted and serves', async () => {
+    const { impl, spawns } = setup('normal', { health_check_interval_seconds: 0.05 });
+    expect(await impl.call(callOf('deep_unhealthy'))).toEqual({ ok: true, value: { deepHealth: true } });
+    await waitFor(() => spawns() === 2 && impl.state() === 'active');
+    expect(impl.lastError?.()).toBe(`plugin fault reported itself unhealthy (${deepPreview('{"id":4,"type":"health_check_response","healthy":false,"detail":')})`);
+    expect(await impl.call(callOf('echo', { back: true }))).toEqual({ ok: true, value: { back: true } });
+  });
+});
+
 describe('process adapter: fault injection', () => {
   it('hangs forever before the handshake: PLUGIN_LOAD_FAILED, then disabled', async () => {
     const { impl, marker } = setup('hang-init', { timeout_seconds: 0.3, max_restarts: 0 });
