@@ -207,14 +207,20 @@ export function createProcessImplementation(options: ProcessImplementationOption
     const resolved = resolveCommand({ pluginId, pluginDir, command: runtime.command, path: env.PATH });
     if (!resolved.ok) return { ok: false, message: resolved.message };
     const wrapped = withMemoryLimit(resolved.path, runtime.args, runtime.max_memory_mb);
-    const proc = spawn(wrapped.command, wrapped.args, {
-      cwd: pluginDir,
-      env,
-      detached: true,
-      shell: false,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
+    let proc: ChildProcessWithoutNullStreams;
+    try {
+      proc = spawn(wrapped.command, wrapped.args, {
+        cwd: pluginDir,
+        env,
+        detached: true,
+        shell: false,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
+    } catch (error) {
+      // Node refuses some arguments before spawning, e.g. a NUL byte in [runtime] args or env.
+      return { ok: false, message: `plugin ${pluginId}: ${resolved.path} could not be started (${errorText(error)}); fix [runtime] command, args and env in plugin.toml` };
+    }
     const stderr = new StderrRelay({ pluginId, logger });
     const s = new Session(proc, stderr);
     if (proc.pid !== undefined) trackGroup(proc.pid);

@@ -97,6 +97,22 @@ describe('process adapter: the happy path', () => {
     expect(impl.state()).toBe('disabled');
   });
 
+  it('refuses arguments Node cannot pass (a NUL byte) as PLUGIN_LOAD_FAILED instead of an unhandled rejection', async () => {
+    const { impl, spawns } = setup('normal', { command: process.execPath, args: ['fault-plugin.mjs\u0000'], max_restarts: 0 });
+    expect(await impl.call(callOf('echo'))).toEqual({
+      ok: false, notDispatched: true,
+      error: {
+        code: 'PLUGIN_LOAD_FAILED',
+        message: expect.stringMatching(
+          /^plugin fault: .+ could not be started \(The argument 'args\[0\]' must be a string without null bytes\. .+\); fix \[runtime\] command, args and env in plugin\.toml$/,
+        ),
+        retryable: false,
+      },
+    });
+    expect(spawns()).toBe(0);
+    expect(impl.state()).toBe('disabled');
+  });
+
   it('refuses a command that is not on PATH', async () => {
     const { impl } = setup('normal', { command: 'no-such-program-xyz', max_restarts: 0 });
     const outcome = await impl.call(callOf('echo'));
