@@ -13,6 +13,13 @@ export const TableSettingsSchema = z
       .default('.')
       .describe('Folder the tools may read from; relative paths resolve against the workspace. Default: the workspace itself.'),
     max_rows: z.number().int().min(1).max(10_000_000).default(100_000).describe('Most data rows a table may have.'),
+    max_columns: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(1000)
+      .describe('Most columns a table may have: CSV/TSV header fields (the widest row without a header), distinct keys across JSON rows.'),
     max_bytes: z
       .number()
       .int()

@@ -17,6 +17,7 @@ export async function loadTable(
     format: source.format,
     hasHeader: source.has_header,
     maxRows: ctx.config.max_rows,
+    maxColumns: ctx.config.max_columns,
     signal: ctx.signal,
   });
   return { table, displayPath: file.displayPath };

@@ -150,9 +150,10 @@ async function parseDelimited(options: {
   format: 'csv' | 'tsv';
   hasHeader: boolean | undefined;
   maxRows: number;
+  maxColumns: number;
   signal: AbortSignal | undefined;
 }): Promise<Table> {
-  const { text, displayPath, format, maxRows } = options;
+  const { text, displayPath, format, maxRows, maxColumns } = options;
   // One for the header and one to notice a table over the limit.
   const records = await readRecords({ text, format, displayPath, maxRecords: maxRows + 2, signal: options.signal });
   const warnings: string[] = [];
@@ -160,7 +161,12 @@ async function parseDelimited(options: {
   const hasHeader = options.hasHeader ?? looksLikeHeader(first);
   const dataRecords = hasHeader ? records.slice(1) : records;
   checkRowLimit(displayPath, dataRecords.length, maxRows);
-  const width = hasHeader ? first.length : records.reduce((max, r) => Math.max(max, r.record.length), 0);
+  const widest = hasHeader ? undefined : records.reduce<CsvRecord | undefined>((max, r) => (r.record.length > (max?.record.length ?? 0) ? r : max), undefined);
+  const width = hasHeader ? first.length : (widest?.record.length ?? 0);
+  if (width > maxColumns) {
+    const counted = hasHeader ? 'fields in its header row' : `fields in its widest row, line ${lineOfRecord(widest!.info.lines, widest!.record)}`;
+    throw tooManyColumns({ displayPath, found: `${width} columns (${counted})`, maxColumns });
+  }
   const names = hasHeader ? uniqueNames(first, warnings) : Array.from({ length: width }, (_, i) => `column_${i + 1}`);
 
   const raggedRows: RaggedRow[] = [];
@@ -203,8 +209,19 @@ function checkRowLimit(displayPath: string, rows: number, maxRows: number): void
   }
 }
 
-function fromObjects(options: { objects: ReadonlyArray<Record<string, unknown>>; format: 'json' | 'jsonl'; displayPath: string; maxRows: number }): Table {
+function tooManyColumns(options: { displayPath: string; found: string; maxColumns: number; hint?: string }): ToolError {
+  return new ToolError(
+    ERROR_CODES.TOO_LARGE,
+    `path: "${options.displayPath}" has ${options.found}, more than max_columns = ${options.maxColumns} ([runtime.tools.table]); ` +
+      `use an extract with fewer columns or raise the limit.${options.hint === undefined ? '' : ` ${options.hint}`}`,
+  );
+}
+
+type JsonSource = { objects: ReadonlyArray<Record<string, unknown>>; format: 'json' | 'jsonl'; displayPath: string; maxRows: number; maxColumns: number };
+
+function fromObjects(options: JsonSource): Table {
   checkRowLimit(options.displayPath, options.objects.length, options.maxRows);
+  // Count the columns before any per-column work: that work is columns × rows.
   const names: string[] = [];
   const known = new Set<string>();
   for (const object of options.objects) {
@@ -214,6 +231,14 @@ function fromObjects(options: { objects: ReadonlyArray<Record<string, unknown>>;
         names.push(key);
       }
     }
+  }
+  if (names.length > options.maxColumns) {
+    throw tooManyColumns({
+      displayPath: options.displayPath,
+      found: `${names.length} columns (distinct keys across its rows)`,
+      maxColumns: options.maxColumns,
+      hint: 'A key that differs from row to row (an id or a date used as a key) makes a column of its own; keep such data in values instead.',
+    });
   }
   const kinds = names.map((name) => new Set(options.objects.map((o) => jsonKind(o[name]))));
   const columns = names.map((name, c) => ({ name, type: combineKinds(kinds[c]!, 'json') }));
@@ -229,7 +254,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function parseJson(text: string, displayPath: string, maxRows: number): Table {
+type TextSource = { text: string; displayPath: string; maxRows: number; maxColumns: number };
+
+function parseJson(options: TextSource): Table {
+  const { text, displayPath } = options;
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -247,10 +275,11 @@ function parseJson(text: string, displayPath: string, maxRows: number): Table {
   if (bad !== -1) {
     throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${displayPath}": element ${bad} of the array is not an object; every row must be a JSON object.`);
   }
-  return fromObjects({ objects: data as Array<Record<string, unknown>>, format: 'json', displayPath, maxRows });
+  return fromObjects({ ...options, objects: data as Array<Record<string, unknown>>, format: 'json' });
 }
 
-function parseJsonLines(text: string, displayPath: string, maxRows: number): Table {
+function parseJsonLines(options: TextSource): Table {
+  const { text, displayPath, maxRows } = options;
   const objects: Array<Record<string, unknown>> = [];
   const lines = text.split(/\r?\n/);
   for (const [i, line] of lines.entries()) {
@@ -267,7 +296,7 @@ function parseJsonLines(text: string, displayPath: string, maxRows: number): Tab
     objects.push(value);
     if (objects.length > maxRows) break;
   }
-  return fromObjects({ objects, format: 'jsonl', displayPath, maxRows });
+  return fromObjects({ ...options, objects, format: 'jsonl' });
 }
 
 /**
@@ -280,9 +309,11 @@ export async function parseTable(options: {
   format?: TableFormat | undefined;
   hasHeader?: boolean | undefined;
   maxRows: number;
+  /** Most columns: CSV/TSV header fields (widest row without a header), distinct JSON keys. */
+  maxColumns: number;
   signal?: AbortSignal | undefined;
 }): Promise<Table> {
-  const { bytes, displayPath, maxRows } = options;
+  const { bytes, displayPath, maxRows, maxColumns } = options;
   if (bytes.subarray(0, 8192).includes(0)) {
     throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${displayPath}" looks binary (it contains NUL bytes); core-table reads UTF-8 CSV, TSV, JSON and JSONL.`);
   }
@@ -291,10 +322,10 @@ export async function parseTable(options: {
   switch (format) {
     case 'csv':
     case 'tsv':
-      return parseDelimited({ text, displayPath, format, hasHeader: options.hasHeader, maxRows, signal: options.signal });
+      return parseDelimited({ text, displayPath, format, hasHeader: options.hasHeader, maxRows, maxColumns, signal: options.signal });
     case 'json':
-      return parseJson(text, displayPath, maxRows);
+      return parseJson({ text, displayPath, maxRows, maxColumns });
     case 'jsonl':
-      return parseJsonLines(text, displayPath, maxRows);
+      return parseJsonLines({ text, displayPath, maxRows, maxColumns });
   }
 }

@@ -21,8 +21,8 @@ export const TABLE_TOOL_CONTRACT: Partial<ToolContract> = {
 
 /** The limits sentence every tool description ends with. */
 export const LIMITS_NOTE =
-  'Files must lie inside the table root (the workspace by default), be at most 20 MiB and 100 000 rows by default ' +
-  '([runtime.tools.table] max_bytes, max_rows).';
+  'Files must lie inside the table root (the workspace by default), be at most 20 MiB, 100 000 rows and 1000 columns by default ' +
+  '([runtime.tools.table] max_bytes, max_rows, max_columns).';
 
 /** What every core-table result says about the file. */
 export interface TableHeaderInfo {

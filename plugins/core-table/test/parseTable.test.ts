@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { detectFormat, looksLikeHeader, parseTable } from '../src/parseTable.ts';
 import { inferTextKind, isIsoDate } from '../src/inferValue.ts';
 
-async function parse(text: string, extra: { format?: 'csv' | 'tsv' | 'json' | 'jsonl'; hasHeader?: boolean; maxRows?: number; path?: string } = {}) {
-  const table = await parseTable({ bytes: Buffer.from(text), displayPath: extra.path ?? 't.csv', format: extra.format, hasHeader: extra.hasHeader, maxRows: extra.maxRows ?? 1000 });
+async function parse(text: string, extra: { format?: 'csv' | 'tsv' | 'json' | 'jsonl'; hasHeader?: boolean; maxRows?: number; maxColumns?: number; path?: string } = {}) {
+  const table = await parseTable({ bytes: Buffer.from(text), displayPath: extra.path ?? 't.csv', format: extra.format, hasHeader: extra.hasHeader, maxRows: extra.maxRows ?? 1000, maxColumns: extra.maxColumns ?? 1000 });
   // Plain objects for toEqual (rows have no prototype).
   return { ...table, rows: table.rows.map((r) => ({ ...r })) };
 }
@@ -122,7 +122,7 @@ describe('CSV', () => {
   });
 
   it('treats a "__proto__" header as an ordinary column', async () => {
-    const table = await parseTable({ bytes: Buffer.from('__proto__,b\n1,2\n'), displayPath: 't.csv', maxRows: 10 });
+    const table = await parseTable({ bytes: Buffer.from('__proto__,b\n1,2\n'), displayPath: 't.csv', maxRows: 10, maxColumns: 1000 });
     expect(Object.keys(table.rows[0]!)).toEqual(['__proto__', 'b']);
     expect(table.rows[0]!['__proto__']).toBe(1);
   });
@@ -140,22 +140,51 @@ describe('CSV', () => {
   it('yields while parsing and stops when the call is aborted', async () => {
     const big = Buffer.from(`a,b\n${'1,hello\n'.repeat(50_000)}`);
     const controller = new AbortController();
-    const parsing = parseTable({ bytes: big, displayPath: 'big.csv', maxRows: 1_000_000, signal: controller.signal });
+    const parsing = parseTable({ bytes: big, displayPath: 'big.csv', maxRows: 1_000_000, maxColumns: 1000, signal: controller.signal });
     // Runs only because parsing yields to the event loop after its first chunk.
     setImmediate(() => controller.abort());
     await expect(parsing).rejects.toMatchObject({
       code: 'ABORTED',
       message: 'Reading "big.csv" stopped: the call was aborted (deadline reached or caller gave up).',
     });
-    const whole = await parseTable({ bytes: big, displayPath: 'big.csv', maxRows: 1_000_000 });
+    const whole = await parseTable({ bytes: big, displayPath: 'big.csv', maxRows: 1_000_000, maxColumns: 1000 });
     expect(whole.rows).toHaveLength(50_000);
   });
 
   it('refuses more than max_rows and binary content', async () => {
     await expect(parse('a\n1\n2\n3\n', { maxRows: 2 })).rejects.toThrow('path: "t.csv" has more than max_rows = 2 data rows ([runtime.tools.table]); use a smaller extract or raise the limit.');
     expect((await parse('a\n1\n2\n', { maxRows: 2 })).rows).toHaveLength(2);
-    await expect(parseTable({ bytes: Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00, 0x00]), displayPath: 'x.csv', maxRows: 5 })).rejects.toThrow(/looks binary/);
+    await expect(parseTable({ bytes: Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00, 0x00]), displayPath: 'x.csv', maxRows: 5, maxColumns: 1000 })).rejects.toThrow(/looks binary/);
   });
+});
+
+describe('column limit', () => {
+  const tooWide = (path: string, found: string) =>
+    `path: "${path}" has ${found}, more than max_columns = 2 ([runtime.tools.table]); use an extract with fewer columns or raise the limit.`;
+
+  it('counts CSV/TSV header fields, or the widest row without a header', async () => {
+    await expect(parse('a,b,c\n1,2,3\n', { maxColumns: 2 })).rejects.toMatchObject({ code: 'TOO_LARGE', message: tooWide('t.csv', '3 columns (fields in its header row)') });
+    await expect(parse('a\tb\tc\n1\t2\t3\n', { path: 't.tsv', maxColumns: 2 })).rejects.toThrow(tooWide('t.tsv', '3 columns (fields in its header row)'));
+    await expect(parse('1,2\n3\n"4\n",5,6\n', { maxColumns: 2 })).rejects.toThrow(tooWide('t.csv', '3 columns (fields in its widest row, line 3)'));
+    // With a header, a longer data row is a ragged row (extra fields dropped), not more columns.
+    const table = await parse('a,b\n1,2,3,4,5\n', { maxColumns: 2 });
+    expect(table.columns.map((c) => c.name)).toEqual(['a', 'b']);
+    expect(table.rows).toEqual([{ a: 1, b: 2 }]);
+  });
+
+  it('counts distinct keys across JSON and JSON Lines rows', async () => {
+    const hint = ' A key that differs from row to row (an id or a date used as a key) makes a column of its own; keep such data in values instead.';
+    await expect(parse('[{"a":1},{"b":2},{"a":3,"c":4}]', { path: 't.json', maxColumns: 2 })).rejects.toMatchObject({
+      code: 'TOO_LARGE',
+      message: tooWide('t.json', '3 columns (distinct keys across its rows)') + hint,
+    });
+    await expect(parse('{"a":1}\n{"b":2}\n{"c":3}\n', { path: 't.jsonl', maxColumns: 2 })).rejects.toThrow(tooWide('t.jsonl', '3 columns (distinct keys across its rows)') + hint);
+    expect((await parse('[{"a":1},{"b":2},{"a":3}]', { path: 't.json', maxColumns: 2 })).columns).toEqual([
+      { name: 'a', type: 'number' },
+      { name: 'b', type: 'number' },
+    ]);
+  });
+
 });
 
 describe('JSON and JSON Lines', () => {

@@ -15,7 +15,7 @@ const CSV = [
   'north,Plum,10,2024-03-02,false',
 ].join('\n');
 
-const table = await parseTable({ bytes: Buffer.from(CSV), displayPath: 'orders.csv', maxRows: 100 });
+const table = await parseTable({ bytes: Buffer.from(CSV), displayPath: 'orders.csv', maxRows: 100, maxColumns: 1000 });
 
 /** Parses the query with the tool's zod schema (as the runtime would validate it), then runs it. */
 function run(query: Record<string, unknown>) {
@@ -189,7 +189,7 @@ describe('describeTable', () => {
   });
 
   it('caps distinct counts', async () => {
-    const many = await parseTable({ bytes: Buffer.from(`n\n${Array.from({ length: 1500 }, (_, i) => `v${i}`).join('\n')}\n`), displayPath: 'm.csv', maxRows: 5000 });
+    const many = await parseTable({ bytes: Buffer.from(`n\n${Array.from({ length: 1500 }, (_, i) => `v${i}`).join('\n')}\n`), displayPath: 'm.csv', maxRows: 5000, maxColumns: 1000 });
     expect(describeTable(many)[0]).toMatchObject({ distinct: 1000, distinct_capped: true, nulls: 0 });
   });
 });

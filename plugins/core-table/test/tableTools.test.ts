@@ -33,9 +33,11 @@ function plain<T extends { rows: ReadonlyArray<object> }>(result: T): T {
 
 describe('settings and plugin', () => {
   it('accepts {} with safe defaults and refuses unknown keys', () => {
-    expect(TableSettingsSchema.parse({})).toEqual({ root: '.', max_rows: 100_000, max_bytes: 20 * 1024 * 1024 });
+    expect(TableSettingsSchema.parse({})).toEqual({ root: '.', max_rows: 100_000, max_columns: 1000, max_bytes: 20 * 1024 * 1024 });
     expect(TableSettingsSchema.safeParse({ max_row: 5 }).success).toBe(false);
     expect(TableSettingsSchema.safeParse({ max_rows: 0 }).success).toBe(false);
+    expect(TableSettingsSchema.safeParse({ max_columns: 0 }).success).toBe(false);
+    expect(TableSettingsSchema.safeParse({ max_columns: 100_001 }).success).toBe(false);
     expect(plugin.settings?.key).toBe('table');
     expect(plugin.tools.map((t) => t.name)).toEqual(['read', 'query', 'describe']);
     for (const tool of plugin.tools) expect(tool.contract).toMatchObject({ sideEffects: false, capabilities: ['fs.read'], sandbox: 'read-only-fs' });
@@ -157,5 +159,63 @@ describe('core-table.query and describe, end to end', () => {
     const result = await describeTool.run(DescribeInputSchema.parse({ path: 'data/people.csv' }), makeContext({ workspace: ws.dir }));
     expect(result.columns[1]).toEqual({ name: 'age', type: 'number', nulls: 1, distinct: 3, distinct_capped: false, min: 29, max: 41, mean: 35 });
     expect(result.total_rows).toBe(4);
+  });
+});
+
+describe('max_columns', () => {
+  /** `[{"k0":0},{"k1":1},…]`: every row with a key of its own, so each row adds a column. */
+  const sparseJson = (keys: number, emptyRows = 0) =>
+    `[${[...Array.from({ length: keys }, (_, i) => `{"k${i}":${i}}`), ...Array.from({ length: emptyRows }, () => '{}')].join(',')}]`;
+  const header = (columns: number) => Array.from({ length: columns }, (_, i) => `c${i}`).join(',');
+  let wide: ReturnType<typeof makeTree>;
+  beforeEach(() => {
+    wide = makeTree({
+      'sparse.json': sparseJson(1001),
+      'wide.csv': `${header(1001)}\n1\n2\n`,
+      'edge.json': sparseJson(1000, 50),
+      'edge.csv': `${header(1000)}\n1,x\n2\n`,
+    });
+  });
+  afterEach(() => wide.cleanup());
+
+  it('refuses a JSON file with more distinct keys than the default 1000 columns', async () => {
+    await expect(describeTool.run(DescribeInputSchema.parse({ path: 'sparse.json' }), makeContext({ workspace: wide.dir }))).rejects.toMatchObject({
+      code: 'TOO_LARGE',
+      message:
+        'path: "sparse.json" has 1001 columns (distinct keys across its rows), more than max_columns = 1000 ([runtime.tools.table]); ' +
+        'use an extract with fewer columns or raise the limit. A key that differs from row to row (an id or a date used as a key) makes a column of its own; keep such data in values instead.',
+    });
+  });
+
+  it('refuses a CSV file whose header is wider than the default 1000 columns', async () => {
+    await expect(readTool.run(ReadInputSchema.parse({ path: 'wide.csv' }), makeContext({ workspace: wide.dir }))).rejects.toMatchObject({
+      code: 'TOO_LARGE',
+      message: 'path: "wide.csv" has 1001 columns (fields in its header row), more than max_columns = 1000 ([runtime.tools.table]); use an extract with fewer columns or raise the limit.',
+    });
+  });
+
+  it('reads, queries and describes tables of exactly 1000 columns, and applies a raised limit', async () => {
+    const ctx = makeContext({ workspace: wide.dir });
+    const json = await describeTool.run(DescribeInputSchema.parse({ path: 'edge.json' }), ctx);
+    expect(json.total_rows).toBe(1050);
+    expect(json.columns).toHaveLength(1000);
+    expect(json.columns[999]).toEqual({ name: 'k999', type: 'number', nulls: 1049, distinct: 1, distinct_capped: false, min: 999, max: 999, mean: 999 });
+    // Results list every column, null where a row has no such key.
+    const page = await readTool.run(ReadInputSchema.parse({ path: 'edge.json', offset: 1, limit: 1 }), ctx);
+    expect(Object.entries(page.rows[0]!).filter(([, v]) => v !== null)).toEqual([['k1', 1]]);
+    expect(Object.keys(page.rows[0]!)).toHaveLength(1000);
+    const query = QueryInputSchema.parse({ path: 'edge.json', where: [{ column: 'k7', op: 'is_null', value: false }], aggregates: [{ op: 'count', column: 'k7' }] });
+    expect(plain(await queryTool.run(query, ctx)).rows).toEqual([{ count_k7: 1 }]);
+
+    const csv = await describeTool.run(DescribeInputSchema.parse({ path: 'edge.csv' }), ctx);
+    expect(csv.columns.slice(0, 3)).toEqual([
+      { name: 'c0', type: 'number', nulls: 0, distinct: 2, distinct_capped: false, min: 1, max: 2, mean: 1.5 },
+      { name: 'c1', type: 'string', nulls: 1, distinct: 1, distinct_capped: false, min: 'x', max: 'x', min_length: 1, max_length: 1, top_values: [{ value: 'x', count: 1 }] },
+      { name: 'c2', type: 'null', nulls: 2, distinct: 0, distinct_capped: false },
+    ]);
+    expect(csv.ragged_row_count).toBe(2);
+    const raised = await readTool.run(ReadInputSchema.parse({ path: 'wide.csv' }), makeContext({ workspace: wide.dir, settings: { max_columns: 1001 } }));
+    expect(raised.columns).toHaveLength(1001);
+    expect(plain(raised).rows.map((r) => r['c1000'])).toEqual([null, null]);
   });
 });
