@@ -25,11 +25,26 @@ export interface ColumnStats {
   readonly top_values?: ReadonlyArray<{ readonly value: Cell; readonly count: number }>;
 }
 
-/** Per-column types, null counts, distinct counts and basic statistics. Pure. */
+/** The non-null cells of every column, in row order, from one pass over each row's own cells. */
+function presentCells(table: Table): Map<string, Array<Exclude<Cell, null>>> {
+  const byColumn = new Map(table.columns.map(({ name }) => [name, [] as Array<Exclude<Cell, null>>]));
+  for (const row of table.rows) {
+    for (const name of Object.keys(row)) {
+      const value = row[name] ?? null;
+      if (value !== null) byColumn.get(name)?.push(value);
+    }
+  }
+  return byColumn;
+}
+
+/**
+ * Per-column types, null counts, distinct counts and basic statistics. Pure. Costs the cells the
+ * table holds, not rows × columns, so a wide sparse table is as cheap as its file.
+ */
 export function describeTable(table: Table): ColumnStats[] {
+  const cells = presentCells(table);
   return table.columns.map(({ name, type }) => {
-    const values = table.rows.map((r) => r[name] ?? null);
-    const present = values.filter((v): v is Exclude<Cell, null> => v !== null);
+    const present = cells.get(name) ?? [];
     const counts = new Map<string, { value: Cell; count: number }>();
     let capped = false;
     for (const value of present) {
@@ -42,7 +57,7 @@ export function describeTable(table: Table): ColumnStats[] {
     const stats: Record<string, unknown> = {
       name,
       type,
-      nulls: values.length - present.length,
+      nulls: table.rows.length - present.length,
       distinct: counts.size,
       distinct_capped: capped,
     };

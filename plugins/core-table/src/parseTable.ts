@@ -27,15 +27,21 @@ export interface RaggedRow {
   readonly expected: number;
 }
 
-/** A parsed table: typed rows keyed by column name. */
+/**
+ * A parsed table: typed rows keyed by column name. A row holds only the cells its file has: a JSON
+ * key the object lacks, or a CSV field past the end of a short row, is absent and reads as null
+ * (`row[name] ?? null`; `completeRow` fills them in). So building a table costs what the file holds,
+ * not rows × columns.
+ */
 export interface Table {
   readonly format: TableFormat;
   readonly hasHeader: boolean;
   /** How `hasHeader` was decided. */
   readonly headerSource: 'given' | 'detected' | 'not applicable';
   readonly columns: readonly Column[];
+  /** Typed rows; an absent column is null. */
   readonly rows: ReadonlyArray<Readonly<Record<string, Cell>>>;
-  /** Rows with too few fields (padded with null) or too many (extra fields dropped). */
+  /** Rows with too few fields (missing ones are null) or too many (extra fields dropped). */
   readonly raggedRows: readonly RaggedRow[];
   readonly warnings: readonly string[];
 }
@@ -57,10 +63,14 @@ export function detectFormat(path: string, text: string): TableFormat {
 /** Unique, non-empty column names; reports every rename. */
 function uniqueNames(raw: readonly string[], warnings: string[]): string[] {
   const seen = new Set<string>();
+  // The next suffix to try per base name, so a header of many equal names stays linear.
+  const nextSuffix = new Map<string, number>();
   return raw.map((value, i) => {
     const base = value.trim() === '' ? `column_${i + 1}` : value.trim();
     let name = base;
-    for (let n = 2; seen.has(name); n += 1) name = `${base}_${n}`;
+    let n = nextSuffix.get(base) ?? 2;
+    for (; seen.has(name); n += 1) name = `${base}_${n}`;
+    nextSuffix.set(base, n);
     if (name !== value) warnings.push(`column ${i + 1}: header "${value}" ${value.trim() === '' ? 'is empty' : 'is a duplicate'}; named "${name}".`);
     seen.add(name);
     return name;
@@ -82,6 +92,13 @@ export function looksLikeHeader(first: readonly string[]): boolean {
 /** A row object without a prototype, so a column named "__proto__" is just a column. */
 function emptyRow(): Record<string, Cell> {
   return Object.create(null) as Record<string, Cell>;
+}
+
+/** `row` with every column: those it lacks as null. For results, where a missing key would look like a missing column. */
+export function completeRow(row: Readonly<Record<string, Cell>>, columns: readonly Column[]): Record<string, Cell> {
+  const out = emptyRow();
+  for (const { name } of columns) out[name] = row[name] ?? null;
+  return out;
 }
 
 function csvFailure(displayPath: string, format: 'csv' | 'tsv', error: unknown): ToolError {
@@ -169,18 +186,21 @@ async function parseDelimited(options: {
   }
   const names = hasHeader ? uniqueNames(first, warnings) : Array.from({ length: width }, (_, i) => `column_${i + 1}`);
 
+  // Only the fields a row has are looked at and stored: a short row costs its own length, not the header's.
   const raggedRows: RaggedRow[] = [];
   const kinds = names.map(() => new Set<ColumnType>());
   for (const [i, { record, info }] of dataRecords.entries()) {
     if (record.length !== width) {
       raggedRows.push({ row: i + 1, line: lineOfRecord(info.lines, record), fields: record.length, expected: width });
     }
-    for (let c = 0; c < width; c += 1) kinds[c]!.add(inferTextKind(record[c] ?? ''));
+    const fields = Math.min(record.length, width);
+    for (let c = 0; c < fields; c += 1) kinds[c]!.add(inferTextKind(record[c]!));
   }
   const columns = names.map((name, c) => ({ name, type: combineKinds(kinds[c]!, 'text') }));
   const rows = dataRecords.map(({ record }) => {
     const row = emptyRow();
-    for (const [c, column] of columns.entries()) row[column.name] = convertText(record[c] ?? '', column.type);
+    const fields = Math.min(record.length, width);
+    for (let c = 0; c < fields; c += 1) row[names[c]!] = convertText(record[c]!, columns[c]!.type);
     return row;
   });
   if (raggedRows.length > 0) {
@@ -220,33 +240,34 @@ function tooManyColumns(options: { displayPath: string; found: string; maxColumn
 type JsonSource = { objects: ReadonlyArray<Record<string, unknown>>; format: 'json' | 'jsonl'; displayPath: string; maxRows: number; maxColumns: number };
 
 function fromObjects(options: JsonSource): Table {
-  checkRowLimit(options.displayPath, options.objects.length, options.maxRows);
-  // Count the columns before any per-column work: that work is columns × rows.
-  const names: string[] = [];
-  const known = new Set<string>();
-  for (const object of options.objects) {
-    for (const key of Object.keys(object)) {
-      if (!known.has(key)) {
-        known.add(key);
-        names.push(key);
-      }
-    }
+  const { objects, displayPath, maxColumns } = options;
+  checkRowLimit(displayPath, objects.length, options.maxRows);
+  // Columns in first-seen order; counting them all first costs one pass over the keys the file holds.
+  const index = new Map<string, number>();
+  for (const object of objects) {
+    for (const key of Object.keys(object)) if (!index.has(key)) index.set(key, index.size);
   }
-  if (names.length > options.maxColumns) {
+  if (index.size > maxColumns) {
     throw tooManyColumns({
-      displayPath: options.displayPath,
-      found: `${names.length} columns (distinct keys across its rows)`,
-      maxColumns: options.maxColumns,
+      displayPath,
+      found: `${index.size} columns (distinct keys across its rows)`,
+      maxColumns,
       hint: 'A key that differs from row to row (an id or a date used as a key) makes a column of its own; keep such data in values instead.',
     });
   }
-  const kinds = names.map((name) => new Set(options.objects.map((o) => jsonKind(o[name]))));
-  const columns = names.map((name, c) => ({ name, type: combineKinds(kinds[c]!, 'json') }));
-  const rows = options.objects.map((object) => {
+  const names = [...index.keys()];
+  const kinds = names.map(() => new Set<ColumnType>());
+  // One pass over each row's own keys: a row costs its own size, not the number of columns.
+  const rows = objects.map((object) => {
     const row = emptyRow();
-    for (const name of names) row[name] = (object[name] ?? null) as Cell;
+    for (const key of Object.keys(object)) {
+      const value = (object[key] ?? null) as Cell;
+      kinds[index.get(key)!]!.add(jsonKind(value));
+      row[key] = value;
+    }
     return row;
   });
+  const columns = names.map((name, c) => ({ name, type: combineKinds(kinds[c]!, 'json') }));
   return { format: options.format, hasHeader: true, headerSource: 'not applicable', columns, rows, raggedRows: [], warnings: [] };
 }
 

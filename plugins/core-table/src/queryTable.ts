@@ -2,6 +2,7 @@ import { ERROR_CODES, ToolError } from '@trellis/sdk';
 import { cellText, compareCells } from './compareCells.ts';
 import { isIsoDate } from './inferValue.ts';
 import type { Cell, ColumnType } from './inferValue.ts';
+import { completeRow } from './parseTable.ts';
 import type { Column, Table } from './parseTable.ts';
 import type { Aggregate, Filter, QueryInput } from './QueryInputSchema.ts';
 
@@ -93,11 +94,14 @@ function compileFilter(filter: Filter, index: number, columns: readonly Column[]
   switch (filter.op) {
     case 'is_null': {
       const wantNull = filter.value ?? true;
-      return (row) => (row[name] === null) === wantNull;
+      return (row) => ((row[name] ?? null) === null) === wantNull;
     }
     case 'contains': {
       const needle = filter.value.toLowerCase();
-      return (row) => row[name] !== null && cellText(row[name] ?? null).toLowerCase().includes(needle);
+      return (row) => {
+        const cell = row[name] ?? null;
+        return cell !== null && cellText(cell).toLowerCase().includes(needle);
+      };
     }
     case 'in': {
       filter.value.forEach((v, i) => checkValue(v, column, `${where}.value[${i}]`, 'in'));
@@ -156,7 +160,7 @@ function compileAggregate(aggregate: Aggregate, index: number, columns: readonly
   if (aggregate.op === 'count') {
     if (aggregate.column === undefined) return { name, type: 'number', compute: (rows) => rows.length };
     const col = findColumn(columns, aggregate.column, `${where}.column`, displayPath).name;
-    return { name, type: 'number', compute: (rows) => rows.filter((r) => r[col] !== null).length };
+    return { name, type: 'number', compute: (rows) => rows.filter((r) => (r[col] ?? null) !== null).length };
   }
   const column = findColumn(columns, aggregate.column, `${where}.column`, displayPath);
   const col = column.name;
@@ -268,6 +272,8 @@ export function queryTable(table: Table, query: Omit<QueryInput, 'path' | 'forma
       return out;
     });
     columns = picked;
+  } else if (!grouping) {
+    rows = rows.map((row) => completeRow(row, columns));
   }
 
   return { columns, rows, matched_rows: matched, row_count: rowCount, returned: rows.length, truncated: rowCount > rows.length };

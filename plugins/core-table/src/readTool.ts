@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool } from '@trellis/sdk';
 import type { Cell } from './inferValue.ts';
 import { loadTable } from './loadTable.ts';
+import { completeRow } from './parseTable.ts';
 import type { Column } from './parseTable.ts';
 import { MAX_QUERY_LIMIT } from './QueryInputSchema.ts';
 import { canonicalizeSource, headerInfo, LIMITS_NOTE, TABLE_TOOL_CONTRACT } from './tableToolShared.ts';
@@ -53,7 +54,7 @@ export const readTool = defineTool<ReadInput, ReadResult, TableSettings>({
   async run(input, ctx) {
     const loaded = await loadTable(input, ctx);
     const offset = input.offset ?? 0;
-    const rows = loaded.table.rows.slice(offset, offset + (input.limit ?? DEFAULT_READ_LIMIT));
+    const rows = loaded.table.rows.slice(offset, offset + (input.limit ?? DEFAULT_READ_LIMIT)).map((row) => completeRow(row, loaded.table.columns));
     return {
       ...headerInfo(loaded),
       columns: loaded.table.columns,

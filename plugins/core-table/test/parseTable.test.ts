@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectFormat, looksLikeHeader, parseTable } from '../src/parseTable.ts';
+import { completeRow, detectFormat, looksLikeHeader, parseTable } from '../src/parseTable.ts';
 import { inferTextKind, isIsoDate } from '../src/inferValue.ts';
 
 async function parse(text: string, extra: { format?: 'csv' | 'tsv' | 'json' | 'jsonl'; hasHeader?: boolean; maxRows?: number; maxColumns?: number; path?: string } = {}) {
@@ -100,7 +100,9 @@ describe('CSV', () => {
       { row: 2, line: 3, fields: 2, expected: 3 },
       { row: 3, line: 4, fields: 4, expected: 3 },
     ]);
-    expect(table.rows[1]).toEqual({ a: '4', b: 5, c: null });
+    // A short row holds only its own fields; the missing one reads as null.
+    expect(table.rows[1]).toEqual({ a: '4', b: 5 });
+    expect({ ...completeRow(table.rows[1]!, table.columns) }).toEqual({ a: '4', b: 5, c: null });
     expect(table.rows[2]).toEqual({ a: 'multi\nline', b: 7, c: 8 });
     expect(table.warnings).toEqual(['2 row(s) do not have 3 fields: missing fields are null, extra fields in 1 row(s) were dropped (first: row 2, line 3).']);
   });
@@ -185,6 +187,13 @@ describe('column limit', () => {
     ]);
   });
 
+  it('names many duplicate headers as before', async () => {
+    const table = await parse(`${Array.from({ length: 1000 }, () => 'a').join(',')},a_2\n`, { hasHeader: true, maxColumns: 1001 });
+    const names = table.columns.map((c) => c.name);
+    expect(names.slice(0, 3)).toEqual(['a', 'a_2', 'a_3']);
+    expect(names.slice(-2)).toEqual(['a_1000', 'a_2_2']);
+    expect(new Set(names).size).toBe(1001);
+  });
 });
 
 describe('JSON and JSON Lines', () => {
@@ -195,10 +204,11 @@ describe('JSON and JSON Lines', () => {
       { name: 'b', type: 'string' },
       { name: 'c', type: 'json' },
     ]);
+    // Each row holds its own keys only; a key it lacks reads as null.
     expect(table.rows).toEqual([
-      { a: 1, b: 'x', c: null },
-      { a: 2.5, b: null, c: [1, 2] },
-      { a: null, b: '2024-01-01', c: null },
+      { a: 1, b: 'x' },
+      { a: 2.5, c: [1, 2] },
+      { a: null, b: '2024-01-01' },
     ]);
     expect(table.headerSource).toBe('not applicable');
   });
@@ -218,9 +228,11 @@ describe('JSON and JSON Lines', () => {
   });
 
   it('reads JSON Lines, skipping blank lines', async () => {
-    expect((await parse('{"a":1}\r\n\n{"a":2,"b":false}\n', { path: 't.jsonl' })).rows).toEqual([
-      { a: 1, b: null },
-      { a: 2, b: false },
+    const table = await parse('{"a":1}\r\n\n{"a":2,"b":false}\n', { path: 't.jsonl' });
+    expect(table.columns).toEqual([
+      { name: 'a', type: 'number' },
+      { name: 'b', type: 'boolean' },
     ]);
+    expect(table.rows).toEqual([{ a: 1 }, { a: 2, b: false }]);
   });
 });

@@ -93,6 +93,11 @@ describe('core-table.read', () => {
       ragged_row_count: 2,
       warnings: ['2 row(s) do not have 2 fields: missing fields are null, extra fields in 1 row(s) were dropped (first: row 2, line 3).'],
     });
+    expect(plain(result).rows).toEqual([
+      { a: 1, b: 2 },
+      { a: 3, b: null },
+      { a: 4, b: 5 },
+    ]);
   });
 
   it('reads from the configured root and refuses escapes through the tool', async () => {
