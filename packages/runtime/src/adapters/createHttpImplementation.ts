@@ -5,6 +5,7 @@ import { callStopSignal, stoppedOutcome } from './callDeadline.ts';
 import { expandEnvMap } from './childEnv.ts';
 import { disabledImplementation } from './disabledImplementation.ts';
 import { notDispatched } from './notDispatched.ts';
+import { renderPluginError } from './renderPluginValue.ts';
 import { discoveredToolSpecs, manifestToolSpecs } from './toolSpecs.ts';
 
 /** A manifest's `[runtime]` table for `type = "http"`. */
@@ -253,11 +254,16 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
       const envelope = parsed as { success: boolean; data?: unknown; error?: unknown };
       if (envelope.success) return okOutcome(envelope.data === undefined ? null : envelope.data);
       const error = envelope.error;
+      const reported = (code: string, shown: unknown): ToolOutcome => {
+        const text = renderPluginError(shown);
+        if (text.ok) return failOutcome(code, `${name} failed: ${text.text}`);
+        return failOutcome('PROTOCOL_ERROR', `${name}: the plugin's error value ${text.problem}; answer with a string or a {"code","message"} object`);
+      };
       if (typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string' && /^[A-Z][A-Z0-9_]*$/.test((error as { code: string }).code)) {
         const coded = error as { code: string; message?: unknown };
-        return failOutcome(coded.code, `${name} failed: ${typeof coded.message === 'string' ? coded.message : JSON.stringify(error)}`);
+        return reported(coded.code, typeof coded.message === 'string' ? coded.message : error);
       }
-      return failOutcome('TOOL_FAILED', `${name} failed: ${typeof error === 'string' ? error : JSON.stringify(error ?? 'no message')}`);
+      return reported('TOOL_FAILED', error);
     }
     return okOutcome(parsed);
   }
@@ -327,7 +333,11 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
   function startHealthTimer(): void {
     const interval = (options.healthCheckIntervalSeconds ?? 0) * 1000;
     if (interval <= 0 || healthTimer || lifetime.signal.aborted) return;
-    healthTimer = setInterval(() => void healthCheck(), interval);
+    healthTimer = setInterval(() => {
+      healthCheck().catch((error: unknown) =>
+        logger.error('http adapter health check failed unexpectedly', { plugin: pluginId, error: error instanceof Error ? error.message : String(error) }),
+      );
+    }, interval);
     healthTimer.unref();
   }
 

@@ -139,6 +139,22 @@ describe('http adapter', () => {
     expect(await setup(server.url).call(callOf('echo'))).toEqual({ ok: false, error: { code: 'TOOL_FAILED', message: 'notes.echo failed: no such note', retryable: false } });
   });
 
+  it('a failure envelope whose error nests 100 000 levels deep: PROTOCOL_ERROR naming the plugin, then served again', async () => {
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    const server = await serve(
+      plugin((req, body, res) => {
+        if (req.url === '/tools/deep') return res.end(`{"success":false,"error":${deep}}`);
+        return json(res, 200, { success: true, data: JSON.parse(body) });
+      }),
+    );
+    const impl = setup(server.url, { max_response_bytes: 300_000 });
+    expect(await impl.call(callOf('deep'))).toEqual({
+      ok: false,
+      error: { code: 'PROTOCOL_ERROR', message: `notes.deep: the plugin's error value nests deeper than 64 levels; answer with a string or a {"code","message"} object`, retryable: false },
+    });
+    expect(await impl.call(callOf('echo', { after: 'deep' }))).toEqual({ ok: true, value: { after: 'deep' } });
+  });
+
   it('refused connection: HTTP_ERROR, retryable, not dispatched', async () => {
     const probe = await serve(() => {});
     const url = probe.url;
