@@ -196,7 +196,7 @@ async function inspectSkillFolder(ctx: ScanContext, entry: string): Promise<Skil
   if (fm.inputSchema !== undefined) {
     const compiled = compileInputSchema(fm.inputSchema);
     if (typeof compiled === 'string') {
-      return named(reject([{ code: ERROR_CODES.MANIFEST_INVALID, message: `${manifestPath}: front matter key \`input_schema\` ${compiled}; fix the schema` }], realDir));
+      return named(reject([{ code: ERROR_CODES.MANIFEST_INVALID, message: `${manifestPath}: front matter key \`input_schema\`: ${compiled}` }], realDir));
     }
     validator = compiled;
   }

@@ -1,6 +1,7 @@
 import { ERROR_CODES, formatIssues } from '@trellis/sdk';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
+import { MAX_INPUT_SCHEMA_DEPTH } from './compileInputSchema.ts';
 import type { Reason } from './Reason.ts';
 
 /** Skill names: what `run { name }` takes. Letters, digits, `.`, `_`, `-`; at most 64 characters. */
@@ -67,15 +68,17 @@ export function parseSkillMarkdown(options: { readonly text: string; readonly fi
   const yamlText = lines.slice(1, end).join('\n');
   const doc = parseDocument(yamlText, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
-    return {
-      ok: false,
-      errors: doc.errors.map((e) => {
-        // linePos is 1-based within the YAML; the YAML starts on the file's second line.
-        const line = e.linePos?.[0]?.line;
-        const where = line === undefined ? '' : ` (line ${line + 1})`;
-        return { code: ERROR_CODES.MANIFEST_INVALID, message: `${file}: front matter is not valid YAML${where}: ${(e.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}` };
-      }),
-    };
+    const messages = doc.errors.map((e) => {
+      // linePos is 1-based within the YAML; the YAML starts on the file's second line.
+      const line = e.linePos?.[0]?.line;
+      const where = line === undefined ? '' : ` (line ${line + 1})`;
+      // The parser recurses per level: absurd nesting (an input_schema thousands deep) overflows the stack, once per open level.
+      if (e.message.includes('Maximum call stack size exceeded')) {
+        return `${file}: front matter nests too deeply to read${where}; an input_schema may nest at most ${MAX_INPUT_SCHEMA_DEPTH} levels, flatten it`;
+      }
+      return `${file}: front matter is not valid YAML${where}: ${(e.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`;
+    });
+    return { ok: false, errors: [...new Set(messages)].map((message) => ({ code: ERROR_CODES.MANIFEST_INVALID, message })) };
   }
   const data: unknown = doc.toJS({ maxAliasCount: 50 });
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {

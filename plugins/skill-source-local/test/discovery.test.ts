@@ -155,7 +155,7 @@ describe('list and read', () => {
     writeSkill(box.workspaceRoot, 'ruby', { frontMatter: 'name: ruby\ndescription: d\nscripts: [x.rb]', files: { 'x.rb': 'puts 1' } });
     expect(await read('schema')).toMatchObject({
       state: 'rejected',
-      reasons: [{ code: 'MANIFEST_INVALID', message: expect.stringMatching(/^<base>\/ws\/\.trellis\/skills\/schema\/SKILL\.md: front matter key `input_schema` is not a usable JSON Schema: schema is invalid: data\/type must be equal to one of the allowed values/) }],
+      reasons: [{ code: 'MANIFEST_INVALID', message: expect.stringMatching(/^<base>\/ws\/\.trellis\/skills\/schema\/SKILL\.md: front matter key `input_schema`: is not a usable JSON Schema: schema is invalid: data\/type must be equal to one of the allowed values/) }],
     });
     expect(await read('ruby')).toMatchObject({
       state: 'rejected',
@@ -169,6 +169,50 @@ describe('list and read', () => {
     });
     // An interpreter from settings admits it.
     expect(await read('ruby', { interpreters: { '.rb': 'ruby' } })).toMatchObject({ state: 'admitted', scripts: [{ name: 'x.rb', path: 'x.rb', runs: 'subprocess' }] });
+  });
+  it('rejects an input_schema pattern re2 cannot run, naming the file, the pattern and where it is', async () => {
+    writeSkill(box.workspaceRoot, 'backref', {
+      frontMatter: 'name: backref\ndescription: d\ninput_schema:\n  type: object\n  properties:\n    text: { type: string, pattern: "^(a)\\\\1$" }',
+    });
+    writeSkill(box.workspaceRoot, 'lookahead', {
+      frontMatter: 'name: lookahead\ndescription: d\ninput_schema:\n  type: object\n  patternProperties:\n    "^(?!x)": { type: string }',
+    });
+    expect(await read('backref')).toMatchObject({
+      state: 'rejected',
+      reasons: [
+        {
+          code: 'MANIFEST_INVALID',
+          message:
+            '<base>/ws/.trellis/skills/backref/SKILL.md: front matter key `input_schema`: pattern "^(a)\\\\1$" cannot run on the linear-time engine: error parsing regexp: invalid escape sequence: `\\1` (at /properties/text/pattern); rewrite it in RE2 syntax, without backreferences or lookaround',
+        },
+      ],
+    });
+    expect(await read('lookahead')).toMatchObject({
+      state: 'rejected',
+      reasons: [
+        {
+          code: 'MANIFEST_INVALID',
+          message:
+            '<base>/ws/.trellis/skills/lookahead/SKILL.md: front matter key `input_schema`: pattern "^(?!x)" cannot run on the linear-time engine: error parsing regexp: invalid or unsupported Perl syntax: `(?!` (at /patternProperties/^(?!x)); rewrite it in RE2 syntax, without backreferences or lookaround',
+        },
+      ],
+    });
+  });
+
+  it('rejects an input_schema nested deeper than 32 levels and admits one at 32', async () => {
+    const nested = (levels: number) => `${'{ type: array, items: '.repeat(levels)}{ type: string }${' }'.repeat(levels)}`;
+    writeSkill(box.workspaceRoot, 'deep', { frontMatter: `name: deep\ndescription: d\ninput_schema: ${nested(33)}` });
+    writeSkill(box.workspaceRoot, 'just-fits', { frontMatter: `name: just-fits\ndescription: d\ninput_schema: ${nested(32)}` });
+    expect(await read('deep')).toMatchObject({
+      state: 'rejected',
+      reasons: [
+        {
+          code: 'MANIFEST_INVALID',
+          message: `<base>/ws/.trellis/skills/deep/SKILL.md: front matter key \`input_schema\`: nests deeper than 32 levels (at ${'/items'.repeat(33)}); flatten it`,
+        },
+      ],
+    });
+    expect(await read('just-fits')).toMatchObject({ state: 'admitted' });
   });
 });
 

@@ -68,4 +68,12 @@ describe('parseSkillMarkdown', () => {
     const dup = parseSkillMarkdown({ file, text: '---\nname: a\nname: b\ndescription: d\n---\n' });
     expect(dup).toEqual({ ok: false, errors: [{ code: 'MANIFEST_INVALID', message: `${file}: front matter is not valid YAML (line 3): Map keys must be unique` }] });
   });
+
+  it('refuses front matter nested too deeply for the YAML parser with a message that says so', () => {
+    const deep = `---\nname: deep\ndescription: d\ninput_schema: {a: ${'['.repeat(10_000)}${']'.repeat(10_000)}}\n---\n`;
+    expect(parseSkillMarkdown({ file, text: deep })).toEqual({
+      ok: false,
+      errors: [{ code: 'MANIFEST_INVALID', message: `${file}: front matter nests too deeply to read (line 4); an input_schema may nest at most 32 levels, flatten it` }],
+    });
+  });
 });

@@ -154,6 +154,25 @@ describe('run: refusals before anything starts', () => {
     expect(await run({ name: 'typed', input: { title: 'ok' } })).toEqual({ title: 'ok' });
   });
 
+  it('checks input_schema patterns on a linear-time engine: a catastrophic pattern gives its verdict at once', async () => {
+    // With the backtracking RegExp, 31 a's and a "!" against ^(a+)+$ blocked the event loop for ~90 s.
+    scriptSkill('redos', { 'run.sh': 'cat\n' }, '\ninput_schema:\n  type: object\n  properties:\n    text: { type: string, pattern: "^(a+)+$" }');
+    expect(await fail({ name: 'redos', input: { text: `${'a'.repeat(31)}!` } })).toEqual({
+      code: 'INPUT_INVALID',
+      message: 'input for skill "redos" does not match its input_schema (see skill-source-local.read):\ninput.text: must match pattern "^(a+)+$"',
+    });
+    expect(await run({ name: 'redos', input: { text: 'a'.repeat(31) } })).toEqual({ text: 'a'.repeat(31) });
+  });
+
+  it('refuses to run a skill whose input_schema pattern re2 cannot run, and says why', async () => {
+    scriptSkill('backref', { 'run.sh': 'cat\n' }, '\ninput_schema:\n  type: object\n  properties:\n    text: { type: string, pattern: "(a)\\\\1" }');
+    expect(await fail({ name: 'backref', input: { text: 'aa' } })).toEqual({
+      code: 'MANIFEST_INVALID',
+      message:
+        'skill "backref" was rejected and cannot run: <base>/ws/.trellis/skills/backref/SKILL.md: front matter key `input_schema`: pattern "(a)\\\\1" cannot run on the linear-time engine: error parsing regexp: invalid escape sequence: `\\1` (at /properties/text/pattern); rewrite it in RE2 syntax, without backreferences or lookaround. Call skill-source-local.read for every reason.',
+    });
+  });
+
   it('names unknown skills and scripts, instructions-only skills and rejected skills precisely', async () => {
     scriptSkill('tooling', { 'a.sh': 'echo a\n' });
     writeSkill(box.workspaceRoot, 'notes', {});
