@@ -3,6 +3,7 @@ import { ERROR_CODES, ToolError, defineTool } from '@trellis/sdk';
 import type { FsSettings } from './FsSettingsSchema.ts';
 import { readRegularFile, refuseHardLinked, writeFileAtomic } from './fileAccess.ts';
 import { confineArgument, pathSchema } from './pathArgument.ts';
+import type { TextEncodingName } from './textCodec.ts';
 import { decodeText, encodeText } from './textCodec.ts';
 import { checkWriteSize, writesDisabled } from './writeTool.ts';
 
@@ -88,13 +89,29 @@ export const editTool = defineTool<z.infer<typeof EditInputSchema>, EditOutput, 
         `old: the text occurs ${count} times in "${path.display}". Include more surrounding lines so it matches exactly once, or pass replace_all: true to replace all ${count}.`,
       );
     }
+    const replacements = input.replace_all === true ? count : 1;
+    // Refuse before building: a short old and a long new can make a string of gigabytes.
+    const size = bytes.length + replacements * (encodedLength(newText, decoded.encoding) - encodedLength(oldText, decoded.encoding));
+    if (size > ctx.config.max_write_bytes) {
+      throw new ToolError(
+        ERROR_CODES.TOO_LARGE,
+        `new: replacing ${replacements} ${replacements === 1 ? 'occurrence' : 'occurrences'} of old would make "${path.display}" ${size} bytes, over the ${ctx.config.max_write_bytes}-byte limit ([runtime.tools.fs] max_write_bytes). ${
+          replacements > 1 ? 'Replace fewer occurrences (make old unique and drop replace_all), or use a shorter new text.' : 'Use a shorter new text, or write a smaller file.'
+        }`,
+      );
+    }
     const updated = input.replace_all === true ? text.split(oldText).join(newText) : spliceOnce(text, oldText, newText);
     const data = encodeText(updated, decoded.encoding);
     checkWriteSize('new', data.length, ctx.config.max_write_bytes);
     await writeFileAtomic({ root, real: path.real, argument: 'path', data, mode: stats.mode & 0o7777 });
-    return { path: path.display, replacements: input.replace_all === true ? count : 1, bytes: data.length };
+    return { path: path.display, replacements, bytes: data.length };
   },
 });
+
+/** Bytes `text` takes in the file's encoding (a lone surrogate counts as the 3-byte U+FFFD UTF-8 writes). */
+function encodedLength(text: string, encoding: TextEncodingName): number {
+  return encoding === 'utf-16le' || encoding === 'utf-16be' ? text.length * 2 : Buffer.byteLength(text, 'utf8');
+}
 
 function spliceOnce(text: string, oldText: string, newText: string): string {
   const at = text.indexOf(oldText);

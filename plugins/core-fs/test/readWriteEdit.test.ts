@@ -226,6 +226,44 @@ describe('edit', () => {
     expect(readFileSync(file('u16.txt'))).toEqual(Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from('hello welt', 'utf16le').swap16()]));
   });
 
+  it('refuses a replace_all that would outgrow max_write_bytes before building the text', async () => {
+    // 300,000 one-byte matches, each made 2,000 bytes: 600 MB, more than a JavaScript string holds.
+    writeFileSync(file('many.txt'), 'a'.repeat(300_000));
+    expect(await failureOf(fx, () => editTool.run({ path: 'many.txt', old: 'a', new: 'b'.repeat(2000), replace_all: true }, ctx()))).toEqual({
+      code: 'TOO_LARGE',
+      message:
+        'new: replacing 300000 occurrences of old would make "many.txt" 600000000 bytes, over the 1048576-byte limit ([runtime.tools.fs] max_write_bytes). Replace fewer occurrences (make old unique and drop replace_all), or use a shorter new text.',
+    });
+    expect(readFileSync(file('many.txt'), 'utf8')).toBe('a'.repeat(300_000));
+  });
+
+  it("counts the edited size in the file's own encoding, to the byte", async () => {
+    writeFileSync(file('u8.txt'), 'x y x');
+    // Two "éé" (4 bytes each) for two "x": 5 + 2 × 3 = 11 bytes.
+    expect(await failureOf(fx, () => editTool.run({ path: 'u8.txt', old: 'x', new: 'éé', replace_all: true }, fx.context({ allow_write: true, max_write_bytes: 10 })))).toEqual({
+      code: 'TOO_LARGE',
+      message:
+        'new: replacing 2 occurrences of old would make "u8.txt" 11 bytes, over the 10-byte limit ([runtime.tools.fs] max_write_bytes). Replace fewer occurrences (make old unique and drop replace_all), or use a shorter new text.',
+    });
+    expect(await editTool.run({ path: 'u8.txt', old: 'x', new: 'éé', replace_all: true }, fx.context({ allow_write: true, max_write_bytes: 11 }))).toEqual({
+      path: 'u8.txt',
+      replacements: 2,
+      bytes: 11,
+    });
+    // UTF-16 with a BOM: 2 + 2 × 5 bytes, and each "ab" for "x" adds 2 bytes.
+    writeFileSync(file('u16.txt'), Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from('x y x', 'utf16le').swap16()]));
+    expect(await failureOf(fx, () => editTool.run({ path: 'u16.txt', old: 'y', new: 'abc' }, fx.context({ allow_write: true, max_write_bytes: 15 })))).toEqual({
+      code: 'TOO_LARGE',
+      message:
+        'new: replacing 1 occurrence of old would make "u16.txt" 16 bytes, over the 15-byte limit ([runtime.tools.fs] max_write_bytes). Use a shorter new text, or write a smaller file.',
+    });
+    expect(await editTool.run({ path: 'u16.txt', old: 'x', new: 'ab', replace_all: true }, fx.context({ allow_write: true, max_write_bytes: 16 }))).toEqual({
+      path: 'u16.txt',
+      replacements: 2,
+      bytes: 16,
+    });
+  });
+
   it('refuses when writes are off, for missing files and for no-op edits', async () => {
     writeFileSync(file('c.txt'), 'abc');
     expect((await failureOf(fx, () => editTool.run({ path: 'c.txt', old: 'a', new: 'b' }, fx.context()))).code).toBe('NOT_ALLOWED');
