@@ -2,6 +2,7 @@ import { realpath } from 'node:fs/promises';
 import fg from 'fast-glob';
 import { ERROR_CODES, ToolError, isPathInside } from '@trellis/sdk';
 import type { FsRoot } from './confinePath.ts';
+import { toDisplay } from './confinePath.ts';
 
 /** Folders glob and search skip unless the search starts inside them. */
 export const IGNORED_FOLDERS = ['.git', 'node_modules'] as const;
@@ -45,14 +46,27 @@ export async function* matchFiles(options: {
     unique: true,
     ignore: IGNORED_FOLDERS.map((name) => `**/${name}/**`),
   });
+  // Destroying the stream stops fast-glob's walk, which otherwise runs on without a match to yield.
+  const stop = () => (stream as unknown as { destroy(): void }).destroy();
+  options.signal.addEventListener('abort', stop, { once: true });
   try {
     for await (const entry of stream) {
-      if (options.signal.aborted) return;
+      if (options.signal.aborted) break;
       const file = String(entry);
       const real = await realpath(file).catch(() => null);
       if (real !== null && isPathInside(options.root.real, real)) yield real;
     }
+  } catch (error) {
+    // A destroyed stream ends its iteration with a premature-close error.
+    if (!options.signal.aborted) throw error;
   } finally {
-    (stream as unknown as { destroy(): void }).destroy();
+    options.signal.removeEventListener('abort', stop);
+    stop();
+  }
+  if (options.signal.aborted) {
+    throw new ToolError(
+      ERROR_CODES.ABORTED,
+      `Looking for files under "${toDisplay(options.root, options.base)}" stopped: the call was aborted (deadline reached or caller gave up).`,
+    );
   }
 }

@@ -173,6 +173,54 @@ describe('search', () => {
     expect(out.truncated).toBe(true);
   });
 
+  it('refuses a regex whose RE2 program is too large, naming its size and the limit', async () => {
+    writeFileSync(join(fx.ws, 'one-line.txt'), 'a'.repeat(10_000));
+    expect(await failureOf(fx, () => searchTool.run({ pattern: '\\w{999}\\W', regex: true, case_sensitive: false }, fx.context()))).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message:
+        'pattern: "\\w{999}\\W" compiles to an RE2 program of 1002 instructions, over the limit of 200; matching time grows with program size times line length, so it could stall the host. Use smaller repeat counts (e.g. "\\w{20,}" rather than "\\w{999}") or fewer alternatives, or split it into several searches.',
+    });
+    // The runtime asks canonicalize first, so policy and audit never see the call either.
+    expect((await failureOf(fx, () => searchTool.canonicalize!({ pattern: 'x{300}', regex: true }, fx.context()))).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('bounds case-insensitive text, but not case-sensitive text, which needs no regex', async () => {
+    const long = `${'a'.repeat(299)}!`;
+    writeFileSync(join(fx.ws, 'long.txt'), `x${long}\n`);
+    expect(await failureOf(fx, () => searchTool.run({ pattern: long, case_sensitive: false, path: 'long.txt' }, fx.context()))).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message: `pattern: "${'a'.repeat(120)}…" (300 characters) compiles to an RE2 program of 302 instructions for a case-insensitive search, over the limit of 200. Search for a shorter piece of it, or pass case_sensitive: true (case-sensitive text has no such limit).`,
+    });
+    expect((await searchTool.run({ pattern: long, path: 'long.txt' }, fx.context())).matches).toEqual([{ path: 'long.txt', line: 1, column: 2, text: `x${long.slice(0, 299)}…` }]);
+  });
+
+  it('keeps typical regexes working', async () => {
+    writeFileSync(
+      join(fx.ws, 'typical.ts'),
+      [
+        'export async function loadConfig(path) {',
+        '  // commit 0123456789abcdef0123456789abcdef01234567 from 10.0.0.1',
+        '  console.warn(`uuid: 123e4567-e89b-12d3-a456-426614174000`);',
+        '}',
+      ].join('\n'),
+    );
+    const where = async (pattern: string) => (await searchTool.run({ pattern, regex: true, path: 'typical.ts' }, fx.context())).matches.map((m) => `${m.line}:${m.column}`);
+    expect(await where('^\\s*(export\\s+)?(async\\s+)?function\\s+([A-Za-z_$][\\w$]*)')).toEqual(['1:1']);
+    expect(await where('[0-9a-f]{40}')).toEqual(['2:13']);
+    expect(await where('\\b(?:\\d{1,3}\\.){3}\\d{1,3}\\b')).toEqual(['2:59']);
+    expect(await where('uuid: [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}')).toEqual(['3:17']);
+    expect(await where('console\\.(log|warn|error)\\(|TODO|FIXME|XXX|HACK|loadConfig|readConfig|writeConfig|parseArgs|main')).toEqual(['1:23', '3:3']);
+  });
+
+  it('reports an aborted call as ABORTED, not as a short list of matches', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    expect(await failureOf(fx, () => searchTool.run({ pattern: 'TODO' }, { ...fx.context(), signal: controller.signal }))).toEqual({
+      code: 'ABORTED',
+      message: 'Looking for files under "." stopped: the call was aborted (deadline reached or caller gave up).',
+    });
+  });
+
   it('explains an invalid regex', async () => {
     expect(await failureOf(fx, () => searchTool.run({ pattern: '(a)\\1', regex: true }, fx.context()))).toEqual({
       code: 'INVALID_ARGUMENT',
