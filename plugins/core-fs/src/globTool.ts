@@ -3,6 +3,7 @@ import { lstat } from 'node:fs/promises';
 import { ERROR_CODES, ToolError, defineTool } from '@trellis/sdk';
 import type { FsSettings } from './FsSettingsSchema.ts';
 import { toDisplay } from './confinePath.ts';
+import { GLOB_LIMITS } from './checkGlobComplexity.ts';
 import { checkGlobPattern, matchFiles } from './matchFiles.ts';
 import { confineArgument, pathSchema } from './pathArgument.ts';
 
@@ -16,7 +17,9 @@ export const GlobInputSchema = z
       .string()
       .min(1)
       .max(1000)
-      .describe('A glob relative to path: "*" matches within a name, "**" across folders, "{a,b}" alternatives, e.g. "src/**/*.ts" or "**/README.md". No ".." and no absolute patterns.'),
+      .describe(
+        `A glob relative to path: "*" matches within a name, "**" across folders, "?" one character, "[abc]" one of a set, "{a,b}" alternatives, e.g. "src/**/*.ts" or "**/README.md". No ".." and no absolute patterns. ${GLOB_LIMITS}`,
+      ),
     path: pathSchema('The folder to search from. Default "." (the root).').optional(),
   })
   .strict();
@@ -32,7 +35,7 @@ export interface GlobOutput {
 /** `core-fs.glob`: files whose paths match a pattern. */
 export const globTool = defineTool<z.infer<typeof GlobInputSchema>, GlobOutput, FsSettings>({
   name: 'glob',
-  description: `Finds files inside the root whose paths match a glob pattern (e.g. "**/*.md") and returns their paths relative to the root, sorted. Hidden files are included; .git and node_modules folders and symlinked folders are skipped. At most ${MAX_GLOB_RESULTS} paths; narrow the pattern or set path if truncated is true. To look inside files use core-fs.search.`,
+  description: `Finds files inside the root whose paths match a glob pattern (e.g. "**/*.md") and returns their paths relative to the root, sorted. Hidden files are included; .git and node_modules folders and symlinked folders are skipped. At most ${MAX_GLOB_RESULTS} paths; narrow the pattern or set path if truncated is true. ${GLOB_LIMITS} To look inside files use core-fs.search.`,
   input: GlobInputSchema,
   contract: { sideEffects: false, capabilities: ['fs.read'] },
   tags: ['files', 'find', 'glob'],

@@ -1,28 +1,35 @@
 import { realpath } from 'node:fs/promises';
 import fg from 'fast-glob';
 import { ERROR_CODES, ToolError, isPathInside } from '@trellis/sdk';
+import { checkGlobComplexity } from './checkGlobComplexity.ts';
 import type { FsRoot } from './confinePath.ts';
 import { toDisplay } from './confinePath.ts';
 
 /** Folders glob and search skip unless the search starts inside them. */
 export const IGNORED_FOLDERS = ['.git', 'node_modules'] as const;
 
-/** Refuses a glob pattern that could name paths outside its base folder. */
+/**
+ * Refuses a glob pattern that could name paths outside its base folder, or that could take
+ * minutes to match (see checkGlobComplexity). Each `{a,b}` expansion is checked on its own.
+ */
 export function checkGlobPattern(argument: string, pattern: string): void {
   if (pattern.includes('\0')) {
     throw new ToolError(ERROR_CODES.PATH_NOT_ALLOWED, `${argument}: contains a NUL byte. Pass a plain pattern such as "**/*.ts".`);
   }
-  if (pattern.startsWith('/') || /^[A-Za-z]:/.test(pattern)) {
-    throw new ToolError(
-      ERROR_CODES.PATH_NOT_ALLOWED,
-      `${argument}: "${pattern}" is absolute. Patterns are relative to path (default: the root), e.g. "src/**/*.ts".`,
-    );
-  }
-  if (pattern.split('/').includes('..')) {
-    throw new ToolError(
-      ERROR_CODES.PATH_NOT_ALLOWED,
-      `${argument}: "${pattern}" contains "..", which could leave the root. Set path to the folder to search from instead.`,
-    );
+  for (const expansion of checkGlobComplexity(argument, pattern)) {
+    const shown = expansion === pattern ? '' : ` (in its expansion "${expansion}")`;
+    if (expansion.startsWith('/') || /^[A-Za-z]:/.test(expansion)) {
+      throw new ToolError(
+        ERROR_CODES.PATH_NOT_ALLOWED,
+        `${argument}: "${pattern}" is absolute${shown}. Patterns are relative to path (default: the root), e.g. "src/**/*.ts".`,
+      );
+    }
+    if (expansion.split('/').includes('..')) {
+      throw new ToolError(
+        ERROR_CODES.PATH_NOT_ALLOWED,
+        `${argument}: "${pattern}" contains ".."${shown}, which could leave the root. Set path to the folder to search from instead.`,
+      );
+    }
   }
 }
 

@@ -5,6 +5,7 @@ import { ERROR_CODES, ToolError, defineTool } from '@trellis/sdk';
 import type { FsSettings } from './FsSettingsSchema.ts';
 import { toDisplay } from './confinePath.ts';
 import { readRegularFile } from './fileAccess.ts';
+import { GLOB_LIMITS } from './checkGlobComplexity.ts';
 import { checkGlobPattern, matchFiles } from './matchFiles.ts';
 import type { LineMatcher } from './matchLines.ts';
 import { matchLines } from './matchLines.ts';
@@ -37,7 +38,7 @@ export const SearchInputSchema = z
       .min(1)
       .max(1000)
       .optional()
-      .describe('Only search files whose paths (relative to path) match this glob, e.g. "**/*.ts". Default: every file.'),
+      .describe(`Only search files whose paths (relative to path) match this glob, e.g. "**/*.ts". Default: every file. ${GLOB_LIMITS}`),
     max_results: z
       .number()
       .int()

@@ -108,6 +108,68 @@ describe('glob', () => {
     expect((await failureOf(fx, () => globTool.run({ pattern: '*', path: 'out' }, fx.context()))).code).toBe('PATH_NOT_ALLOWED');
   });
 
+  it('refuses patterns that could take minutes to match, saying how to fix them', async () => {
+    // A long run of one letter is what makes a failing backtracking match explode.
+    writeFileSync(join(fx.ws, 'a'.repeat(30)), '');
+    const refusal = async (pattern: string) => (await failureOf(fx, () => globTool.run({ pattern }, fx.context()))).message;
+    const fix = 'Use fewer wildcards (e.g. "**/*.test.ts" rather than "**/*a*b*c*d*") and narrow the paths you get back yourself, or search file contents with core-fs.search.';
+    expect(await failureOf(fx, () => globTool.run({ pattern: '*a*a*a*a*a*a*a*b' }, fx.context()))).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message: `pattern: "*a*a*a*a*a*a*a*b" has 8 "*" wildcards in the path segment "*a*a*a*a*a*a*a*b"; at most 3 are allowed in one segment, because each one more multiplies the matching time (such a pattern can take minutes). ${fix}`,
+    });
+    expect(await refusal('*a*/*a*/*a*/b')).toBe(
+      `pattern: "*a*/*a*/*a*/b" has 6 wildcards ("*" runs and "**" segments); at most 4 are allowed in one pattern, because each one more multiplies the matching time (such a pattern can take minutes). ${fix}`,
+    );
+    expect(await refusal('**/a/**/a/**/b')).toBe(
+      'pattern: "**/a/**/a/**/b" has 3 "**" segments; at most 2 are allowed, because each one more multiplies the matching time in deep folders. Set path to the folder to start from and use one "**", e.g. "**/*.ts".',
+    );
+    expect(await refusal('+(a|aa)b')).toBe(
+      'pattern: "+(a|aa)b" uses a group "(…)". Groups and extglobs such as "+(a|b)" or "@(x)" are not accepted, because their repeats can take minutes to match; use {a,b} for alternatives (e.g. "*.{ts,tsx}"), and write a literal parenthesis as "\\(" or "\\)".',
+    );
+    expect(await refusal('[a]+b')).toBe('pattern: "[a]+b" repeats a […] class with "+", which can take minutes to match. Use "*" after the class instead, or write a literal plus as "\\+".');
+    expect(await refusal('{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}')).toBe(
+      'pattern: "{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}" expands to more than 64 patterns through its {…} alternatives and ranges. Use fewer or shorter {…} groups, or run several globs.',
+    );
+    expect(await refusal('{1..1000}')).toBe('pattern: "{1..1000}" expands to more than 64 patterns through its {…} alternatives and ranges. Use fewer or shorter {…} groups, or run several globs.');
+    expect(await refusal('{*.md,*a*a*a*b}')).toBe(
+      `pattern: "{*.md,*a*a*a*b}" has 4 "*" wildcards in the path segment "*a*a*a*b" (in its expansion "*a*a*a*b"); at most 3 are allowed in one segment, because each one more multiplies the matching time (such a pattern can take minutes). ${fix}`,
+    );
+    // search's glob filter walks the same way and is held to the same limits.
+    expect(await failureOf(fx, () => searchTool.run({ pattern: 'x', glob: '*a*a*a*a*b' }, fx.context()))).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message: `glob: "*a*a*a*a*b" has 5 "*" wildcards in the path segment "*a*a*a*a*b"; at most 3 are allowed in one segment, because each one more multiplies the matching time (such a pattern can take minutes). ${fix}`,
+    });
+  });
+
+  it('still accepts ordinary patterns', async () => {
+    mkdirSync(join(fx.ws, 'src/__tests__/deep'), { recursive: true });
+    for (const name of ['src/view.tsx', 'src/app.test.ts', 'src/__tests__/deep/x.test.js', 'notes (1).txt']) writeFileSync(join(fx.ws, name), '');
+    const files = async (pattern: string, path?: string) => (await globTool.run(path === undefined ? { pattern } : { pattern, path }, fx.context())).files;
+    expect(await files('src/**/*.{ts,tsx}')).toEqual(['src/app.test.ts', 'src/app.ts', 'src/deep/more.ts', 'src/view.tsx', 'src/x.ts']);
+    expect(await files('*.test.*', 'src')).toEqual(['src/app.test.ts']);
+    expect(await files('**/__tests__/**/*.test.*')).toEqual(['src/__tests__/deep/x.test.js']);
+    expect(await files('src/[a-z]?p.ts')).toEqual(['src/app.ts']);
+    expect(await files('src/?.ts')).toEqual(['src/x.ts']);
+    expect(await files('notes \\(1\\).txt')).toEqual(['notes (1).txt']);
+  });
+
+  it('refuses a ".." or an absolute path that only appears once braces are expanded', async () => {
+    expect(await failureOf(fx, () => globTool.run({ pattern: '{..,src}/*' }, fx.context()))).toEqual({
+      code: 'PATH_NOT_ALLOWED',
+      message: 'pattern: "{..,src}/*" contains ".." (in its expansion "../*"), which could leave the root. Set path to the folder to search from instead.',
+    });
+    expect((await failureOf(fx, () => globTool.run({ pattern: '{/etc,src}/*' }, fx.context()))).code).toBe('PATH_NOT_ALLOWED');
+  });
+
+  it('reports an aborted call as ABORTED, not as an empty list', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    expect(await failureOf(fx, () => globTool.run({ pattern: '**/*.md' }, { ...fx.context(), signal: controller.signal }))).toEqual({
+      code: 'ABORTED',
+      message: 'Looking for files under "." stopped: the call was aborted (deadline reached or caller gave up).',
+    });
+  });
+
   it('caps the result count', async () => {
     mkdirSync(join(fx.ws, 'many'));
     for (let i = 0; i < 1001; i++) writeFileSync(join(fx.ws, 'many', `f${i}.txt`), '');
