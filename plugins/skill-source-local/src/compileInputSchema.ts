@@ -1,7 +1,7 @@
 import { Ajv } from 'ajv';
 import type { ErrorObject, Options, ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { linearRegExp, UnsupportedPatternError } from './linearRegExp.ts';
+import { linearRegExp, UnsupportedPatternError } from '@trellis/sdk/linear-regexp';
 
 /** The largest `input_schema` accepted, as JSON, in bytes. */
 export const MAX_INPUT_SCHEMA_BYTES = 64 * 1024;
