@@ -522,27 +522,28 @@ export function createProcessImplementation(options: ProcessImplementationOption
     return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} keeps restarting: ${lastError ?? 'unknown error'}`, true));
   }
 
+  /** A failed call's outcome with the plugin's error value as text, or PROTOCOL_ERROR when that value cannot be rendered. */
+  function reported(call: ImplementationCall, code: string, error: unknown, retryable = false): ToolOutcome {
+    const text = renderPluginError(error);
+    if (text.ok) return failOutcome(code, `${pluginId}.${call.tool} failed: ${text.text}`, retryable);
+    return failOutcome(
+      'PROTOCOL_ERROR',
+      `plugin ${pluginId} broke the protocol during the call to ${call.tool}: its error value ${text.problem}; answer with a string or a {"code","message"} object`,
+    );
+  }
+
   function interpret(call: ImplementationCall, message: Message): ToolOutcome {
-    const name = `${pluginId}.${call.tool}`;
-    const reported = (code: string, error: unknown, retryable = false): ToolOutcome => {
-      const text = renderPluginError(error);
-      if (text.ok) return failOutcome(code, `${name} failed: ${text.text}`, retryable);
-      return failOutcome(
-        'PROTOCOL_ERROR',
-        `plugin ${pluginId} broke the protocol during the call to ${call.tool}: its error value ${text.problem}; answer with a string or a {"code","message"} object`,
-      );
-    };
-    if (message.type === 'error') return reported('TOOL_FAILED', message.error);
+    if (message.type === 'error') return reported(call, 'TOOL_FAILED', message.error);
     if (message.type !== 'call_tool_response') {
-      return failOutcome('PROTOCOL_ERROR', `${name}: expected a call_tool_response, got ${previewPluginValue(message)}`);
+      return failOutcome('PROTOCOL_ERROR', `${pluginId}.${call.tool}: expected a call_tool_response, got ${previewPluginValue(message)}`);
     }
     const failed = message.success === false || (message.success !== true && message.error !== undefined);
     if (!failed) return okOutcome(message.data === undefined ? null : message.data);
     const error = message.error;
     if (isMessage(error) && typeof error.code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(error.code)) {
-      return reported(error.code, typeof error.message === 'string' ? error.message : error, error.retryable === true);
+      return reported(call, error.code, typeof error.message === 'string' ? error.message : error, error.retryable === true);
     }
-    return reported('TOOL_FAILED', error);
+    return reported(call, 'TOOL_FAILED', error);
   }
 
   /** `outcomeOf` for a reply handed over inside a stream listener or timer, where a throw would take the host down. */
