@@ -436,7 +436,9 @@ describe('process adapter: fault injection', () => {
     expect((await impl.call(callOf('grandchild'))).ok).toBe(true);
     await waitFor(() => countMarked(marker) === 2);
     await impl.dispose();
-    expect(countMarked(marker)).toBe(0);
+    // The group is SIGKILLed when dispose returns; on a loaded machine the kernel may list a
+    // grandchild for a moment longer while it dies.
+    await waitFor(() => countMarked(marker) === 0);
   });
 
   it('ignores shutdown and SIGTERM: dispose escalates to SIGKILL for the whole group', async () => {
@@ -444,7 +446,7 @@ describe('process adapter: fault injection', () => {
     expect(await impl.call(callOf('echo', { n: 1 }))).toEqual({ ok: true, value: { n: 1 } });
     await waitFor(() => countMarked(marker) === 2);
     await impl.dispose();
-    expect(countMarked(marker)).toBe(0);
+    await waitFor(() => countMarked(marker) === 0);
   });
 
   it('a host that exits without dispose takes the plugin group, grandchildren included, with it', async () => {
