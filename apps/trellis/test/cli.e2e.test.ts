@@ -195,6 +195,17 @@ describe('trellis (built binary)', () => {
     expect(badJson.stderr).toMatch(/^trellis: --args must be JSON/);
   });
 
+  it('tools call refuses --args nested 60,000 levels deep with INPUT_INVALID, not as a tool bug', () => {
+    // 120 KB: near the most one argv string may hold. JSON.parse takes it; echo used to run and its
+    // result then failed to serialize ("a bug in the tool").
+    const deep = `{"a":${'['.repeat(60_000)}${']'.repeat(60_000)}}`;
+    expect(runCli(sandbox, ['tools', 'call', 'builtin-tools.echo', '--args', deep])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'INPUT_INVALID: invalid arguments for builtin-tools.echo:\n/a/0/0/0/0/0/0/0/…: nests objects and arrays more than 256 levels deep; send flatter arguments\n',
+    });
+  });
+
   it('tools call reads a real file through core-fs and refuses an escape', () => {
     writeFileSync(join(sandbox.workspace, 'notes.txt'), 'one\ntwo\nthree\n');
     const read = runCli(sandbox, ['tools', 'call', 'core-fs.read', '--args', '{"path":"notes.txt"}', '--json']);

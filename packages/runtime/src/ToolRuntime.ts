@@ -6,6 +6,7 @@ import { checkOutput } from './checkOutput.ts';
 import { firstMatchingGlob } from './compileToolGlob.ts';
 import { DeadlineScheduler, type Expirable } from './DeadlineScheduler.ts';
 import type { ExecutionEvent, ExecutionHook } from './ExecutionEvent.ts';
+import { findTooDeep } from './findTooDeep.ts';
 import { failureFromThrown } from './outcomeFromThrown.ts';
 import type { ImplementationCall, ImplementationOutcome, PluginImplementation } from './PluginImplementation.ts';
 import type { RuntimeCatalog, RuntimeToolDescriptor } from './RuntimeCatalog.ts';
@@ -470,6 +471,12 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
           break stages;
         }
         let input: unknown = request.input === undefined ? {} : request.input;
+        const tooDeep = findTooDeep(input);
+        if (tooDeep !== undefined) {
+          if (observed) emit({ type: 'validate', callId: call.callId, tool: name, ok: false, errors: [tooDeep] });
+          outcome = fail(ERROR_CODES.INPUT_INVALID, `invalid arguments for ${name}:\n${tooDeep}`);
+          break stages;
+        }
         if (schema.fillsDefaults) {
           try {
             input = structuredClone(input);

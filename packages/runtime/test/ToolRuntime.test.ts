@@ -176,6 +176,43 @@ describe('2. validation', () => {
     expect(await rt.invoke({ name: 'demo.strict', input: { s: `!${'a'.repeat(50_000)}` } })).toEqual({ ok: true, value: { s: `!${'a'.repeat(50_000)}` } });
   });
 
+  it('refuses arguments nested 100,000 levels deep with INPUT_INVALID, before any validator recurses', async () => {
+    const nested = (bottom: unknown): unknown => {
+      let value = bottom;
+      for (let i = 0; i < 100_000; i++) value = [value];
+      return value;
+    };
+    // uniqueItems compares the two items recursively, a default makes the runtime copy the input:
+    // both threw RangeError on this input ("a bug in Trellis", "must be plain JSON").
+    const schemas = [
+      { type: 'object', properties: { a: { type: 'array', uniqueItems: true } } },
+      { type: 'object', properties: { a: { type: 'array' }, n: { type: 'integer', default: 1 } } },
+      { type: 'object' },
+    ];
+    for (const inputSchema of schemas) {
+      const impl = fakeImplementation('demo', { strict: () => 'ran' });
+      const rt = make({ catalog: staticCatalog([descriptor('demo.strict', { inputSchema })]), implementations: new Map([['demo', impl]]) });
+      expect(await rt.invoke({ name: 'demo.strict', input: { a: [nested(1), nested(2)] } })).toEqual({
+        ok: false,
+        error: {
+          code: 'INPUT_INVALID',
+          message: 'invalid arguments for demo.strict:\n/a/0/0/0/0/0/0/0/…: nests objects and arrays more than 256 levels deep; send flatter arguments',
+          retryable: false,
+        },
+      });
+      expect(impl.dispatches).toEqual({});
+    }
+    let ok: unknown = 'leaf';
+    for (let i = 0; i < 256; i++) ok = { 'a/b': ok };
+    expect(await build(descriptor('demo.strict', { inputSchema: { type: 'object' } })).invoke({ name: 'demo.strict', input: ok })).toEqual({ ok: true, value: ok });
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(await build(descriptor('demo.strict', { inputSchema: { type: 'object' } })).invoke({ name: 'demo.strict', input: cyclic })).toMatchObject({
+      ok: false,
+      error: { code: 'INPUT_INVALID', message: 'invalid arguments for demo.strict:\n/self/self/self/self/self/self/self/self/…: nests objects and arrays more than 256 levels deep; send flatter arguments' },
+    });
+  });
+
   it('refuses unsafe schemas with SCHEMA_UNSAFE', async () => {
     let deep: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < 40; i++) deep = { type: 'object', properties: { x: deep } };
