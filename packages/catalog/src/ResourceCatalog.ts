@@ -1,4 +1,4 @@
-import { CAPABILITIES, DEFAULT_SCHEMA_LIMITS, ERROR_CODES, checkSchemaSafety, compileToolGlob, resolveContract } from '@trellis/sdk';
+import { CAPABILITIES, DEFAULT_SCHEMA_LIMITS, ERROR_CODES, checkSchemaSafety, compileToolGlob, nestsDeeperThan, resolveContract } from '@trellis/sdk';
 import type { ManifestTool, PluginManifest, ToolContract, ToolExample, ToolSpec } from '@trellis/sdk';
 import type { CatalogBundledView, CatalogConfigView, CatalogPluginView, CatalogReason, CatalogSnapshotView } from './CatalogSnapshotView.ts';
 import { nearestName } from './editDistance.ts';
@@ -406,14 +406,6 @@ function discoveredSchemaProblem(spec: ToolSpec): string | undefined {
     if (bytes > DEFAULT_SCHEMA_LIMITS.maxBytes) return `an ${key} of ${bytes} bytes, over the ${DEFAULT_SCHEMA_LIMITS.maxBytes}-byte limit`;
   }
   return undefined;
-}
-
-/** True when `value` holds objects or arrays nested more than `max` levels deep; the walk stops there. */
-function nestsDeeperThan(value: unknown, max: number): boolean {
-  if (value === null || typeof value !== 'object') return false;
-  if (max === 0) return true;
-  for (const child of Array.isArray(value) ? value : Object.values(value)) if (nestsDeeperThan(child, max - 1)) return true;
-  return false;
 }
 
 function fromDiscoveredSpec(spec: ToolSpec, manifest: PluginManifest, input: BuildInput): ToolFields {

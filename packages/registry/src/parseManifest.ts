@@ -1,5 +1,5 @@
 import { parse } from 'smol-toml';
-import { formatIssues, issueToString } from '@trellis/sdk';
+import { formatIssues, issueToString, nestsDeeperThan } from '@trellis/sdk';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
 import type { PluginManifest } from '@trellis/sdk';
 import { validateManifestFast, withPlainSchemas } from './validateManifestFast.ts';
@@ -58,25 +58,20 @@ export function parseManifest(bytes: Uint8Array): ParsedManifest {
   return { manifest, declaredId, errors: [] };
 }
 
+/**
+ * Whether a free-form JSON Schema nests more than {@link MAX_MANIFEST_DEPTH} levels below the
+ * schema itself (dotted keys and table headers can nest far deeper than the parser's inline limit).
+ */
+const tooDeep = (schema: unknown): boolean => nestsDeeperThan(schema, MAX_MANIFEST_DEPTH + 1);
+
 /** The key path of the first free-form JSON Schema that nests too deep, or null (a plain loop: no per-manifest list or closure). */
 function tooDeepFreeForm(m: PluginManifest): string | null {
-  if (m.config_schema !== undefined && depthExceeds(m.config_schema, MAX_MANIFEST_DEPTH)) return 'config_schema';
+  if (m.config_schema !== undefined && tooDeep(m.config_schema)) return 'config_schema';
   const tools = m.tools;
   for (let i = 0; i < tools.length; i += 1) {
     const tool = tools[i]!;
-    if (depthExceeds(tool.input_schema, MAX_MANIFEST_DEPTH)) return `tools[${i}].input_schema`;
-    if (tool.output_schema !== undefined && depthExceeds(tool.output_schema, MAX_MANIFEST_DEPTH)) return `tools[${i}].output_schema`;
+    if (tooDeep(tool.input_schema)) return `tools[${i}].input_schema`;
+    if (tool.output_schema !== undefined && tooDeep(tool.output_schema)) return `tools[${i}].output_schema`;
   }
   return null;
-}
-
-/** Depth check (dotted keys and table headers can nest far deeper than the parser's inline limit). */
-function depthExceeds(value: unknown, max: number): boolean {
-  if (max < 0) return true;
-  const record = value as Record<string, unknown>;
-  for (const key in record) {
-    const child = record[key];
-    if (child !== null && typeof child === 'object' && !(child instanceof Date) && depthExceeds(child, max - 1)) return true;
-  }
-  return false;
 }

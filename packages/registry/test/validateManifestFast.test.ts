@@ -162,3 +162,14 @@ describe('what a manifest keeps alive', () => {
     expect(kept).toBeLessThan(10 * 1024 * 1024);
   });
 });
+
+describe('the depth limit of free-form schemas', () => {
+  it('admits a schema with objects 32 levels below it and refuses one with 33', () => {
+    const withKeys = (n: number): Uint8Array =>
+      new TextEncoder().encode(
+        `schema_version = 1\nid = "deep"\nname = "Deep"\nversion = "1.0.0"\nkind = "toolset"\n[[tools]]\nname = "t"\ndescription = "d"\n[tools.input_schema]\n${Array.from({ length: n }, (_, i) => `k${i}`).join('.')} = 1\n`,
+      );
+    expect(parseManifest(withKeys(33)).errors).toEqual([]);
+    expect(parseManifest(withKeys(34)).errors).toEqual(['tools[0].input_schema: nests deeper than 32 levels; flatten it']);
+  });
+});

@@ -45,3 +45,4 @@ export { lazyCrypto, sha256Hex } from './lazyCrypto.ts';
 export { canonicalJson, hashJson } from './canonicalJson.ts';
 export { checkSchemaSafety, DEFAULT_SCHEMA_LIMITS } from './checkSchemaSafety.ts';
 export type { SchemaLimits, SchemaSafety } from './checkSchemaSafety.ts';
+export { nestsDeeperThan } from './nestsDeeperThan.ts';

@@ -1,3 +1,5 @@
+import { nestsDeeperThan } from '@trellis/sdk';
+
 /** A plugin's error value nesting deeper than this is refused rather than written into a message (64 levels). */
 export const MAX_RENDERED_DEPTH = 64;
 /** Characters of a plugin value shown in a diagnostic (a log line, a "got …" in a message). */
@@ -5,23 +7,6 @@ export const PREVIEW_CHARS = 120;
 
 /** The JSON text of a plugin-supplied value, or why it cannot be put into a message. */
 export type RenderedValue = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly problem: string };
-
-function nestsDeeperThan(value: unknown, max: number): boolean {
-  // Iterative: the values this guards against are deep enough to overflow a recursive walk.
-  const values: unknown[] = [value];
-  const depths: number[] = [0];
-  while (values.length > 0) {
-    const current = values.pop();
-    const depth = depths.pop()!;
-    if (typeof current !== 'object' || current === null) continue;
-    if (depth >= max) return true;
-    for (const child of Array.isArray(current) ? current : Object.values(current)) {
-      values.push(child);
-      depths.push(depth + 1);
-    }
-  }
-  return false;
-}
 
 /**
  * The whole JSON text of a value a plugin sent (its `error`), for the message the caller sees.
