@@ -1,3 +1,5 @@
+import { nestsDeeperThan } from '@trellis/sdk';
+
 /** Deepest nesting of objects and arrays a tool call's arguments may have. */
 export const MAX_INPUT_DEPTH = 256;
 
@@ -18,7 +20,9 @@ interface Frame {
  * A cycle counts as too deep.
  */
 export function findTooDeep(input: unknown, maxDepth: number = MAX_INPUT_DEPTH): string | undefined {
-  if (input === null || typeof input !== 'object') return undefined;
+  // Every call passes here: the common, shallow input is cleared by the shared bounded walk, which
+  // allocates nothing; only input that is too deep (or cyclic) pays for the walk that finds the path.
+  if (input === null || typeof input !== 'object' || !nestsDeeperThan(input, maxDepth)) return undefined;
   const frames: Frame[] = [frameOf(input)];
   while (frames.length > 0) {
     const frame = frames[frames.length - 1] as Frame;
