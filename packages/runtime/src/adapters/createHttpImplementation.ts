@@ -5,7 +5,7 @@ import { callStopSignal, stoppedOutcome } from './callDeadline.ts';
 import { expandEnvMap } from './childEnv.ts';
 import { disabledImplementation } from './disabledImplementation.ts';
 import { notDispatched } from './notDispatched.ts';
-import { renderPluginError } from './renderPluginValue.ts';
+import { pluginFailure } from './renderPluginValue.ts';
 import { discoveredToolSpecs, manifestToolSpecs } from './toolSpecs.ts';
 
 /** A manifest's `[runtime]` table for `type = "http"`. */
@@ -254,11 +254,7 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
       const envelope = parsed as { success: boolean; data?: unknown; error?: unknown };
       if (envelope.success) return okOutcome(envelope.data === undefined ? null : envelope.data);
       const error = envelope.error;
-      const reported = (code: string, shown: unknown): ToolOutcome => {
-        const text = renderPluginError(shown);
-        if (text.ok) return failOutcome(code, `${name} failed: ${text.text}`);
-        return failOutcome('PROTOCOL_ERROR', `${name}: the plugin's error value ${text.problem}; answer with a string or a {"code","message"} object`);
-      };
+      const reported = (code: string, shown: unknown): ToolOutcome => pluginFailure({ code, error: shown, name, valueLead: `${name}: the plugin's error value` });
       if (typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string' && /^[A-Z][A-Z0-9_]*$/.test((error as { code: string }).code)) {
         const coded = error as { code: string; message?: unknown };
         return reported(coded.code, typeof coded.message === 'string' ? coded.message : error);

@@ -8,7 +8,7 @@ import { buildChildEnv, expandEnvMap } from './childEnv.ts';
 import { LineSplitter } from './LineSplitter.ts';
 import { notDispatched } from './notDispatched.ts';
 import { killGroup, trackGroup, untrackGroup, withMemoryLimit } from './processGroups.ts';
-import { previewPluginValue, renderPluginError } from './renderPluginValue.ts';
+import { pluginFailure, previewPluginValue } from './renderPluginValue.ts';
 import { resolveCommand } from './resolveCommand.ts';
 import { StderrRelay } from './StderrRelay.ts';
 import { discoveredToolSpecs } from './toolSpecs.ts';
@@ -522,14 +522,9 @@ export function createProcessImplementation(options: ProcessImplementationOption
     return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} keeps restarting: ${lastError ?? 'unknown error'}`, true));
   }
 
-  /** A failed call's outcome with the plugin's error value as text, or PROTOCOL_ERROR when that value cannot be rendered. */
   function reported(call: ImplementationCall, code: string, error: unknown, retryable = false): ToolOutcome {
-    const text = renderPluginError(error);
-    if (text.ok) return failOutcome(code, `${pluginId}.${call.tool} failed: ${text.text}`, retryable);
-    return failOutcome(
-      'PROTOCOL_ERROR',
-      `plugin ${pluginId} broke the protocol during the call to ${call.tool}: its error value ${text.problem}; answer with a string or a {"code","message"} object`,
-    );
+    const valueLead = `plugin ${pluginId} broke the protocol during the call to ${call.tool}: its error value`;
+    return pluginFailure({ code, error, name: `${pluginId}.${call.tool}`, valueLead, retryable });
   }
 
   function interpret(call: ImplementationCall, message: Message): ToolOutcome {

@@ -1,4 +1,5 @@
-import { nestsDeeperThan } from '@trellis/sdk';
+import { failOutcome, nestsDeeperThan } from '@trellis/sdk';
+import type { ToolOutcome } from '@trellis/sdk';
 
 /** A plugin's error value nesting deeper than this is refused rather than written into a message (64 levels). */
 export const MAX_RENDERED_DEPTH = 64;
@@ -90,4 +91,15 @@ export function previewPluginValue(value: unknown, maxChars = PREVIEW_CHARS): st
 /** A plugin's reported `error` as message text: a string as it is, anything else as JSON (see `renderPluginValue`). */
 export function renderPluginError(error: unknown): RenderedValue {
   return typeof error === 'string' ? { ok: true, text: error } : renderPluginValue(error ?? 'no message');
+}
+
+/**
+ * The outcome of a call the plugin reported as failed: `code` with `<name> failed: <its error>`,
+ * or PROTOCOL_ERROR (`<valueLead> <problem>; answer with …`) when its error value cannot be
+ * written into a message. Shared by the process and HTTP adapters.
+ */
+export function pluginFailure(options: { code: string; error: unknown; name: string; valueLead: string; retryable?: boolean }): ToolOutcome {
+  const text = renderPluginError(options.error);
+  if (text.ok) return failOutcome(options.code, `${options.name} failed: ${text.text}`, options.retryable ?? false);
+  return failOutcome('PROTOCOL_ERROR', `${options.valueLead} ${text.problem}; answer with a string or a {"code","message"} object`);
 }
