@@ -2,6 +2,7 @@ import { parse } from 'smol-toml';
 import { formatIssues, issueToString, nestsDeeperThan } from '@trellis/sdk';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
 import type { PluginManifest } from '@trellis/sdk';
+import { parseTomlFast } from './parseTomlFast.ts';
 import { validateManifestFast, withPlainSchemas } from './validateManifestFast.ts';
 
 /** Deepest nesting of tables and arrays a manifest may use. */
@@ -29,14 +30,18 @@ export function parseManifest(bytes: Uint8Array): ParsedManifest {
     return { manifest: null, declaredId: null, errors: ['the file is not valid UTF-8; save it as UTF-8'] };
   }
   if (text.includes('\u0000')) return { manifest: null, declaredId: null, errors: ['the file contains a NUL byte; it is not a text file'] };
-  let doc: Record<string, unknown>;
-  try {
-    doc = parse(text, { maxDepth: MAX_MANIFEST_DEPTH, unsafeKeyBehaviour: 'throw' }) as Record<string, unknown>;
-  } catch (error) {
-    const e = error as { message?: unknown; line?: unknown; column?: unknown };
-    const first = String(e.message ?? error).split('\n', 1)[0]!.replace(/^Invalid TOML document: /, '');
-    const where = typeof e.line === 'number' && typeof e.column === 'number' ? `line ${e.line}, column ${e.column}: ` : '';
-    return { manifest: null, declaredId: null, errors: [`${where}TOML syntax error: ${first}`] };
+  // The common subset of TOML is parsed by hand (the same data, a third of the time); anything
+  // else, every invalid document included, gets smol-toml's verdict and wording.
+  let doc = parseTomlFast(text);
+  if (doc === null) {
+    try {
+      doc = parse(text, { maxDepth: MAX_MANIFEST_DEPTH, unsafeKeyBehaviour: 'throw' }) as Record<string, unknown>;
+    } catch (error) {
+      const e = error as { message?: unknown; line?: unknown; column?: unknown };
+      const first = String(e.message ?? error).split('\n', 1)[0]!.replace(/^Invalid TOML document: /, '');
+      const where = typeof e.line === 'number' && typeof e.column === 'number' ? `line ${e.line}, column ${e.column}: ` : '';
+      return { manifest: null, declaredId: null, errors: [`${where}TOML syntax error: ${first}`] };
+    }
   }
   const declaredId = typeof doc.id === 'string' ? doc.id : null;
   // The common valid shape is checked by hand (same result, a fraction of the time); anything

@@ -65,9 +65,14 @@ const TOOL_KEYS: ReadonlySet<string> = new Set([
 
 type Table = Record<string, unknown>;
 
-/** A TOML table as smol-toml makes it: a null-prototype object (anything else goes to zod). */
+/**
+ * A TOML table: a null-prototype object as smol-toml makes it, or a plain one as `parseTomlFast`
+ * makes it. Anything else (an array, a TOML date, which is a Date) goes to zod.
+ */
 function isTable(value: unknown): value is Table {
-  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === null;
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === null || prototype === Object.prototype;
 }
 
 function onlyKeys(table: Table, known: ReadonlySet<string>): boolean {
