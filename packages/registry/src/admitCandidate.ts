@@ -14,6 +14,7 @@ import type {
 } from './types.ts';
 
 const STICKY = 0o1000;
+const PARENT_SEGMENT = /(?:^|[\\/])\.\.(?:[\\/]|$)/;
 
 // Passing checks are shared frozen constants: 10,000 candidates allocate no check objects or
 // message strings for the common case.
@@ -222,6 +223,8 @@ function escapesFolder(pluginDir: string, value: string, isCommand: boolean): bo
   // A bare command name is looked up on PATH; an option is not a path.
   if (isCommand && !value.includes('/')) return false;
   if (!isCommand && value.startsWith('-')) return false;
+  // A relative path with no `..` segment cannot climb out: the common case costs no resolve().
+  if (!PARENT_SEGMENT.test(value)) return false;
   return !containsPath(pluginDir, resolve(pluginDir, value));
 }
 

@@ -95,14 +95,22 @@ function lstatUncached(path: string): StatFacts | null {
   }
 }
 
-/** True when every folder of `rel` below `rootPath` (not the last component) is a folder, not a symlink. */
-function foldersAreReal(rootPath: string, rel: string, lstatCached: (path: string) => StatFacts | null): boolean {
-  let walk = rootPath;
-  let start = 0;
-  for (let slash = rel.indexOf('/'); slash !== -1; slash = rel.indexOf('/', start)) {
-    walk = join(walk, rel.slice(start, slash));
-    if (lstatCached(walk)?.type !== 'directory') return false;
-    start = slash + 1;
+/**
+ * What `join(base, rel)` returns, as a prefix to concatenate `rel` to, for a `rel` whose segments
+ * are plain names (no `.`, `..` or empty segment, as the walk yields them): one normalization per
+ * root instead of one per manifest.
+ */
+function joinPrefix(base: string): string {
+  return join(base, '_').slice(0, -1);
+}
+
+/**
+ * True when every folder of `logical` (= prefix + rel) between the root and the manifest is a
+ * folder, not a symlink. The folders are prefixes of `logical`: slices, no path joining.
+ */
+function foldersAreReal(logical: string, prefixLength: number, lstatCached: (path: string) => StatFacts | null): boolean {
+  for (let slash = logical.indexOf('/', prefixLength); slash !== -1; slash = logical.indexOf('/', slash + 1)) {
+    if (lstatCached(logical.slice(0, slash))?.type !== 'directory') return false;
   }
   return true;
 }
@@ -154,12 +162,14 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       objectMode: true,
     });
 
+    const logicalPrefix = joinPrefix(root.path);
+    const realPrefix = joinPrefix(rootReal);
     const found = new Array<Found>(entries.length);
     for (let n = 0; n < entries.length; n += 1) {
       const entry = entries[n]!;
       const rel = entry.path;
-      const logical = join(root.path, rel);
-      const expected = join(rootReal, rel);
+      const logical = logicalPrefix + rel;
+      const expected = realPrefix + rel;
       let depth = 1;
       for (let i = 0; i < rel.length; i += 1) if (rel.charCodeAt(i) === 47) depth += 1;
       // Fastest path: readdir typed the entry a regular file and every folder below the root is
@@ -167,7 +177,7 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       // path, and the read itself (O_NOFOLLOW, fstat on the handle) stands in for the lstat.
       // fast-glob types a followed symlink by its target: O_NOFOLLOW refuses it, and it takes
       // the full path below like any other.
-      if (entry.dirent.isFile() && foldersAreReal(root.path, rel, lstatCached)) {
+      if (entry.dirent.isFile() && foldersAreReal(logical, logicalPrefix.length, lstatCached)) {
         const read = readDirect(expected);
         if (read !== null) {
           found[n] = { rel, logical, real: expected, direct: true, lstat: read.lstat, depth, read };
@@ -178,7 +188,7 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       // root as a real folder (no symlink), its realpath is the root's realpath plus the
       // relative path: one lstat instead of realpath(3)'s walk over every component.
       const own = lstatUncached(logical);
-      if (own !== null && own.type === 'file' && foldersAreReal(root.path, rel, lstatCached)) {
+      if (own !== null && own.type === 'file' && foldersAreReal(logical, logicalPrefix.length, lstatCached)) {
         found[n] = { rel, logical, real: expected, direct: true, lstat: own, depth, read: null };
         continue;
       }
@@ -190,30 +200,38 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       }
       found[n] = { rel, logical, real, direct: real === expected, lstat: null, depth, read: null };
     }
-    // Prefer the path without symlinks, then the shallowest, then by name: the choice is stable.
-    found.sort((a, b) => Number(b.direct) - Number(a.direct) || a.depth - b.depth || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+    // One sort, by relative path: the order candidates are listed in (the manifest paths share
+    // the root's prefix, so this is manifest-path order).
+    found.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
 
-    // Dedupe by realpath within a root (loops, twins). A link from one root into another is not
-    // folded: it shows up in both roots and the lower root number shadows the other, visibly.
-    const owners = new Map<string, ExternalCandidateFacts & { aliases: string[] }>();
-    const perRoot: Array<ExternalCandidateFacts & { aliases: string[] }> = [];
+    // Dedupe by realpath within a root (loops, twins): of the paths to one manifest, the one
+    // without symlinks wins, then the shallowest, then the first by name (a stable choice); the
+    // others become its aliases. A link from one root into another is not folded: it shows up in
+    // both roots and the lower root number shadows the other, visibly.
+    const winners = new Map<string, Found>();
+    let twins = false;
     for (const item of found) {
-      if (item.real !== null) {
-        const owner = owners.get(item.real);
-        if (owner !== undefined) {
-          owner.aliases.push(item.logical);
-          continue;
-        }
+      if (item.real === null) continue;
+      const best = winners.get(item.real);
+      if (best === undefined) winners.set(item.real, item);
+      else {
+        twins = true;
+        if (Number(item.direct) - Number(best.direct) > 0 || (item.direct === best.direct && item.depth < best.depth)) winners.set(item.real, item);
       }
-      const facts = collectFacts(root, rootReal, item, lstatCached);
-      if (item.real !== null) owners.set(item.real, facts);
-      perRoot.push(facts);
     }
-    perRoot.sort((a, b) => (a.manifestPath < b.manifestPath ? -1 : a.manifestPath > b.manifestPath ? 1 : 0));
-    // A loop, not push(...): a root may hold more manifests than a call can take arguments.
-    for (const facts of perRoot) {
+    const owners = twins ? new Map<string, ExternalCandidateFacts & { aliases: string[] }>() : null;
+    for (const item of found) {
+      if (item.real !== null && twins && winners.get(item.real) !== item) continue;
+      const facts = collectFacts(root, rootReal, item, lstatCached);
+      if (owners !== null && item.real !== null) owners.set(item.real, facts);
+      // A loop, not push(...): a root may hold more manifests than a call can take arguments.
       candidates.push(facts);
       all.push(facts);
+    }
+    if (owners !== null) {
+      for (const item of found) {
+        if (item.real !== null && winners.get(item.real) !== item) owners.get(item.real)!.aliases.push(item.logical);
+      }
     }
   }
   for (const facts of all) facts.aliases.sort();
