@@ -4,7 +4,6 @@ import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'smol-toml';
-import fg from 'fast-glob';
 import { RuntimeConfigSchema } from '@trellis/config';
 import { admitCandidate, buildSnapshot, decide, discoverCandidates, prepareRegistry } from '../src/index.ts';
 import { parseManifest } from '../src/parse.ts';
@@ -48,7 +47,6 @@ const floor = () => {
 };
 for (let round = 0; round < 3; round += 1) {
   t('FLOOR', floor);
-  t('fast-glob only', () => fg.sync('**/plugin.toml', { cwd: base, dot: true, deep: 5, followSymbolicLinks: true, onlyFiles: false, ignore: ['**/node_modules/**', '**/.git/**', '**/*.disabled/**'], suppressErrors: true }));
   const d = t('discover', () => discoverCandidates({ roots: [root], bundled: [] })) as ReturnType<typeof discoverCandidates>;
   t('parseManifest only', () => d.candidates.forEach((c) => (c.bundled ? null : parseManifest(c.bytes!))));
   const a = t('admit', () => d.candidates.map((c) => admitCandidate(c, { uid: 0, allow: [], bundledIds: new Map() }))) as ReturnType<typeof admitCandidate>[];

@@ -31,7 +31,7 @@ export {
   toStatFacts,
   MANIFEST_FILE_NAME,
   MAX_PLUGIN_DEPTH,
-  IGNORED_FOLDER_GLOBS,
+  IGNORED_FOLDER_NAMES,
 } from './discoverCandidates.ts';
 export type { DiscoverCandidatesOptions } from './discoverCandidates.ts';
 export type { ParsedManifest } from './parseManifest.ts';

@@ -66,6 +66,8 @@ class Scanner {
   readonly headerTables: Table[] = [];
   /** Arrays made by `[[a]]` headers (others are values and cannot be appended to). */
   readonly tableArrays: unknown[][] = [];
+  /** The last key of the header {@link header} read. */
+  lastKey = '';
 
   constructor(readonly text: string) {}
 
@@ -260,37 +262,39 @@ class Scanner {
     }
   }
 
-  /** The key path of a header, after `[` or `[[`, up to (not including) the closing bracket. */
-  headerPath(): string[] {
-    const path: string[] = [];
-    for (;;) {
+  /**
+   * Reads a header's key path (after `[` or `[[`, up to the closing bracket) and walks it from
+   * `root`, making missing tables on the way; returns the table that is to hold the last key and
+   * leaves that key in `lastKey` (no pair allocated per header).
+   */
+  header(root: Table): Table {
+    let table = root;
+    for (let depth = 1; ; depth += 1) {
+      if (depth > MAX_FAST_DEPTH) bail();
       this.skipSpaces();
-      path.push(this.key());
-      if (path.length > MAX_FAST_DEPTH) bail();
+      const key = this.key();
       this.skipSpaces();
-      if (this.code() !== DOT) return path;
+      if (this.code() !== DOT) {
+        this.lastKey = key;
+        return table;
+      }
       this.pos += 1;
+      table = this.descend(table, key);
     }
   }
 
-  /** Walks to the parent of a header's last key, making missing tables on the way. */
-  parentOf(root: Table, path: readonly string[]): Table {
-    let table = root;
-    for (let i = 0; i < path.length - 1; i += 1) {
-      const key = path[i]!;
-      if (!Object.hasOwn(table, key)) {
-        const made = {} as Table;
-        table[key] = made;
-        this.headerTables.push(made);
-        table = made;
-        continue;
-      }
-      const next = table[key];
-      if (Array.isArray(next) && this.tableArrays.includes(next)) table = next[next.length - 1] as Table;
-      else if (this.headerTables.includes(next as Table)) table = next as Table;
-      else bail(); // a value, an inline table or a plain array: smol-toml decides
+  /** One step of a header path: the table `key` names in `table`, made if missing. */
+  descend(table: Table, key: string): Table {
+    if (!Object.hasOwn(table, key)) {
+      const made = {} as Table;
+      table[key] = made;
+      this.headerTables.push(made);
+      return made;
     }
-    return table;
+    const next = table[key];
+    if (Array.isArray(next) && this.tableArrays.includes(next)) return next[next.length - 1] as Table;
+    if (this.headerTables.includes(next as Table)) return next as Table;
+    return bail(); // a value, an inline table or a plain array: smol-toml decides
   }
 
   document(): Table {
@@ -308,7 +312,8 @@ class Scanner {
       if (c === OPEN_BRACKET) {
         const isArray = text.charCodeAt(this.pos + 1) === OPEN_BRACKET;
         this.pos += isArray ? 2 : 1;
-        const path = this.headerPath();
+        const parent = this.header(root);
+        const last = this.lastKey;
         if (this.code() !== CLOSE_BRACKET) bail();
         this.pos += 1;
         if (isArray) {
@@ -316,8 +321,6 @@ class Scanner {
           this.pos += 1;
         }
         this.endLine();
-        const parent = this.parentOf(root, path);
-        const last = path[path.length - 1]!;
         const made = {} as Table;
         if (isArray) {
           if (!Object.hasOwn(parent, last)) {

@@ -1,18 +1,16 @@
 import { existsSync } from 'node:fs';
 import type { RuntimeConfig } from '@trellis/config';
 import type { Ajv } from 'ajv';
-import type FastGlob from 'fast-glob';
 import type { parseManifest } from './parseManifest.ts';
 import type { RootSpec } from './types.ts';
 
 /**
- * The heavy libraries the registry needs only for some inputs: fast-glob and the manifest parser
- * (smol-toml + the zod schema) when a filesystem root exists, ajv when the config patches some
+ * The heavy libraries the registry needs only for some inputs: the manifest parser (smol-toml +
+ * the zod schema) when a filesystem root exists, ajv when the config patches some
  * plugin's settings. They are loaded by {@link prepareRegistry}, so a host that runs on bundled
  * plugins and the default config starts without them; the pipeline itself stays synchronous.
  */
 interface RegistryDependencies {
-  fastGlob?: typeof FastGlob;
   parseManifest?: typeof parseManifest;
   Ajv?: typeof Ajv;
 }
@@ -21,7 +19,7 @@ const loaded: RegistryDependencies = {};
 
 /** What {@link prepareRegistry} should load for; leave both out to load everything. */
 export interface PrepareRegistryOptions {
-  /** The discovery roots about to be scanned: file roots that exist need the glob and parser. */
+  /** The discovery roots about to be scanned: file roots that exist need the manifest parser. */
   readonly roots?: readonly RootSpec[];
   /** The config about to be used: settings patches need the validator. */
   readonly config?: RuntimeConfig;
@@ -42,9 +40,6 @@ export async function prepareRegistry(options: PrepareRegistryOptions = {}): Pro
   const files = everything || (options.roots ?? []).some((root) => root.path !== null && existsSync(root.path));
   const settings = everything || (options.config !== undefined && hasSettingsPatches(options.config));
   const pending: Array<Promise<void>> = [];
-  if (files && loaded.fastGlob === undefined) {
-    pending.push(import('fast-glob').then((m) => void (loaded.fastGlob = (m.default ?? m) as typeof FastGlob)));
-  }
   if (files && loaded.parseManifest === undefined) {
     pending.push(import('./parseManifest.ts').then((m) => void (loaded.parseManifest = m.parseManifest)));
   }

@@ -116,7 +116,35 @@ function strings(value: unknown, pattern: RegExp | null): string[] | undefined {
  * null-prototype tables are dictionary-mode objects, slower to read and to freeze, and larger to keep.
  */
 function record(value: unknown, depth = 0): Table | undefined {
-  return isTable(value) ? copyMembers(value, depth) : undefined;
+  if (!isTable(value)) return undefined;
+  // A plain object is `parseTomlFast`'s: fresh, unshared, fast-mode already. It is kept as it is
+  // (its strings made the manifest's own, then frozen) instead of copied.
+  return Object.getPrototypeOf(value) === null ? copyMembers(value, depth) : (adopt(value, depth) as Table | undefined);
+}
+
+/**
+ * `parseTomlFast` data kept in place: every string replaced by its own copy (see {@link own}),
+ * every object and array frozen. Undefined for anything else or anything deeper than
+ * COPY_DEPTH (ask zod); the data is then still valid, partly frozen, and zod only reads it.
+ */
+function adopt(value: unknown, depth: number): unknown {
+  if (depth > COPY_DEPTH) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i += 1) {
+      const item: unknown = value[i];
+      if (typeof item === 'string') value[i] = own(item);
+      else if (typeof item === 'object' && item !== null && adopt(item, depth + 1) === undefined) return undefined;
+    }
+    return freeze(value);
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return undefined;
+  const table = value as Table;
+  for (const key in table) {
+    const item = table[key];
+    if (typeof item === 'string') table[key] = own(item);
+    else if (typeof item === 'object' && item !== null && adopt(item, depth + 1) === undefined) return undefined;
+  }
+  return freeze(table);
 }
 
 /** {@link record}'s copy, for a table already known to be one (zod's plain-object records too). */

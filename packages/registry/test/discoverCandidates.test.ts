@@ -1,7 +1,9 @@
-import { mkdirSync, statSync, symlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, statSync, symlinkSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { discoverCandidates, toStatFacts } from '../src/index.ts';
 import type { CandidateFacts, ExternalCandidateFacts } from '../src/index.ts';
@@ -42,6 +44,44 @@ describe('discoverCandidates', () => {
       '<tmp>/r/a/plugin.toml',
     ]);
     expect(result.warnings).toEqual([]);
+  });
+
+  it('enters only folders: a dangling link or a link to a file is not walked, and a root given with a trailing slash gives the same paths', () => {
+    const base = makeTree({
+      'r/a/plugin.toml': manifestText({ id: 'a' }),
+      'r/file.txt': 'not a folder',
+      'r/to-file': { symlink: 'file.txt' },
+      'r/dangling': { symlink: 'nowhere' },
+      'r/to-folder': { symlink: 'a' },
+    });
+    for (const rootPath of [join(base, 'r'), `${join(base, 'r')}/`]) {
+      const result = discoverCandidates({ roots: [fileRoot(rootPath)], bundled: [] });
+      expect(externals(result.candidates).map((c) => normalize({ path: c.manifestPath, aliases: c.aliases }, base))).toEqual([
+        { path: '<tmp>/r/a/plugin.toml', aliases: ['<tmp>/r/to-folder/plugin.toml'] },
+      ]);
+      expect(result.warnings).toEqual([]);
+    }
+  });
+
+  it('skips a folder it may not read and reports the rest (run as an unprivileged user)', () => {
+    const base = makeTree({
+      'r/open/plugin.toml': manifestText({ id: 'open' }),
+      'r/locked/inner/plugin.toml': manifestText({ id: 'inner' }),
+    });
+    for (const dir of [base, join(base, 'r'), join(base, 'r', 'open')]) chmodSync(dir, 0o755);
+    chmodSync(join(base, 'r', 'open', 'plugin.toml'), 0o644);
+    chmodSync(join(base, 'r', 'locked'), 0o700);
+    const packageDir = fileURLToPath(new URL('..', import.meta.url));
+    const script = `import { discoverCandidates } from '@trellis/registry';
+const result = discoverCandidates({ roots: [${JSON.stringify(fileRoot(join(base, 'r')))}], bundled: [] });
+process.stdout.write(JSON.stringify({ paths: result.candidates.map((c) => c.manifestPath), warnings: result.warnings }));`;
+    const child = spawnSync(
+      'setpriv',
+      ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--conditions=@trellis/source', '--import', 'tsx', '--input-type=module', '-e', script],
+      { cwd: packageDir, encoding: 'utf8', timeout: 20_000 },
+    );
+    expect(child.stderr).toBe('');
+    expect(JSON.parse(child.stdout.split(base).join('<tmp>'))).toEqual({ paths: ['<tmp>/r/open/plugin.toml'], warnings: [] });
   });
 
   it('records the folders from the plugin folder up to the root and the bytes', () => {
@@ -109,8 +149,8 @@ describe('discoverCandidates', () => {
         manifestReal: '<tmp>/r/a/plugin.toml',
         folderName: 'a',
         symlinks: [],
-        // The exact set is what fast-glob's bounded walk yields (it stops at loops it sees and at
-        // depth 5); what matters is one candidate, every other path an alias of it.
+        // Every path the walk reaches through the loops, down to the depth limit (at most 4
+        // folders below the root); what matters is one candidate, every other path an alias of it.
         aliases: [
           '<tmp>/r/a/loop/a/plugin.toml',
           '<tmp>/r/a/loop/twin/plugin.toml',
