@@ -27,6 +27,13 @@ type Table = Record<string, unknown>;
 /** Inline nesting (arrays, inline tables) and header path length the fast path takes on. */
 export const MAX_FAST_DEPTH = 16;
 
+/**
+ * Tables made by headers, and arrays of tables, the fast path keeps track of in one document.
+ * They are kept in plain lists (cheaper than sets at manifest sizes), so this also bounds the
+ * cost of looking one up; a document with more goes to smol-toml.
+ */
+export const MAX_FAST_TABLES = 200;
+
 /** Thrown inside the scanner to give up; caught once in {@link parseTomlFast}. */
 const BAIL: unique symbol = Symbol('bail');
 function bail(): never {
@@ -288,7 +295,7 @@ class Scanner {
     if (!Object.hasOwn(table, key)) {
       const made = {} as Table;
       table[key] = made;
-      this.headerTables.push(made);
+      if (this.headerTables.push(made) > MAX_FAST_TABLES) bail();
       return made;
     }
     const next = table[key];
@@ -326,7 +333,7 @@ class Scanner {
           if (!Object.hasOwn(parent, last)) {
             const list: unknown[] = [];
             parent[last] = list;
-            this.tableArrays.push(list);
+            if (this.tableArrays.push(list) > MAX_FAST_TABLES) bail();
           }
           const list = parent[last];
           if (!Array.isArray(list) || !this.tableArrays.includes(list)) bail();
@@ -337,7 +344,7 @@ class Scanner {
           if (Object.hasOwn(parent, last)) bail();
           parent[last] = made;
         }
-        this.headerTables.push(made);
+        if (this.headerTables.push(made) > MAX_FAST_TABLES) bail();
         table = made;
         continue;
       }

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { MAX_MANIFEST_DEPTH, parseManifest } from '../src/parse.ts';
-import { MAX_FAST_DEPTH, parseTomlFast } from '../src/parseTomlFast.ts';
+import { MAX_FAST_DEPTH, MAX_FAST_TABLES, parseTomlFast } from '../src/parseTomlFast.ts';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -188,6 +188,15 @@ describe('parseTomlFast', () => {
     const header = (n: number): string => `[${Array.from({ length: n }, (_, i) => `k${i}`).join('.')}]\nx = 1`;
     expect(expectAgrees(header(MAX_FAST_DEPTH))).toBe('fast');
     expect(parseTomlFast(header(MAX_FAST_DEPTH + 1))).toBeNull();
+  });
+
+  it('leaves a document with more than MAX_FAST_TABLES tables to smol-toml, so lookups stay bounded', () => {
+    const tables = (n: number): string => Array.from({ length: n }, (_, i) => `[t${i}]\nx = ${i}\n`).join('');
+    expect(expectAgrees(tables(MAX_FAST_TABLES))).toBe('fast');
+    expect(parseTomlFast(tables(MAX_FAST_TABLES + 1))).toBeNull();
+    const arrays = (n: number): string => Array.from({ length: n }, (_, i) => `[[a${i}]]\n`).join('');
+    expect(parseTomlFast(arrays(MAX_FAST_TABLES + 1))).toBeNull();
+    expect(reference(arrays(MAX_FAST_TABLES + 1))).not.toBeNull();
   });
 
   it('agrees with smol-toml on thousands of mutated documents', () => {
