@@ -84,7 +84,7 @@ interface Found {
   /** `lstat` of the manifest path when the fast path took it (a regular file, no symlink on the way). */
   readonly lstat: StatFacts | null;
   readonly depth: number;
-  /** The read, when the walk already made it (the common case: see `readDirect`). */
+  /** The read, when the walk already made it (the common case: see `findManifests`). */
   readonly read: ReadOutcome | null;
 }
 
@@ -96,28 +96,62 @@ function lstatUncached(path: string): StatFacts | null {
   }
 }
 
-/** An entry named `plugin.toml` the walk found: its path below the root, and whether readdir typed it a regular file. */
+/** A `plugin.toml` the walk found. */
 interface WalkEntry {
+  /** Its path below the root. */
   readonly rel: string;
-  readonly isFile: boolean;
+  /**
+   * The walk opened it (O_NOFOLLOW|O_NONBLOCK, by the root's realpath) and read or refused it;
+   * null when it could not open it (a symlink, a socket, no permission): then the candidate takes
+   * the full path, lstat first.
+   */
+  readonly read: ReadOutcome | null;
+  /** The walk reached it through a symlinked folder: its realpath is not the root's plus `rel`. */
+  readonly linked: boolean;
 }
 
 /**
- * Every entry named `plugin.toml` in the folders at most {@link MAX_PLUGIN_DEPTH} levels below
- * `rootPath`, whatever its type (a FIFO, a folder or a symlink named so is reported, for
- * admission to refuse with a reason). Hidden folders are entered; `node_modules`, `.git` and
- * `*.disabled` are not. A symlink to a folder is followed (one `stat`), so a loop repeats only
- * down to the depth limit, and the realpath dedupe folds the repeats. A folder that cannot be
- * read is skipped, as a missing one is.
+ * Every `plugin.toml` in the folders at most {@link MAX_PLUGIN_DEPTH} levels below `rootReal`,
+ * whatever its type (a FIFO, a folder or a symlink named so is reported, for admission to refuse
+ * with a reason).
  *
- * A plain recursive `readdir` with file types: this is one fixed name at bounded depth, which
- * needs none of a glob library's pattern machinery. fast-glob with the equivalent pattern and
- * options spent ~40% more on the same walk (see docs/architecture.md, "Discovery at scale").
+ * A folder that holds a `plugin.toml` is a plugin folder, and the walk does not look inside it:
+ * a plugin's own test fixtures and examples are not plugins. Every other folder is listed with
+ * `readdir` and its subfolders are walked: hidden ones too, but not `node_modules`, `.git` or
+ * `*.disabled`. A symlink to a folder is followed (one `stat`), so a loop repeats only down to the
+ * depth limit, and the realpath dedupe folds the repeats. A folder that cannot be read is skipped,
+ * as a missing one is.
+ *
+ * Each folder is first asked for its manifest directly: one `open` that fails with ENOENT for
+ * the folders in between, and opens the manifest of a plugin folder, which is then read at once
+ * (see {@link readOpened}). A plugin folder is never listed, so a plugin costs one `open`, `fstat`,
+ * `read` and `close` instead of a `readdir` (five calls) plus those four. This is a fixed name at
+ * bounded depth, which needs none of a glob library's pattern machinery; see
+ * docs/architecture.md, "Discovery at scale", for the measurements.
  */
-function findManifests(rootPath: string): WalkEntry[] {
+function findManifests(rootReal: string): WalkEntry[] {
   const out: WalkEntry[] = [];
   // `dir` ends with a slash: children are `dir + name`, with no join per entry.
-  const walk = (dir: string, rel: string, depth: number): void => {
+  const walk = (dir: string, rel: string, depth: number, linked: boolean): void => {
+    const manifest = dir + MANIFEST_FILE_NAME;
+    let fd = -1;
+    try {
+      fd = openSync(manifest, OPEN_FLAGS);
+    } catch (error) {
+      if (errnoOf(error) !== 'ENOENT') {
+        // Something is there that cannot be opened (a symlink, a socket, no permission): a plugin
+        // folder whose manifest the full path examines. Unless it vanished meanwhile.
+        if (lstatUncached(manifest) !== null) {
+          out.push({ rel: rel + MANIFEST_FILE_NAME, read: null, linked });
+          return;
+        }
+      }
+    }
+    if (fd !== -1) {
+      out.push({ rel: rel + MANIFEST_FILE_NAME, read: readOpened(fd, null), linked });
+      return;
+    }
+    if (depth >= MAX_PLUGIN_DEPTH) return;
     let dirents: Dirent[];
     try {
       dirents = readdirSync(dir, { withFileTypes: true });
@@ -127,20 +161,20 @@ function findManifests(rootPath: string): WalkEntry[] {
     for (let i = 0; i < dirents.length; i += 1) {
       const dirent = dirents[i]!;
       const name = dirent.name;
-      if (name === MANIFEST_FILE_NAME) out.push({ rel: rel + name, isFile: dirent.isFile() });
-      if (depth >= MAX_PLUGIN_DEPTH || IGNORED.has(name) || name.endsWith(DISABLED_SUFFIX)) continue;
-      let isFolder = dirent.isDirectory();
-      if (!isFolder && dirent.isSymbolicLink()) {
+      if (IGNORED.has(name) || name.endsWith(DISABLED_SUFFIX)) continue;
+      if (dirent.isDirectory()) walk(`${dir}${name}/`, `${rel}${name}/`, depth + 1, linked);
+      else if (dirent.isSymbolicLink()) {
+        let isFolder = false;
         try {
           isFolder = statSync(dir + name).isDirectory();
         } catch {
           isFolder = false;
         }
+        if (isFolder) walk(`${dir}${name}/`, `${rel}${name}/`, depth + 1, true);
       }
-      if (isFolder) walk(`${dir}${name}/`, `${rel}${name}/`, depth + 1);
     }
   };
-  walk(rootPath.endsWith('/') ? rootPath : `${rootPath}/`, '', 0);
+  walk(rootReal.endsWith('/') ? rootReal : `${rootReal}/`, '', 0, false);
   return out;
 }
 
@@ -197,7 +231,8 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
     const rootReal = resolveRoot(root, warnings);
     if (rootReal === null) continue;
 
-    const entries = findManifests(root.path);
+    const entries = findManifests(rootReal);
+
     const logicalPrefix = joinPrefix(root.path);
     const realPrefix = joinPrefix(rootReal);
     const found = new Array<Found>(entries.length);
@@ -208,16 +243,13 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       const expected = realPrefix + rel;
       let depth = 1;
       for (let i = 0; i < rel.length; i += 1) if (rel.charCodeAt(i) === 47) depth += 1;
-      // Fastest path: readdir typed the entry a regular file and every folder below the root is
-      // a real folder (no symlink), so the realpath is the root's realpath plus the relative
-      // path, and the read itself (O_NOFOLLOW, fstat on the handle) stands in for the lstat.
-      // A symlinked manifest is not typed a file; it takes the full path below.
-      if (entry.isFile && foldersAreReal(logical, logicalPrefix.length, lstatCached)) {
-        const read = readDirect(expected);
-        if (read !== null) {
-          found[n] = { rel, logical, real: expected, direct: true, lstat: read.lstat, depth, read };
-          continue;
-        }
+      // Fastest path: the walk opened and read the manifest by the root's realpath plus the
+      // relative path, without a symlinked folder on the way (checked again with lstat here, as
+      // the folders' facts need those anyway), so that is its realpath, and the handle's fstat
+      // stands in for its lstat (O_NOFOLLOW opened the file itself, not a link).
+      if (entry.read !== null && !entry.linked && foldersAreReal(logical, logicalPrefix.length, lstatCached)) {
+        found[n] = { rel, logical, real: expected, direct: true, lstat: entry.read.lstat, depth, read: entry.read };
+        continue;
       }
       // Fast path: when lstat shows the manifest as a regular file and every folder below the
       // root as a real folder (no symlink), its realpath is the root's realpath plus the
@@ -464,23 +496,6 @@ function readOpened(fd: number, known: StatFacts | null): ReadOutcome {
   } finally {
     closeSync(fd);
   }
-}
-
-/**
- * The common case's read: open `path` O_NOFOLLOW|O_NONBLOCK (the walk saw a regular file there)
- * and go on as {@link readManifest} does once it has opened the file, with the handle's `fstat`
- * as the path's lstat (the same inode: O_NOFOLLOW opened the path itself, not a link). Null when
- * it cannot open the path (a symlink refused by O_NOFOLLOW, a vanished file): the caller then
- * takes the full path, lstat first.
- */
-function readDirect(path: string): ReadOutcome | null {
-  let fd: number;
-  try {
-    fd = openSync(path, OPEN_FLAGS);
-  } catch {
-    return null;
-  }
-  return readOpened(fd, null);
 }
 
 function refuse(stat: StatFacts): ReadRefusal | null {

@@ -46,6 +46,24 @@ describe('discoverCandidates', () => {
     expect(result.warnings).toEqual([]);
   });
 
+  it('does not look inside a plugin folder: its fixtures and examples are not plugins', () => {
+    const base = makeTree({
+      'r/tool/plugin.toml': manifestText({ id: 'tool' }),
+      'r/tool/test/fixtures/broken/plugin.toml': 'not = [valid',
+      'r/tool/examples/plugin.toml': manifestText({ id: 'example' }),
+      'r/group/inner/plugin.toml': manifestText({ id: 'inner' }),
+      'solo/plugin.toml': manifestText({ id: 'solo' }),
+      'solo/fixtures/x/plugin.toml': manifestText({ id: 'fixture' }),
+    });
+    const result = discoverCandidates({ roots: [fileRoot(join(base, 'r')), fileRoot(join(base, 'solo'))], bundled: [] });
+    expect(externals(result.candidates).map((c) => normalize(c.manifestPath, base))).toEqual([
+      '<tmp>/r/group/inner/plugin.toml',
+      '<tmp>/r/tool/plugin.toml',
+      // A root that holds a manifest is itself the plugin folder (`--plugin-path ./my-plugin`).
+      '<tmp>/solo/plugin.toml',
+    ]);
+  });
+
   it('enters only folders: a dangling link or a link to a file is not walked, and a root given with a trailing slash gives the same paths', () => {
     const base = makeTree({
       'r/a/plugin.toml': manifestText({ id: 'a' }),
@@ -150,16 +168,13 @@ process.stdout.write(JSON.stringify({ paths: result.candidates.map((c) => c.mani
         folderName: 'a',
         symlinks: [],
         // Every path the walk reaches through the loops, down to the depth limit (at most 4
-        // folders below the root); what matters is one candidate, every other path an alias of it.
+        // folders below the root) and never into a plugin folder (so not through a/loop); what
+        // matters is one candidate, every other path an alias of it.
         aliases: [
-          '<tmp>/r/a/loop/a/plugin.toml',
-          '<tmp>/r/a/loop/twin/plugin.toml',
           '<tmp>/r/b/self/up/a/plugin.toml',
           '<tmp>/r/b/self/up/twin/plugin.toml',
           '<tmp>/r/b/up/a/plugin.toml',
           '<tmp>/r/b/up/twin/plugin.toml',
-          '<tmp>/r/twin/loop/a/plugin.toml',
-          '<tmp>/r/twin/loop/twin/plugin.toml',
           '<tmp>/r/twin/plugin.toml',
         ],
         read: expect.stringMatching(/bytes$/),
