@@ -107,11 +107,11 @@ export function admitCandidate(facts: CandidateFacts, policy: AdmissionPolicy): 
     checks.push(...checkManifest(facts, manifest, policy));
   }
 
-  const reasons: Reason[] = [];
-  const warnings: Reason[] = [];
+  let reasons: Reason[] = NONE;
+  let warnings: Reason[] = NONE;
   for (const check of checks) {
-    if (check.result === 'fail') reasons.push({ code: check.code, message: check.message });
-    else if (check.result === 'warn') warnings.push({ code: check.code, message: check.message });
+    if (check.result === 'fail') (reasons === NONE ? (reasons = []) : reasons).push({ code: check.code, message: check.message });
+    else if (check.result === 'warn') (warnings === NONE ? (warnings = []) : warnings).push({ code: check.code, message: check.message });
   }
   return Object.freeze({
     facts,
@@ -121,8 +121,36 @@ export function admitCandidate(facts: CandidateFacts, policy: AdmissionPolicy): 
     rejected: reasons.length > 0,
     reasons,
     warnings,
-    checks,
+    checks: shared(checks),
   });
+}
+
+/** The empty reason list every clean candidate shares (frozen). */
+const NONE = Object.freeze([]) as unknown as Reason[];
+
+// Check lists made only of the shared constants above are shared too: a clean candidate's ten
+// checks are one of a handful of combinations, so 10,000 candidates need a few frozen lists, not
+// 10,000 (which the collector would copy twice each while the pipeline runs).
+const SHARED_CHECKS: ReadonlyMap<AdmissionCheck, number> = new Map(
+  [PASS_LOCATION, PASS_FILE, PASS_WORLD_WRITABLE, PASS_OWNER, PASS_SYMLINK, PASS_MANIFEST, PASS_RESERVED, SKIP_NOT_BUNDLED, PASS_NO_SIDE_EFFECTS, SKIP_NO_RUNTIME, SKIP_HTTP_RUNTIME, PASS_RUNTIME_PATHS].map(
+    (check, index) => [check, index + 1],
+  ),
+);
+const sharedLists = new Map<number, readonly AdmissionCheck[]>();
+
+function shared(checks: AdmissionCheck[]): readonly AdmissionCheck[] {
+  let key = 0;
+  for (let i = 0; i < checks.length; i += 1) {
+    const index = SHARED_CHECKS.get(checks[i]!);
+    if (index === undefined || i >= 12) return checks;
+    key = key * 16 + index;
+  }
+  let list = sharedLists.get(key);
+  if (list === undefined) {
+    list = Object.freeze(checks);
+    sharedLists.set(key, list);
+  }
+  return list;
 }
 
 function checkLocation(facts: ExternalCandidateFacts): AdmissionCheck {
