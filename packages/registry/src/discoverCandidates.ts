@@ -101,9 +101,9 @@ interface WalkEntry {
   /** Its path below the root. */
   readonly rel: string;
   /**
-   * The walk opened it (O_NOFOLLOW|O_NONBLOCK, by the root's realpath) and read or refused it;
-   * null when it could not open it (a symlink, a socket, no permission): then the candidate takes
-   * the full path, lstat first.
+   * The walk's lstat and read of it by the root's realpath (opened O_NOFOLLOW|O_NONBLOCK, or
+   * refused by type without opening); null for a symlink or a file it could not open: then the
+   * candidate takes the full path, lstat first.
    */
   readonly read: ReadOutcome | null;
   /** The walk reached it through a symlinked folder: its realpath is not the root's plus `rel`. */
@@ -122,33 +122,44 @@ interface WalkEntry {
  * depth limit, and the realpath dedupe folds the repeats. A folder that cannot be read is skipped,
  * as a missing one is.
  *
- * Each folder is first asked for its manifest directly: one `open` that fails with ENOENT for
- * the folders in between, and opens the manifest of a plugin folder, which is then read at once
- * (see {@link readOpened}). A plugin folder is never listed, so a plugin costs one `open`, `fstat`,
- * `read` and `close` instead of a `readdir` (five calls) plus those four. This is a fixed name at
- * bounded depth, which needs none of a glob library's pattern machinery; see
- * docs/architecture.md, "Discovery at scale", for the measurements.
+ * Each folder is first asked for its manifest directly: one `lstat`, which fails with ENOENT
+ * for the folders in between and, in a plugin folder, says what the manifest is before anything
+ * opens it (a FIFO or a device is refused by type, never opened); a regular file is then opened
+ * and read at once (see {@link readOpened}). A plugin folder is never listed, so a plugin costs
+ * `lstat`, `open`, `fstat`, `read` and `close` instead of a `readdir` (five calls) plus those.
+ * This is a fixed name at bounded depth, which needs none of a glob library's pattern machinery;
+ * see docs/architecture.md, "Discovery at scale", for the measurements.
  */
 function findManifests(rootReal: string): WalkEntry[] {
   const out: WalkEntry[] = [];
   // `dir` ends with a slash: children are `dir + name`, with no join per entry.
   const walk = (dir: string, rel: string, depth: number, linked: boolean): void => {
     const manifest = dir + MANIFEST_FILE_NAME;
-    let fd = -1;
+    let lstat: StatFacts | null = null;
     try {
-      fd = openSync(manifest, OPEN_FLAGS);
+      lstat = toStatFacts(lstatSync(manifest));
     } catch (error) {
-      if (errnoOf(error) !== 'ENOENT') {
-        // Something is there that cannot be opened (a symlink, a socket, no permission): a plugin
-        // folder whose manifest the full path examines. Unless it vanished meanwhile.
-        if (lstatUncached(manifest) !== null) {
-          out.push({ rel: rel + MANIFEST_FILE_NAME, read: null, linked });
-          return;
+      // No manifest: a folder in between. Anything else (the folder may not be searched): skip
+      // it, as a folder that cannot be listed is skipped.
+      if (errnoOf(error) !== 'ENOENT') return;
+    }
+    if (lstat !== null) {
+      // A plugin folder. A symlinked manifest takes the full path (realpath first); anything
+      // else that is not a regular file is refused by its lstat, never opened; a regular file is
+      // opened and read now (a swap in between is caught by the open or the fstat).
+      let read: ReadOutcome | null = null;
+      if (lstat.type !== 'symlink') {
+        const early = refuse(lstat);
+        if (early !== null) read = { lstat, stat: lstat, bytes: null, refusal: early };
+        else {
+          try {
+            read = readOpened(openSync(manifest, OPEN_FLAGS), lstat);
+          } catch {
+            read = null;
+          }
         }
       }
-    }
-    if (fd !== -1) {
-      out.push({ rel: rel + MANIFEST_FILE_NAME, read: readOpened(fd, null), linked });
+      out.push({ rel: rel + MANIFEST_FILE_NAME, read, linked });
       return;
     }
     if (depth >= MAX_PLUGIN_DEPTH) return;

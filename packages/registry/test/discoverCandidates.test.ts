@@ -1,5 +1,5 @@
-import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, statSync, symlinkSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync, symlinkSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -181,6 +181,30 @@ process.stdout.write(JSON.stringify({ paths: result.candidates.map((c) => c.mani
         folders: ['plugin:<tmp>/r/a', 'root:<tmp>/r'],
       },
     ]);
+  });
+
+  it('refuses a FIFO named plugin.toml by its type without opening it (a waiting writer stays blocked)', async () => {
+    const base = makeTree({ 'r/pipe/plugin.toml': { fifo: true } });
+    const fifo = join(base, 'r/pipe/plugin.toml');
+    const marker = join(base, 'opened');
+    // A writer's open of a FIFO blocks until some reader opens it: the marker appears only if
+    // discovery opened the FIFO, even for a moment.
+    const writer = spawn('sh', ['-c', 'exec 3>"$1"; echo opened > "$2"', 'sh', fifo, marker], { stdio: 'ignore' });
+    const exited = new Promise<void>((done) => writer.once('exit', () => done()));
+    try {
+      await new Promise((done) => setTimeout(done, 100));
+      const result = discoverCandidates({ roots: [fileRoot(join(base, 'r'))], bundled: [] });
+      const [c] = externals(result.candidates);
+      expect(c!.readRefusal).toEqual({ kind: 'NOT_REGULAR', message: 'it is a fifo, not a regular file' });
+      expect(c!.manifestStat).toEqual(c!.manifestLstat);
+      await new Promise((done) => setTimeout(done, 300));
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      // Release the writer (this open is the first reader), and check the probe itself works.
+      closeSync(openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK));
+      await exited;
+    }
+    expect(existsSync(marker)).toBe(true);
   });
 
   it('never opens a FIFO, a socket or a device, and never reads more than 256 KiB + 1', async () => {
