@@ -80,6 +80,8 @@ interface Found {
   readonly rel: string;
   readonly logical: string;
   readonly real: string | null;
+  /** What paths to one manifest share: its realpath, or for a dangling link its folder's realpath and name. */
+  readonly key: string | null;
   readonly direct: boolean;
   /** `lstat` of the manifest path when the fast path took it (a regular file, no symlink on the way). */
   readonly lstat: StatFacts | null;
@@ -117,10 +119,12 @@ interface WalkEntry {
  *
  * A folder that holds a `plugin.toml` is a plugin folder, and the walk does not look inside it:
  * a plugin's own test fixtures and examples are not plugins. Every other folder is listed with
- * `readdir` and its subfolders are walked: hidden ones too, but not `node_modules`, `.git` or
- * `*.disabled`. A symlink to a folder is followed (one `stat`), so a loop repeats only down to the
- * depth limit, and the realpath dedupe folds the repeats. A folder that cannot be read is skipped,
- * as a missing one is.
+ * `readdir` and its subfolders are walked, level by level: hidden ones too, but not
+ * `node_modules`, `.git` or `*.disabled`. A symlink to a folder is followed (one `stat`) unless
+ * it leads to the root or to a folder a link has already led into: a loop is walked once, not
+ * down to the depth limit along every path, and a manifest reached both directly and through a
+ * link is one candidate with an alias (the realpath dedupe). A folder that cannot be read is
+ * skipped, as a missing one is.
  *
  * Each folder is first asked for its manifest directly: one `lstat`, which fails with ENOENT
  * for the folders in between and, in a plugin folder, says what the manifest is before anything
@@ -130,25 +134,55 @@ interface WalkEntry {
  * This is a fixed name at bounded depth, which needs none of a glob library's pattern machinery;
  * see docs/architecture.md, "Discovery at scale", for the measurements.
  */
-function findManifests(rootReal: string): WalkEntry[] {
+function findManifests(rootReal: string): { readonly entries: WalkEntry[]; readonly problem: string | null } {
   const out: WalkEntry[] = [];
-  // `dir` ends with a slash: children are `dir + name`, with no join per entry.
-  const walk = (dir: string, rel: string, depth: number, linked: boolean): void => {
+  // Folders to visit, level by level: `dir` ends with a slash, so children are `dir + name`.
+  const queue: Array<{ readonly dir: string; readonly rel: string; readonly depth: number; readonly linked: boolean }> = [
+    { dir: rootReal.endsWith('/') ? rootReal : `${rootReal}/`, rel: '', depth: 0, linked: false },
+  ];
+  // The folders a symlink has led into (device and inode, exact as bigints), the root among them:
+  // each is entered through a link at most once, so links fanning out into loops cost one visit
+  // per folder, not one per path (30 links to "." would otherwise be 30^4 paths).
+  const entered = new Set<string>();
+  const identity = (path: string): string | null => {
+    try {
+      const stat = statSync(path, { bigint: true });
+      return stat.isDirectory() ? `${stat.dev}:${stat.ino}` : null;
+    } catch {
+      return null;
+    }
+  };
+  const rootIdentity = identity(rootReal);
+  if (rootIdentity !== null) entered.add(rootIdentity);
+  const uid = typeof process.getuid === 'function' ? process.getuid() : null;
+  // Why the root itself could not be walked (it exists: resolveRoot saw to that).
+  let problem: string | null = null;
+  for (let head = 0; head < queue.length; head += 1) {
+    const { dir, rel, depth, linked } = queue[head]!;
     const manifest = dir + MANIFEST_FILE_NAME;
     let lstat: StatFacts | null = null;
     try {
       lstat = toStatFacts(lstatSync(manifest));
     } catch (error) {
-      // No manifest: a folder in between. Anything else (the folder may not be searched): skip
-      // it, as a folder that cannot be listed is skipped.
-      if (errnoOf(error) !== 'ENOENT') return;
+      const errno = errnoOf(error);
+      if (errno !== 'ENOENT') {
+        // The folder may be listed but not searched (no x bit): nothing below it can be
+        // reached, but a manifest it lists is reported, refused with the reason.
+        if (depth === 0) problem ??= errno;
+        if (lists(dir, MANIFEST_FILE_NAME)) {
+          const refusal: ReadRefusal = { kind: 'OPEN_FAILED', message: `cannot stat it (${errno}): its folder cannot be searched by this user` };
+          out.push({ rel: rel + MANIFEST_FILE_NAME, read: { lstat: null, stat: null, bytes: null, refusal }, linked });
+        }
+        continue;
+      }
     }
     if (lstat !== null) {
-      // A plugin folder. A symlinked manifest takes the full path (realpath first); anything
-      // else that is not a regular file is refused by its lstat, never opened; a regular file is
+      // A manifest. Through a linked folder, or itself a link, it takes the full path later
+      // (realpath first, one read per real file however many paths lead to it). Anything else
+      // that is not a regular file is refused by its lstat, never opened. A regular file is
       // opened and read now (a swap in between is caught by the open or the fstat).
       let read: ReadOutcome | null = null;
-      if (lstat.type !== 'symlink') {
+      if (!linked && lstat.type !== 'symlink') {
         const early = refuse(lstat);
         if (early !== null) read = { lstat, stat: lstat, bytes: null, refusal: early };
         else {
@@ -160,33 +194,47 @@ function findManifests(rootReal: string): WalkEntry[] {
         }
       }
       out.push({ rel: rel + MANIFEST_FILE_NAME, read, linked });
-      return;
+      // A plugin folder is not entered, when its manifest is a regular file of yours or root's.
+      // Anything else there (a folder or a link named plugin.toml, a file another user put in a
+      // shared folder) is reported for admission to refuse, and the folder is walked as any
+      // other, so it cannot hide the plugins next to it.
+      if (lstat.type === 'file' && (uid === null || lstat.uid === uid || lstat.uid === 0)) continue;
     }
-    if (depth >= MAX_PLUGIN_DEPTH) return;
+    if (depth >= MAX_PLUGIN_DEPTH) continue;
     let dirents: Dirent[];
     try {
       dirents = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
+    } catch (error) {
+      if (depth === 0) problem ??= errnoOf(error);
+      continue;
     }
+    // By name, so which of several links into one folder is followed does not depend on the
+    // order the file system lists them in: the shallowest, then the first by name.
+    dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (let i = 0; i < dirents.length; i += 1) {
       const dirent = dirents[i]!;
       const name = dirent.name;
-      if (IGNORED.has(name) || name.endsWith(DISABLED_SUFFIX)) continue;
-      if (dirent.isDirectory()) walk(`${dir}${name}/`, `${rel}${name}/`, depth + 1, linked);
+      // The manifest's own name was looked at above, whatever it is (even a folder or a link to one).
+      if (name === MANIFEST_FILE_NAME || IGNORED.has(name) || name.endsWith(DISABLED_SUFFIX)) continue;
+      if (dirent.isDirectory()) queue.push({ dir: `${dir}${name}/`, rel: `${rel}${name}/`, depth: depth + 1, linked });
       else if (dirent.isSymbolicLink()) {
-        let isFolder = false;
-        try {
-          isFolder = statSync(dir + name).isDirectory();
-        } catch {
-          isFolder = false;
-        }
-        if (isFolder) walk(`${dir}${name}/`, `${rel}${name}/`, depth + 1, true);
+        const target = identity(dir + name);
+        if (target === null || entered.has(target)) continue;
+        entered.add(target);
+        queue.push({ dir: `${dir}${name}/`, rel: `${rel}${name}/`, depth: depth + 1, linked: true });
       }
     }
-  };
-  walk(rootReal.endsWith('/') ? rootReal : `${rootReal}/`, '', 0, false);
-  return out;
+  }
+  return { entries: out, problem };
+}
+
+/** Whether `dir` lists an entry called `name` (false when it cannot be listed). */
+function lists(dir: string, name: string): boolean {
+  try {
+    return readdirSync(dir).includes(name);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -242,7 +290,13 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
     const rootReal = resolveRoot(root, warnings);
     if (rootReal === null) continue;
 
-    const entries = findManifests(rootReal);
+    const { entries, problem } = findManifests(rootReal);
+    if (problem !== null) {
+      warnings.push({
+        code: ERROR_CODES.ROOT_MISSING,
+        message: `plugin root ${root.path} (${root.origin}) cannot be read (${problem}); make it readable and searchable (r and x) by the user running trellis, or remove it from the ${root.root} roots`,
+      });
+    }
 
     const logicalPrefix = joinPrefix(root.path);
     const realPrefix = joinPrefix(rootReal);
@@ -259,7 +313,7 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       // the folders' facts need those anyway), so that is its realpath, and the handle's fstat
       // stands in for its lstat (O_NOFOLLOW opened the file itself, not a link).
       if (entry.read !== null && !entry.linked && foldersAreReal(logical, logicalPrefix.length, lstatCached)) {
-        found[n] = { rel, logical, real: expected, direct: true, lstat: entry.read.lstat, depth, read: entry.read };
+        found[n] = { rel, logical, real: expected, key: expected, direct: true, lstat: entry.read.lstat, depth, read: entry.read };
         continue;
       }
       // Fast path: when lstat shows the manifest as a regular file and every folder below the
@@ -267,16 +321,25 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       // relative path: one lstat instead of realpath(3)'s walk over every component.
       const own = lstatUncached(logical);
       if (own !== null && own.type === 'file' && foldersAreReal(logical, logicalPrefix.length, lstatCached)) {
-        found[n] = { rel, logical, real: expected, direct: true, lstat: own, depth, read: null };
+        found[n] = { rel, logical, real: expected, key: expected, direct: true, lstat: own, depth, read: null };
         continue;
       }
       let real: string | null;
+      let key: string | null;
       try {
         real = realpathSync.native(logical);
+        key = real;
       } catch {
         real = null;
+        // A link that leads nowhere has no realpath; the folder holding it does, so paths to
+        // the same dangling link (through a loop) still fold into one candidate.
+        try {
+          key = `${realpathSync.native(dirname(logical))}${sep}${MANIFEST_FILE_NAME}`;
+        } catch {
+          key = null;
+        }
       }
-      found[n] = { rel, logical, real, direct: real === expected, lstat: null, depth, read: null };
+      found[n] = { rel, logical, real, key, direct: real === expected, lstat: null, depth, read: null };
     }
     // One sort, by relative path: the order candidates are listed in (the manifest paths share
     // the root's prefix, so this is manifest-path order).
@@ -289,26 +352,26 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
     const winners = new Map<string, Found>();
     let twins = false;
     for (const item of found) {
-      if (item.real === null) continue;
-      const best = winners.get(item.real);
-      if (best === undefined) winners.set(item.real, item);
+      if (item.key === null) continue;
+      const best = winners.get(item.key);
+      if (best === undefined) winners.set(item.key, item);
       else {
         twins = true;
-        if (Number(item.direct) - Number(best.direct) > 0 || (item.direct === best.direct && item.depth < best.depth)) winners.set(item.real, item);
+        if (Number(item.direct) - Number(best.direct) > 0 || (item.direct === best.direct && item.depth < best.depth)) winners.set(item.key, item);
       }
     }
     const owners = twins ? new Map<string, ExternalCandidateFacts & { aliases: string[] }>() : null;
     for (const item of found) {
-      if (item.real !== null && twins && winners.get(item.real) !== item) continue;
+      if (item.key !== null && twins && winners.get(item.key) !== item) continue;
       const facts = collectFacts(root, rootReal, item, lstatCached);
-      if (owners !== null && item.real !== null) owners.set(item.real, facts);
+      if (owners !== null && item.key !== null) owners.set(item.key, facts);
       // A loop, not push(...): a root may hold more manifests than a call can take arguments.
       candidates.push(facts);
       all.push(facts);
     }
     if (owners !== null) {
       for (const item of found) {
-        if (item.real !== null && winners.get(item.real) !== item) owners.get(item.real)!.aliases.push(item.logical);
+        if (item.key !== null && winners.get(item.key) !== item) owners.get(item.key)!.aliases.push(item.logical);
       }
     }
   }
@@ -391,6 +454,22 @@ function collectFacts(
       }
     } else {
       folders.push({ path: pluginDirReal, stat: lstatCached(pluginDirReal), role: 'plugin' });
+    }
+  }
+  // With a symlink on the way, the folders the manifest was found through are not all on the
+  // real path above: the folder holding a manifest link, say. Whoever can write to one of them
+  // can repoint the link, so they are checked as well (the links themselves have no mode).
+  if (!item.direct) {
+    for (let slash = item.rel.indexOf('/'); slash !== -1; slash = item.rel.indexOf('/', slash + 1)) {
+      const logicalFolder = item.logical.slice(0, item.logical.length - item.rel.length + slash);
+      if (lstatCached(logicalFolder)?.type !== 'directory') continue;
+      let real: string;
+      try {
+        real = realpathSync.native(logicalFolder);
+      } catch {
+        continue;
+      }
+      if (!folders.some((f) => f.path === real)) folders.push({ path: real, stat: lstatCached(real), role: 'between' });
     }
   }
 
@@ -498,8 +577,11 @@ function readOpened(fd: number, known: StatFacts | null): ReadOutcome {
       if (length > MAX_MANIFEST_BYTES) {
         return { lstat, stat, bytes: null, refusal: { kind: 'TOO_LARGE', message: `it holds more than the ${MAX_MANIFEST_BYTES}-byte limit` } };
       }
-      // A regular file reads short only at its end: no extra read() to see 0.
-      if (n === 0 || n < wanted) break;
+      if (n === 0) break;
+      // A regular file on a disk reads short only at its end, which fstat's size says: no extra
+      // read() to see 0. A file whose size says nothing (procfs and the like report 0, and
+      // read short before their end) is read until read() returns 0.
+      if (n < wanted && stat.size > 0 && length >= stat.size) break;
     }
     return { lstat, stat, bytes: keep(buffer, length), refusal: null };
   } catch (error) {

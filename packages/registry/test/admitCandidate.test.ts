@@ -123,6 +123,15 @@ describe('admitCandidate on real trees', () => {
     expect(root.codes).toEqual([['ww-root', true, ['WORLD_WRITABLE'], []]]);
   });
 
+  it('rejects a manifest link in a world-writable folder, though the file it points to is safe', () => {
+    const { base, admitted, codes } = admitTree(
+      { 'r/q/m.toml': ok('linked-manifest'), 'r/p/plugin.toml': { symlink: '../q/m.toml' } },
+      { prepare: (b) => chmodSync(join(b, 'r/p'), 0o777) },
+    );
+    expect(codes).toEqual([['linked-manifest', true, ['WORLD_WRITABLE'], ['SYMLINK']]]);
+    expect(normalize(admitted[0]!.reasons[0]!.message, base)).toBe('any user can change the folder <tmp>/r/p (mode 777); run chmod o-w <tmp>/r/p');
+  });
+
   it('accepts a sticky world-writable folder owned by root, rejects one owned by another user', () => {
     const { codes } = admitTree(
       { 'r/shared/a/plugin.toml': ok('sticky-root'), 'r/other/b/plugin.toml': ok('sticky-foreign') },

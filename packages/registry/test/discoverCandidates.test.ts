@@ -81,25 +81,99 @@ describe('discoverCandidates', () => {
     }
   });
 
-  it('skips a folder it may not read and reports the rest (run as an unprivileged user)', () => {
+  it('skips a folder it may not read, reports a manifest in one it may list but not enter, and warns about a root it cannot read (run as an unprivileged user)', () => {
     const base = makeTree({
       'r/open/plugin.toml': manifestText({ id: 'open' }),
       'r/locked/inner/plugin.toml': manifestText({ id: 'inner' }),
+      'r/listonly/plugin.toml': manifestText({ id: 'listonly' }),
+      'shut/p/plugin.toml': manifestText({ id: 'shut' }),
     });
     for (const dir of [base, join(base, 'r'), join(base, 'r', 'open')]) chmodSync(dir, 0o755);
     chmodSync(join(base, 'r', 'open', 'plugin.toml'), 0o644);
     chmodSync(join(base, 'r', 'locked'), 0o700);
+    // Listable (r) but not searchable (no x): its entries' names can be read, nothing else.
+    chmodSync(join(base, 'r', 'listonly'), 0o744);
+    chmodSync(join(base, 'shut'), 0o700);
     const packageDir = fileURLToPath(new URL('..', import.meta.url));
+    const roots = [fileRoot(join(base, 'r')), fileRoot(join(base, 'shut'))];
     const script = `import { discoverCandidates } from '@trellis/registry';
-const result = discoverCandidates({ roots: [${JSON.stringify(fileRoot(join(base, 'r')))}], bundled: [] });
-process.stdout.write(JSON.stringify({ paths: result.candidates.map((c) => c.manifestPath), warnings: result.warnings }));`;
+const result = discoverCandidates({ roots: ${JSON.stringify(roots)}, bundled: [] });
+process.stdout.write(JSON.stringify({ found: result.candidates.map((c) => [c.manifestPath, c.readRefusal?.message ?? 'read']), warnings: result.warnings }));`;
     const child = spawnSync(
       'setpriv',
       ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--conditions=@trellis/source', '--import', 'tsx', '--input-type=module', '-e', script],
       { cwd: packageDir, encoding: 'utf8', timeout: 20_000 },
     );
     expect(child.stderr).toBe('');
-    expect(JSON.parse(child.stdout.split(base).join('<tmp>'))).toEqual({ paths: ['<tmp>/r/open/plugin.toml'], warnings: [] });
+    expect(JSON.parse(child.stdout.split(base).join('<tmp>'))).toEqual({
+      found: [
+        ['<tmp>/r/listonly/plugin.toml', 'cannot stat it (EACCES): its folder cannot be searched by this user'],
+        ['<tmp>/r/open/plugin.toml', 'read'],
+      ],
+      warnings: [
+        {
+          code: 'ROOT_MISSING',
+          message:
+            'plugin root <tmp>/shut (test explicit root) cannot be read (EACCES); make it readable and searchable (r and x) by the user running trellis, or remove it from the explicit roots',
+        },
+      ],
+    });
+  });
+
+  it('walks links that fan out into loops once: 40 links to "." and to ".." cost one visit each', () => {
+    const text = manifestText({ id: 'p' });
+    // At the size limit, so reading it once per path would take gigabytes.
+    const big = `${text}#${'x'.repeat(256 * 1024 - Buffer.byteLength(text) - 2)}\n`;
+    const tree: Record<string, Parameters<typeof makeTree>[0][string]> = { 'r/g/p/plugin.toml': big };
+    for (let i = 0; i < 40; i += 1) {
+      tree[`r/dot${String(i).padStart(2, '0')}`] = { symlink: '.' };
+      tree[`r/g/up${String(i).padStart(2, '0')}`] = { symlink: '..' };
+      tree[`r/g/side${String(i).padStart(2, '0')}`] = { symlink: 'p' };
+    }
+    const base = makeTree(tree);
+    const result = discoverCandidates({ roots: [fileRoot(join(base, 'r'))], bundled: [] });
+    const found = externals(result.candidates);
+    expect(found.map((c) => normalize({ path: c.manifestPath, read: c.bytes?.length, aliases: c.aliases }, base))).toEqual([
+      // Links back to the root are not followed; of the 40 links into p, the first by name is.
+      { path: '<tmp>/r/g/p/plugin.toml', read: 256 * 1024, aliases: ['<tmp>/r/g/side00/plugin.toml'] },
+    ]);
+  });
+
+  it('folds paths to one dangling manifest link into one candidate', () => {
+    const base = makeTree({ 'r/g/dang/plugin.toml': { symlink: 'nothing' }, 'r/g/loop': { symlink: '.' } });
+    const found = externals(discoverCandidates({ roots: [fileRoot(join(base, 'r'))], bundled: [] }).candidates);
+    expect(found.map((c) => normalize({ path: c.manifestPath, refusal: c.readRefusal?.kind, aliases: c.aliases }, base))).toEqual([
+      { path: '<tmp>/r/g/dang/plugin.toml', refusal: 'DANGLING', aliases: ['<tmp>/r/g/loop/dang/plugin.toml'] },
+    ]);
+  });
+
+  it('does not let a stray plugin.toml hide the plugins next to it: a folder, a link or another user\'s file', () => {
+    const base = makeTree({
+      'r/plugin.toml': { dir: true },
+      'r/a/plugin.toml': manifestText({ id: 'a' }),
+      's/plugin.toml': { text: manifestText({ id: 'planted' }), uid: 65534 },
+      's/b/plugin.toml': manifestText({ id: 'b' }),
+      't/plugin.toml': { symlink: '..' },
+      't/c/plugin.toml': manifestText({ id: 'c' }),
+    });
+    const roots = ['r', 's', 't'].map((r) => fileRoot(join(base, r)));
+    const found = externals(discoverCandidates({ roots, bundled: [] }).candidates);
+    expect(found.map((c) => normalize([c.manifestPath, c.readRefusal?.kind ?? 'read'], base))).toEqual([
+      ['<tmp>/r/a/plugin.toml', 'read'],
+      ['<tmp>/r/plugin.toml', 'NOT_REGULAR'],
+      ['<tmp>/s/b/plugin.toml', 'read'],
+      ['<tmp>/s/plugin.toml', 'read'],
+      ['<tmp>/t/c/plugin.toml', 'read'],
+      ['<tmp>/t/plugin.toml', 'NOT_REGULAR'],
+    ]);
+  });
+
+  it('reads a file that reads short before its end (procfs) to its end', () => {
+    const base = makeTree({ 'r/m/plugin.toml': { symlink: '/proc/self/maps' } });
+    const [c] = externals(discoverCandidates({ roots: [fileRoot(join(base, 'r'))], bundled: [] }).candidates);
+    // The process's memory map is several pages long; procfs hands it out a page at a time.
+    expect(c!.bytes!.length).toBeGreaterThan(4096);
+    expect(c!.bytes![c!.bytes!.length - 1]).toBe(10);
   });
 
   it('records the folders from the plugin folder up to the root and the bytes', () => {
@@ -136,7 +210,8 @@ process.stdout.write(JSON.stringify({ paths: result.candidates.map((c) => c.mani
         symlinks: ['<tmp>/r/f/plugin.toml'],
         aliases: [],
         read: expect.stringMatching(/bytes$/),
-        folders: ['plugin:<tmp>/store'],
+        // The folder holding the link is checked too: whoever can write to it can repoint it.
+        folders: ['plugin:<tmp>/store', 'between:<tmp>/r/f'],
       },
       {
         manifestPath: '<tmp>/r/linked/plugin.toml',
@@ -167,16 +242,10 @@ process.stdout.write(JSON.stringify({ paths: result.candidates.map((c) => c.mani
         manifestReal: '<tmp>/r/a/plugin.toml',
         folderName: 'a',
         symlinks: [],
-        // Every path the walk reaches through the loops, down to the depth limit (at most 4
-        // folders below the root) and never into a plugin folder (so not through a/loop); what
-        // matters is one candidate, every other path an alias of it.
-        aliases: [
-          '<tmp>/r/b/self/up/a/plugin.toml',
-          '<tmp>/r/b/self/up/twin/plugin.toml',
-          '<tmp>/r/b/up/a/plugin.toml',
-          '<tmp>/r/b/up/twin/plugin.toml',
-          '<tmp>/r/twin/plugin.toml',
-        ],
+        // One candidate, every other path to it an alias. The walk never enters a plugin folder
+        // (so not a/loop), never follows a link back to the root (b/up), and follows a link into
+        // a folder only once (b/self enters b, whose own self link is then not followed).
+        aliases: ['<tmp>/r/twin/plugin.toml'],
         read: expect.stringMatching(/bytes$/),
         folders: ['plugin:<tmp>/r/a', 'root:<tmp>/r'],
       },
