@@ -82,6 +82,8 @@ interface Found {
   readonly real: string | null;
   /** What paths to one manifest share: its realpath, or for a dangling link its folder's realpath and name. */
   readonly key: string | null;
+  /** Why the realpath failed, when it did (ENOENT, ELOOP, …). */
+  readonly unresolved?: string;
   readonly direct: boolean;
   /** `lstat` of the manifest path when the fast path took it (a regular file, no symlink on the way). */
   readonly lstat: StatFacts | null;
@@ -326,11 +328,13 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       }
       let real: string | null;
       let key: string | null;
+      let unresolved: string | undefined;
       try {
         real = realpathSync.native(logical);
         key = real;
-      } catch {
+      } catch (error) {
         real = null;
+        unresolved = errnoOf(error);
         // A link that leads nowhere has no realpath; the folder holding it does, so paths to
         // the same dangling link (through a loop) still fold into one candidate.
         try {
@@ -339,7 +343,7 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
           key = null;
         }
       }
-      found[n] = { rel, logical, real, key, direct: real === expected, lstat: null, depth, read: null };
+      found[n] = { rel, logical, real, key, direct: real === expected, lstat: null, depth, read: null, unresolved };
     }
     // One sort, by relative path: the order candidates are listed in (the manifest paths share
     // the root's prefix, so this is manifest-path order).
@@ -473,7 +477,7 @@ function collectFacts(
     }
   }
 
-  const read = item.read ?? readManifest(item.real, item.lstat);
+  const read = item.read ?? readManifest(item.real, item.lstat, item.unresolved);
   const manifestLstat = item.direct && read.lstat !== null ? read.lstat : lstatCached(item.logical);
   const folderName = basename(pluginDir === root.path ? root.path : pluginDir) || sep;
   return {
@@ -536,9 +540,15 @@ interface ReadOutcome {
  * `fstat` the handle, so what is checked is what is read even if the path was swapped in
  * between (a FIFO swapped in does not block the non-blocking open; fstat refuses it).
  */
-function readManifest(real: string | null, known: StatFacts | null): ReadOutcome {
+function readManifest(real: string | null, known: StatFacts | null, unresolved?: string): ReadOutcome {
   if (real === null) {
-    return { lstat: null, stat: null, bytes: null, refusal: { kind: 'DANGLING', message: 'the path is a symlink whose target does not exist' } };
+    const message =
+      unresolved === 'ELOOP'
+        ? 'the path is a symlink loop (following it leads back to itself)'
+        : unresolved === undefined || unresolved === 'ENOENT'
+          ? 'the path is a symlink whose target does not exist'
+          : `the path cannot be resolved (${unresolved})`;
+    return { lstat: null, stat: null, bytes: null, refusal: { kind: 'DANGLING', message } };
   }
   let lstat: StatFacts | null = known;
   if (lstat === null) {

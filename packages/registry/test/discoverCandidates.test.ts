@@ -139,6 +139,15 @@ process.stdout.write(JSON.stringify({ found: result.candidates.map((c) => [c.man
     ]);
   });
 
+  it('says a manifest link that loops is a loop, not a missing target', () => {
+    const base = makeTree({ 'r/self/plugin.toml': { symlink: 'plugin.toml' }, 'r/gone/plugin.toml': { symlink: 'nowhere' } });
+    const found = externals(discoverCandidates({ roots: [fileRoot(join(base, 'r'))], bundled: [] }).candidates);
+    expect(found.map((c) => normalize([c.manifestPath, c.readRefusal], base))).toEqual([
+      ['<tmp>/r/gone/plugin.toml', { kind: 'DANGLING', message: 'the path is a symlink whose target does not exist' }],
+      ['<tmp>/r/self/plugin.toml', { kind: 'DANGLING', message: 'the path is a symlink loop (following it leads back to itself)' }],
+    ]);
+  });
+
   it('folds paths to one dangling manifest link into one candidate', () => {
     const base = makeTree({ 'r/g/dang/plugin.toml': { symlink: 'nothing' }, 'r/g/loop': { symlink: '.' } });
     const found = externals(discoverCandidates({ roots: [fileRoot(join(base, 'r'))], bundled: [] }).candidates);
