@@ -139,10 +139,12 @@ const SHARED_CHECKS: ReadonlyMap<AdmissionCheck, number> = new Map(
 const sharedLists = new Map<number, readonly AdmissionCheck[]>();
 
 function shared(checks: AdmissionCheck[]): readonly AdmissionCheck[] {
+  // Up to 12 checks of 4 bits each: the key stays an exact integer.
+  if (checks.length > 12) return checks;
   let key = 0;
   for (let i = 0; i < checks.length; i += 1) {
     const index = SHARED_CHECKS.get(checks[i]!);
-    if (index === undefined || i >= 12) return checks;
+    if (index === undefined) return checks;
     key = key * 16 + index;
   }
   let list = sharedLists.get(key);

@@ -185,15 +185,9 @@ function findManifests(rootReal: string): { readonly entries: WalkEntry[]; reado
       // opened and read now (a swap in between is caught by the open or the fstat).
       let read: ReadOutcome | null = null;
       if (!linked && lstat.type !== 'symlink') {
-        const early = refuse(lstat);
-        if (early !== null) read = { lstat, stat: lstat, bytes: null, refusal: early };
-        else {
-          try {
-            read = readOpened(openSync(manifest, OPEN_FLAGS), lstat);
-          } catch {
-            read = null;
-          }
-        }
+        const outcome = readByType(manifest, lstat);
+        // An open that failed (a swap, no permission) leaves it to the full path.
+        read = typeof outcome === 'string' ? null : outcome;
       }
       out.push({ rel: rel + MANIFEST_FILE_NAME, read, linked });
       // A plugin folder is not entered, when its manifest is a regular file of yours or root's.
@@ -310,10 +304,9 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       const expected = realPrefix + rel;
       let depth = 1;
       for (let i = 0; i < rel.length; i += 1) if (rel.charCodeAt(i) === 47) depth += 1;
-      // Fastest path: the walk opened and read the manifest by the root's realpath plus the
-      // relative path, without a symlinked folder on the way (checked again with lstat here, as
-      // the folders' facts need those anyway), so that is its realpath, and the handle's fstat
-      // stands in for its lstat (O_NOFOLLOW opened the file itself, not a link).
+      // Fastest path: the walk lstat'ed and read (or refused) the manifest by the root's realpath
+      // plus the relative path, without a symlinked folder on the way (checked again with lstat
+      // here, as the folders' facts need those anyway), so that is its realpath.
       if (entry.read !== null && !entry.linked && foldersAreReal(logical, logicalPrefix.length, lstatCached)) {
         found[n] = { rel, logical, real: expected, key: expected, direct: true, lstat: entry.read.lstat, depth, read: entry.read };
         continue;
@@ -558,23 +551,32 @@ function readManifest(real: string | null, known: StatFacts | null, unresolved?:
       return { lstat: null, stat: null, bytes: null, refusal: { kind: 'OPEN_FAILED', message: `cannot stat it (${errnoOf(error)})` } };
     }
   }
+  const outcome = readByType(real, lstat);
+  if (typeof outcome !== 'string') return outcome;
+  return { lstat, stat: null, bytes: null, refusal: { kind: 'OPEN_FAILED', message: `cannot open it (${outcome})` } };
+}
+
+/**
+ * The read of a path whose `lstat` is known: anything but a regular file within the size limit
+ * is refused by that type and never opened; a regular file is opened O_NOFOLLOW|O_NONBLOCK and
+ * read ({@link readOpened}). The errno when the open fails.
+ */
+function readByType(path: string, lstat: StatFacts): ReadOutcome | string {
   const early = refuse(lstat);
   if (early !== null) return { lstat, stat: lstat, bytes: null, refusal: early };
   let fd: number;
   try {
-    fd = openSync(real, OPEN_FLAGS);
+    fd = openSync(path, OPEN_FLAGS);
   } catch (error) {
-    return { lstat, stat: null, bytes: null, refusal: { kind: 'OPEN_FAILED', message: `cannot open it (${errnoOf(error)})` } };
+    return errnoOf(error);
   }
   return readOpened(fd, lstat);
 }
 
 /** Reads an open manifest (and closes it): `fstat` the handle, refuse anything but a regular file, read at most the limit + 1. */
-function readOpened(fd: number, known: StatFacts | null): ReadOutcome {
-  let lstat = known;
+function readOpened(fd: number, lstat: StatFacts): ReadOutcome {
   try {
     const stat = toStatFacts(fstatSync(fd));
-    lstat ??= stat;
     const refusal = refuse(stat);
     if (refusal !== null) return { lstat, stat, bytes: null, refusal };
     // Read to the limit + 1 whatever fstat said: a file may grow between fstat and read.
