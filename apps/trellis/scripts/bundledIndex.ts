@@ -210,17 +210,44 @@ export function renderBundledIndex(options: {
   lines.push(`const DATA = JSON.parse(${JSON.stringify(JSON.stringify(data))}) as Array<Omit<BundledPluginDescriptor, 'load' | 'moduleUrl'>>;`, '');
   lines.push('export const BUNDLED_PLUGINS: readonly BundledPluginDescriptor[] = [');
   options.plugins.forEach((plugin, index) => {
+    // The worker URL of a plugin run from source; its built chunk otherwise.
     let spec = relative(options.outDir, plugin.entry).split(sep).join('/');
     if (!spec.startsWith('.')) spec = `./${spec}`;
     const id = plugin.manifest.id;
     lines.push('  {');
     lines.push(`    ...DATA[${index}]!,`);
-    lines.push(`    load: async () => ((await import(${JSON.stringify(spec)})) as { plugin: PluginDefinition }).plugin,`);
+    lines.push(`    load: async () => ((await import(${JSON.stringify(plugin.packageName)})) as { plugin: PluginDefinition }).plugin,`);
     lines.push(`    moduleUrl: inSource ? new URL(${JSON.stringify(spec)}, import.meta.url).href : new URL(${JSON.stringify(`./plugins/${id}.js`)}, import.meta.url).href,`);
     lines.push('  },');
   });
   lines.push('];', '');
   return lines.join('\n');
+}
+
+/**
+ * The bundled plugins are the app's declared dependencies: the app's package.json must list each
+ * plugin package as `workspace:*`, and nothing else under the plugin scope. Returns the exact edits
+ * when the two differ, so "add a package and rebuild" stays one step the build explains.
+ */
+export function undeclaredPluginProblems(
+  appPackage: { dependencies?: Record<string, string> },
+  plugins: readonly Pick<LinkedPlugin, 'packageName' | 'folder'>[],
+  appPackageFile = 'apps/trellis/package.json',
+): string[] {
+  const declared = appPackage.dependencies ?? {};
+  const wanted = new Set(plugins.map((p) => p.packageName));
+  const problems: string[] = [];
+  for (const plugin of plugins) {
+    if (declared[plugin.packageName] !== 'workspace:*') {
+      problems.push(`${appPackageFile}: dependencies: add "${plugin.packageName}": "workspace:*" (the bundled plugin in ${plugin.folder}), then run pnpm install`);
+    }
+  }
+  for (const name of Object.keys(declared).sort()) {
+    if (name.startsWith('@trellis/plugin-') && !wanted.has(name)) {
+      problems.push(`${appPackageFile}: dependencies: remove "${name}" (no folder under plugins/ provides it), then run pnpm install`);
+    }
+  }
+  return problems;
 }
 
 /** The tsup entries that give each bundled plugin a chunk of its own at `dist/plugins/<id>.js`. */

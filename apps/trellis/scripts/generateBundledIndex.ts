@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseRuntimeConfig } from '@trellis/config';
 import { parseProfiles } from '@trellis/registry/parse';
 import { parseToolOverrides } from '@trellis/catalog/overrides';
-import { findWorkspaceRoot, linkBundledPlugins, pluginEntries, renderBundledIndex } from './bundledIndex.ts';
+import { findWorkspaceRoot, linkBundledPlugins, pluginEntries, renderBundledIndex, undeclaredPluginProblems } from './bundledIndex.ts';
 
 const appDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const root = findWorkspaceRoot(appDir);
@@ -22,6 +22,9 @@ const fail = (problems: readonly string[]) => {
 
 const { plugins, errors } = await linkBundledPlugins(root);
 if (errors.length > 0) fail(errors);
+const appPackage = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { version: string; dependencies?: Record<string, string> };
+const undeclared = undeclaredPluginProblems(appPackage, plugins);
+if (undeclared.length > 0) fail(undeclared);
 
 const read = (file: string) => readFileSync(join(root, file), 'utf8');
 const runtimeToml = read('config/runtime.toml');
@@ -44,13 +47,12 @@ const overrideProblems = [...overrides.errors, ...overrides.warnings].map((p) =>
 const problems = [...configProblems, ...profileProblems, ...overrideProblems];
 if (problems.length > 0) fail(problems);
 
-const pkg = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { version: string };
 const embedded = {
   EMBEDDED_RUNTIME_TOML: { value: runtimeToml },
   EMBEDDED_RUNTIME_CONFIG: { value: config.value, type: 'RuntimeConfig' },
   EMBEDDED_PROFILES: { value: profiles.value, type: 'ProfilesData' },
   EMBEDDED_TOOL_OVERRIDES: { value: overrides.value, type: 'ToolOverrides' },
 };
-writeFileSync(join(appDir, 'src/bundled.gen.ts'), renderBundledIndex({ plugins, outDir: join(appDir, 'src'), embedded, version: pkg.version }));
+writeFileSync(join(appDir, 'src/bundled.gen.ts'), renderBundledIndex({ plugins, outDir: join(appDir, 'src'), embedded, version: appPackage.version }));
 writeFileSync(join(appDir, 'bundled-entries.gen.json'), `${JSON.stringify(pluginEntries(plugins), null, 2)}\n`);
 process.stderr.write(`trellis build: linked ${plugins.length} bundled plugins (${plugins.map((p) => p.manifest.id).join(', ')})\n`);

@@ -1,8 +1,14 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundledManifestDigest } from '@trellis/registry';
-import { findWorkspaceRoot, linkBundledPlugins, metaSchemaProblems, renderBundledIndex } from '../scripts/bundledIndex.ts';
+import {
+  findWorkspaceRoot,
+  linkBundledPlugins,
+  metaSchemaProblems,
+  renderBundledIndex,
+  undeclaredPluginProblems,
+} from '../scripts/bundledIndex.ts';
 
 const appDir = join(import.meta.dirname, '..');
 const tmpBase = join(appDir, '.tmp');
@@ -89,7 +95,7 @@ export const plugin = {
     });
 
     const source = renderBundledIndex({ plugins: first.plugins, outDir: join(workspace, 'app'), embedded: {}, version: '9.9.9' });
-    expect(source).toContain(`load: async () => ((await import("../plugins/alpha/src/index.ts")) as { plugin: PluginDefinition }).plugin,`);
+    expect(source).toContain(`load: async () => ((await import("@fixture/alpha")) as { plugin: PluginDefinition }).plugin,`);
     expect(source).toContain(`moduleUrl: inSource ? new URL("../plugins/beta/src/index.ts", import.meta.url).href : new URL("./plugins/beta.js", import.meta.url).href,`);
 
     rmSync(join(workspace, 'plugins', 'beta'), { recursive: true });
@@ -149,6 +155,24 @@ export const plugin = {
       'skill-source-local',
       'telegram',
     ]);
+  });
+
+  it('asks for the exact package.json edit when the declared plugins and plugins/ differ', () => {
+    const plugins = [
+      { packageName: '@trellis/plugin-alpha', folder: 'plugins/alpha' },
+      { packageName: '@trellis/plugin-beta', folder: 'plugins/beta' },
+    ];
+    const appPackage = { dependencies: { '@trellis/sdk': 'workspace:*', '@trellis/plugin-alpha': 'workspace:*', '@trellis/plugin-gone': 'workspace:*' } };
+    expect(undeclaredPluginProblems(appPackage, plugins)).toEqual([
+      'apps/trellis/package.json: dependencies: add "@trellis/plugin-beta": "workspace:*" (the bundled plugin in plugins/beta), then run pnpm install',
+      'apps/trellis/package.json: dependencies: remove "@trellis/plugin-gone" (no folder under plugins/ provides it), then run pnpm install',
+    ]);
+  });
+
+  it('declares every plugin under plugins/ as a dependency of the app', async () => {
+    const result = await linkBundledPlugins(findWorkspaceRoot(appDir));
+    const appPackage = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    expect(undeclaredPluginProblems(appPackage, result.plugins)).toEqual([]);
   });
 
   it('embeds each bundled manifest digest exactly as the registry computes it at run time', async () => {
