@@ -40,6 +40,7 @@ export const sharedVitest = defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     // The JSON report feeds scripts/summarize-tests.mjs, which prints the suite's closing line.
-    reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
+    // TRELLIS_TEST_REPORT names another report file (scripts/e2e-on-node.mjs keeps one per Node major).
+    reporters: ['default', ['json', { outputFile: process.env.TRELLIS_TEST_REPORT ?? '.vitest-report.json' }]],
   },
 });
