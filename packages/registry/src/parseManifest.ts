@@ -19,6 +19,12 @@ export interface ParsedManifest {
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /**
+ * `TRELLIS_TOML_FAST_PATH=0` sends every manifest to smol-toml: for triage, when a manifest is read
+ * differently than expected and the hand-written subset parser is the suspect. Read once per process.
+ */
+const tomlFastPath = process.env.TRELLIS_TOML_FAST_PATH !== '0';
+
+/**
  * Parses `plugin.toml` bytes: strict UTF-8, TOML (duplicate keys and `__proto__`-like keys are
  * errors, nesting is capped), then the plugin.toml schema with defaults applied. Pure.
  */
@@ -32,7 +38,7 @@ export function parseManifest(bytes: Uint8Array): ParsedManifest {
   if (text.includes('\u0000')) return { manifest: null, declaredId: null, errors: ['the file contains a NUL byte; it is not a text file'] };
   // The common subset of TOML is parsed by hand (the same data, a third of the time); anything
   // else, every invalid document included, gets smol-toml's verdict and wording.
-  let doc = parseTomlFast(text);
+  let doc = tomlFastPath ? parseTomlFast(text) : null;
   if (doc === null) {
     try {
       doc = parse(text, { maxDepth: MAX_MANIFEST_DEPTH, unsafeKeyBehaviour: 'throw' }) as Record<string, unknown>;
