@@ -3,7 +3,7 @@ import { formatIssues, issueToString, nestsDeeperThan } from '@trellis/sdk';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
 import type { PluginManifest } from '@trellis/sdk';
 import { parseTomlFast } from './parseTomlFast.ts';
-import { validateManifestFast, withPlainSchemas } from './validateManifestFast.ts';
+import { ownedManifest } from './ownedManifest.ts';
 
 /** Deepest nesting of tables and arrays a manifest may use. */
 export const MAX_MANIFEST_DEPTH = 32;
@@ -50,16 +50,12 @@ export function parseManifest(bytes: Uint8Array): ParsedManifest {
     }
   }
   const declaredId = typeof doc.id === 'string' ? doc.id : null;
-  // The common valid shape is checked by hand (same result, a fraction of the time); anything
-  // else, every invalid manifest included, gets zod's verdict and wording.
-  let manifest = validateManifestFast(doc);
-  if (manifest === null) {
-    const result = PluginManifestSchema.safeParse(doc);
-    if (!result.success) {
-      return { manifest: null, declaredId, errors: formatIssues(result.error).map(issueToString) };
-    }
-    manifest = withPlainSchemas(result.data);
+  // The manifest rules have one source: the zod schema in @trellis/sdk.
+  const result = PluginManifestSchema.safeParse(doc);
+  if (!result.success) {
+    return { manifest: null, declaredId, errors: formatIssues(result.error).map(issueToString) };
   }
+  const manifest = ownedManifest(result.data);
   // The schema fixes the shape everywhere except the free-form JSON Schemas; only
   // there can dotted keys or table headers nest without bound, so only there is depth checked.
   const deep = tooDeepFreeForm(manifest);

@@ -1,6 +1,6 @@
 // A fast path for the TOML that plugin.toml files are made of, used before smol-toml because
 // smol-toml spends ~17 µs and ~24 KB of garbage on a typical 600-byte manifest, and discovery
-// parses 10,000 of them at a time. Like `validateManifestFast`, it is a pre-filter, never a judge:
+// parses 10,000 of them at a time. It is a pre-filter, never a judge:
 // it returns the data smol-toml's `parse` returns (the same keys in the same order, the same
 // arrays, strings and numbers) when it is SURE the document is valid TOML in the subset below, and
 // null on anything else, so anything unusual and every invalid document goes through smol-toml,
