@@ -1,3 +1,4 @@
+import type * as SmolToml from 'smol-toml';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 const manifest = new TextEncoder().encode('schema_version = 1\nid = "hello"\nname = "Hello"\nversion = "1.0.0"\nkind = "toolset"\n');
@@ -9,7 +10,7 @@ async function loadWithSwitch(value: string | undefined) {
   else vi.stubEnv('TRELLIS_TOML_FAST_PATH', value);
   const calls: string[] = [];
   vi.doMock('smol-toml', async (importOriginal) => {
-    const real = await importOriginal<typeof import('smol-toml')>();
+    const real = await importOriginal<typeof SmolToml>();
     return { ...real, parse: (...args: Parameters<typeof real.parse>) => (calls.push(args[0]), real.parse(...args)) };
   });
   const { parseManifest } = await import('../src/parseManifest.ts');
