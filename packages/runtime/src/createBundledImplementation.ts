@@ -31,7 +31,7 @@ export interface CreateBundledImplementationOptions {
   readonly host: HostServices;
   /** Limits for worker-isolated calls. Default: 256 MB old generation, 32 MB young, 4 MB stack. */
   readonly workerResourceLimits?: ResourceLimits;
-  /** Most worker threads of the tool pool. Default: the machine's parallelism, at least 2. */
+  /** Most worker threads of the tool pool. Default: twice the machine's parallelism, at least 4. */
   readonly maxWorkerThreads?: number;
 }
 

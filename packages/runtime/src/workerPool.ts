@@ -8,7 +8,7 @@ export interface WorkerPoolOptions {
   readonly resourceLimits: ResourceLimits;
   /** Options of the workers' Node; `undefined` inherits the host's. */
   readonly execArgv?: readonly string[];
-  /** Most workers at once. Default: the machine's parallelism, at least 2. */
+  /** Most workers at once. Default: twice the machine's parallelism, at least 4. */
   readonly maxThreads?: number;
   /** Told about a worker that failed while it had no task (the pool replaces it). */
   readonly onIdleError?: (error: Error) => void;
@@ -68,7 +68,9 @@ export function acquireWorkerPool(options: WorkerPoolOptions): WorkerPoolLease {
 async function buildPool(options: WorkerPoolOptions): Promise<Tinypool> {
   tinypoolModule ??= import('tinypool');
   const { Tinypool: Pool } = await tinypoolModule;
-  const maxThreads = options.maxThreads ?? Math.max(2, availableParallelism());
+  // More workers than cores: a cheap call is not stuck behind two CPU-bound ones until their
+  // deadlines, and the workers run at a lower priority than the host thread (workerSource.ts).
+  const maxThreads = options.maxThreads ?? Math.max(4, 2 * availableParallelism());
   const pool = new Pool({
     filename: TASK_URL,
     minThreads: 1,

@@ -11,6 +11,14 @@
  */
 export const WORKER_SOURCE = String.raw`
 import { format } from 'node:util';
+import { readlinkSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
+// The host thread must win the CPU over tool work: on Linux a thread has its own nice value, so
+// this worker lowers its own priority by 10 (its thread id read from /proc/thread-self).
+try {
+  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+  if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(19, getPriority(tid) + 10));
+} catch {}
 let logs = null;
 const push = (level, message, fields) => {
   if (logs === null || logs.length >= 200) return;
