@@ -27,7 +27,7 @@ interface SharedPool {
 }
 
 const pools = new Map<string, SharedPool>();
-let tinypoolModule: Promise<typeof import('tinypool')> | undefined;
+let tinypoolModule: Promise<{ Tinypool: typeof Tinypool }> | undefined;
 
 /** The worker task module as a `data:` URL: no file to locate in a source tree, a build or a bundle. */
 const TASK_URL = `data:text/javascript,${encodeURIComponent(WORKER_SOURCE)}`;
