@@ -1,4 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { defineConfig } from 'tsup';
 import { sharedTsup } from '../../tsup.shared.ts';
 import { ESM_REQUIRE_BANNER } from './scripts/esmRequireBanner.ts';
@@ -9,9 +11,14 @@ const pluginEntries: Record<string, string> = existsSync('bundled-entries.gen.js
   ? JSON.parse(readFileSync('bundled-entries.gen.json', 'utf8'))
   : {};
 
+// tinypool (the runtime's worker pool for worker-isolated tools) starts each worker from
+// `entry/worker.js` beside its own code; bundled, its code sits in dist/, so the entry goes to
+// dist/entry/worker.js.
+const tinypoolEntry = join(dirname(createRequire(join(import.meta.dirname, '../../packages/runtime/package.json')).resolve('tinypool')), 'entry', 'worker.js');
+
 export default defineConfig({
   ...sharedTsup,
-  entry: { cli: 'src/cli.ts', index: 'src/index.ts', ...pluginEntries },
+  entry: { cli: 'src/cli.ts', index: 'src/index.ts', ...pluginEntries, 'entry/worker': tinypoolEntry },
   // Self-contained: workspace packages and third-party code are bundled; nothing resolves at run time.
   noExternal: [/.*/],
   // Bundled CommonJS dependencies call require() for Node built-ins.

@@ -89,7 +89,7 @@ describe('trellis tools call, for every bundled tool', () => {
     await check('core-fs.glob', { pattern: '**/*.txt' }, (v) => expect(JSON.stringify(v)).toContain('out/new.txt'));
     await check('core-fs.stat', { path: 'notes.txt' }, (v) => expect(v.exists).toBe(true));
     await check('core-fs.search', { pattern: 'gamma' }, (v) => expect(JSON.stringify(v)).toContain('notes.txt'));
-  });
+  }, 120_000); // seven CLI processes, two of them starting a worker of the tool pool: generous on a loaded machine
 
   it('core-command', async () => {
     await check('core-command.run', { program: 'echo', args: ['$(id)', ';', 'literal'] }, (v) => {

@@ -1,4 +1,7 @@
-import type { ResourceLimits, Worker } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { ResourceLimits } from 'node:worker_threads';
 import {
   ERROR_CODES,
   silentLogger,
@@ -15,7 +18,7 @@ import {
 } from '@trellis/sdk';
 import { failureFromThrown } from './outcomeFromThrown.ts';
 import type { CanonicalizeContext, ImplementationCall, ImplementationOutcome, LifecycleState, PluginImplementation } from './PluginImplementation.ts';
-import { WORKER_SOURCE } from './workerSource.ts';
+import { acquireWorkerPool, isPoolAbort, type WorkerPoolLease } from './workerPool.ts';
 
 /** Options of `createBundledImplementation`. */
 export interface CreateBundledImplementationOptions {
@@ -28,16 +31,31 @@ export interface CreateBundledImplementationOptions {
   readonly host: HostServices;
   /** Limits for worker-isolated calls. Default: 256 MB old generation, 32 MB young, 4 MB stack. */
   readonly workerResourceLimits?: ResourceLimits;
+  /** Most worker threads of the tool pool. Default: twice the machine's parallelism, at least 4. */
+  readonly maxWorkerThreads?: number;
 }
-
-/** How long a worker may live after it answered, so its last console output is not lost. */
-const WORKER_GRACE_MS = 50;
 
 /** The default limits of a worker-isolated call. */
 export const DEFAULT_WORKER_RESOURCE_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyTool = ToolDefinition<any, any, unknown>;
+
+interface WorkerLog {
+  readonly level: string;
+  readonly message: string;
+  readonly fields?: Record<string, unknown>;
+}
+
+/** tsx's ESM registration, found from the plugin's own folder, for workers that import TypeScript sources. */
+function tsxLoaderUrl(moduleUrl: string): string | null {
+  try {
+    const pkg = createRequire(fileURLToPath(moduleUrl)).resolve('tsx/package.json');
+    return pathToFileURL(join(dirname(pkg), 'dist', 'esm', 'api', 'index.mjs')).href;
+  } catch {
+    return null;
+  }
+}
 
 type WorkerReply =
   | { type: 'result'; value: unknown }
@@ -75,7 +93,12 @@ class BundledImplementation implements PluginImplementation {
   private failure: string | undefined;
   private readonly workerTools: ReadonlySet<string>;
   private readonly withoutCanonicalize = new Set<string>();
-  private readonly workers = new Set<Worker>();
+  /** Calls running in the pool, aborted (their workers terminated) on dispose. */
+  private readonly running = new Set<AbortController>();
+  private poolLease: WorkerPoolLease | undefined;
+  private loaderUrl: string | null | undefined;
+  /** Names this implementation's plugin state (module, setup) inside a pool worker. */
+  private readonly setupKey = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
   private readonly logger: Logger;
   private disposed = false;
 
@@ -167,8 +190,10 @@ class BundledImplementation implements PluginImplementation {
   async dispose(): Promise<void> {
     this.disposed = true;
     this.lifecycle = 'disabled';
-    await Promise.allSettled([...this.workers].map((worker) => worker.terminate()));
-    this.workers.clear();
+    for (const controller of this.running) controller.abort(new Error('the plugin was shut down'));
+    this.running.clear();
+    await this.poolLease?.release();
+    this.poolLease = undefined;
     const definition = this.definition;
     if (definition?.dispose !== undefined) {
       try {
@@ -213,70 +238,70 @@ class BundledImplementation implements PluginImplementation {
     return this.loading;
   }
 
+  /** The lease on the shared worker pool, taken on the first worker call. */
+  private lease(moduleUrl: string): WorkerPoolLease {
+    if (this.poolLease === undefined) {
+      const o = this.options;
+      // From source (tests, benches) the plugin module is TypeScript: workers resolve workspace
+      // packages to their sources and register tsx before importing it. A build never gets here.
+      const source = moduleUrl.endsWith('.ts');
+      this.poolLease = acquireWorkerPool({
+        resourceLimits: o.workerResourceLimits ?? DEFAULT_WORKER_RESOURCE_LIMITS,
+        ...(source ? { execArgv: ['--conditions=@trellis/source'] } : {}),
+        ...(o.maxWorkerThreads === undefined ? {} : { maxThreads: o.maxWorkerThreads }),
+        onIdleError: (error) => this.logger.warn(`a worker thread of the tool pool failed while idle and was replaced: ${error.message}`),
+      });
+    }
+    return this.poolLease;
+  }
+
   private async runWorker(mode: 'canonicalize' | 'run', tool: string, input: unknown, signal: AbortSignal, callId: string): Promise<WorkerReply> {
     const moduleUrl = this.options.descriptor.moduleUrl;
     if (moduleUrl === undefined) {
-      return Promise.resolve({
+      return {
         type: 'load-failed',
         message: `plugin ${this.pluginId} marks ${tool} isolation = "worker" but its descriptor has no moduleUrl for the worker to import`,
-      });
+      };
     }
-    if (signal.aborted) return Promise.resolve({ type: 'aborted', message: 'aborted before the worker started' });
-    // Loaded here, not at import: most hosts never isolate a tool in a worker.
-    const { Worker: WorkerThread } = await import('node:worker_threads');
+    if (this.disposed) return { type: 'aborted', message: 'the plugin was shut down' };
     if (signal.aborted) return { type: 'aborted', message: 'aborted before the worker started' };
     const o = this.options;
     const limits = o.workerResourceLimits ?? DEFAULT_WORKER_RESOURCE_LIMITS;
-    let worker: Worker;
-    try {
-      worker = new WorkerThread(WORKER_SOURCE, {
-        eval: true,
-        workerData: { mode, moduleUrl, tool, name: `${this.pluginId}.${tool}`, input, settings: o.settings, workspace: o.workspace, env: o.env, callId },
-        resourceLimits: limits,
-        // A plugin's console output must not mix with the host's own stdout (e.g. `--json`): it goes to the debug log.
-        stdout: true,
-        stderr: true,
-      });
-      const name = `${this.pluginId}.${tool}`;
-      worker.stdout.setEncoding('utf8').on('data', (text: string) => this.logger.debug(`${name} (worker stdout): ${text.trimEnd()}`));
-      worker.stderr.setEncoding('utf8').on('data', (text: string) => this.logger.debug(`${name} (worker stderr): ${text.trimEnd()}`));
-    } catch (error) {
-      return Promise.resolve({ type: 'crashed', message: `the worker could not start: ${error instanceof Error ? error.message : String(error)}` });
-    }
-    this.workers.add(worker);
+    this.loaderUrl ??= moduleUrl.endsWith('.ts') ? tsxLoaderUrl(moduleUrl) : null;
+    const task = {
+      mode,
+      moduleUrl,
+      loaderUrl: this.loaderUrl,
+      setupKey: this.setupKey,
+      tool,
+      name: `${this.pluginId}.${tool}`,
+      input,
+      settings: o.settings,
+      workspace: o.workspace,
+      env: o.env,
+      callId,
+    };
     this.lifecycle = this.lifecycle === 'unloaded' ? 'active' : this.lifecycle;
-    return new Promise<WorkerReply>((resolve) => {
-      let settled = false;
-      worker.once('exit', () => this.workers.delete(worker));
-      const finish = (reply: WorkerReply, terminateNow: boolean): void => {
-        if (settled) return;
-        settled = true;
-        signal.removeEventListener('abort', onAbort);
-        resolve(reply);
-        // After an answer, a short grace lets the worker's last console output arrive before the
-        // thread (and anything the plugin left running in it) is terminated.
-        if (terminateNow) void worker.terminate();
-        else setTimeout(() => void worker.terminate(), WORKER_GRACE_MS).unref();
-      };
-      const onAbort = (): void => finish({ type: 'aborted', message: 'the call was aborted; the worker was terminated' }, true);
-      signal.addEventListener('abort', onAbort, { once: true });
-      worker.on('message', (message: WorkerReply | { type: 'log'; level: keyof Logger; message: string; fields?: Record<string, unknown> }) => {
-        if (message.type === 'log') {
-          const level = ['debug', 'info', 'warn', 'error'].includes(message.level) ? message.level : 'info';
-          this.logger[level](message.message, message.fields);
-          return;
-        }
-        finish(message, false);
-      });
-      worker.on('error', (error: Error & { code?: string }) => {
-        const message =
-          error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-            ? `the worker ran out of memory (limit ${limits.maxOldGenerationSizeMb ?? '?'} MB old generation)`
-            : `the worker failed: ${error.message}`;
-        finish({ type: 'crashed', message }, true);
-      });
-      worker.on('exit', (code) => finish({ type: 'crashed', message: `the worker exited with code ${code} before answering` }, true));
-    });
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.running.add(controller);
+    try {
+      const reply = (await this.lease(moduleUrl).run(task, controller.signal)) as WorkerReply & { logs?: WorkerLog[] };
+      for (const line of reply.logs ?? []) {
+        const level = (['debug', 'info', 'warn', 'error'] as const).find((known) => known === line.level) ?? 'info';
+        this.logger[level](line.level === 'debug' && line.message.startsWith('(worker ') ? `${this.pluginId}.${tool} ${line.message}` : line.message, line.fields);
+      }
+      return reply;
+    } catch (error) {
+      if (controller.signal.aborted || isPoolAbort(error)) return { type: 'aborted', message: 'the call was aborted; its worker was terminated and replaced' };
+      const code = (error as { code?: unknown } | null)?.code;
+      if (code === 'ERR_WORKER_OUT_OF_MEMORY') return { type: 'crashed', message: `the worker ran out of memory (limit ${limits.maxOldGenerationSizeMb ?? '?'} MB old generation)` };
+      return { type: 'crashed', message: `the worker failed: ${error instanceof Error ? error.message : String(error)}` };
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.running.delete(controller);
+    }
   }
 
   private failureOf(reply: WorkerReply, tool: string): ToolFailure {
@@ -310,9 +335,10 @@ class BundledImplementation implements PluginImplementation {
  * The in-process implementation of a bundled plugin. Lazy: nothing is imported until the first
  * call (or `start`). The module is loaded with `descriptor.load()` and `setup` runs once; a
  * failure of either is kept and reported by every call as `PLUGIN_LOAD_FAILED`. Tools whose
- * contract says `isolation = "worker"` run in a fresh worker thread per call, which imports
- * `descriptor.moduleUrl` itself, runs under `resourceLimits`, and is terminated when the call's
- * signal aborts (deadline or caller), so even `while (true) {}` cannot hang the host.
+ * contract says `isolation = "worker"` run on the shared worker pool (tinypool, see workerPool.ts):
+ * a pool worker imports `descriptor.moduleUrl` itself, runs under `resourceLimits`, and is
+ * terminated and replaced when the call's signal aborts (deadline or caller), so even
+ * `while (true) {}` cannot hold the host past its deadline.
  */
 export function createBundledImplementation(options: CreateBundledImplementationOptions): PluginImplementation {
   return new BundledImplementation(options);

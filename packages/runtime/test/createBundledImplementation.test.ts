@@ -8,6 +8,7 @@ import { runtimeConfig, staticCatalog } from './helpers.ts';
 
 const WORKER_FIXTURE = new URL('./fixtures/worker-plugin.mjs', import.meta.url).href;
 const BROKEN_FIXTURE = new URL('./fixtures/broken-plugin.mjs', import.meta.url).href;
+const TS_FIXTURE = new URL('./fixtures/ts-plugin.ts', import.meta.url).href;
 
 const host: HostServices = { plugins: () => [], explainPlugin: () => undefined, searchTools: () => [] };
 const runtimes: ToolRuntime[] = [];
@@ -41,7 +42,7 @@ function recordingLogger(): Logger & { lines: string[] } {
   return { lines, debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
 }
 
-function runtimeFor(descriptor: BundledPluginDescriptor, options: { settings?: unknown; logger?: Logger; limits?: { maxOldGenerationSizeMb: number } } = {}) {
+function runtimeFor(descriptor: BundledPluginDescriptor, options: { settings?: unknown; logger?: Logger; limits?: { maxOldGenerationSizeMb: number }; threads?: number } = {}) {
   const descriptors: RuntimeToolDescriptor[] = descriptor.tools.map((tool) => ({
     name: `${descriptor.manifest.id}.${tool.name}`,
     plugin: descriptor.manifest.id,
@@ -57,6 +58,7 @@ function runtimeFor(descriptor: BundledPluginDescriptor, options: { settings?: u
     logger: options.logger,
     host,
     workerResourceLimits: options.limits,
+    maxWorkerThreads: options.threads,
   });
   const runtime = createToolRuntime({ catalog: staticCatalog(descriptors), implementations: new Map([[descriptor.manifest.id, impl]]), config: runtimeConfig() });
   runtimes.push(runtime);
@@ -174,6 +176,7 @@ describe('worker-isolated tools', () => {
     spec('throwString', worker()),
     spec('fn', worker()),
     spec('resolvePath', worker(), { type: 'object', properties: { path: { type: 'string' } } }),
+    spec('whoami', worker({ deadlineMs: 60_000 })),
   ];
   const noLoad = () => Promise.reject(new Error('the host thread must not import a worker-only plugin'));
 
@@ -199,6 +202,25 @@ describe('worker-isolated tools', () => {
     expect(outcome).toEqual({ ok: false, error: { code: 'TIMEOUT', message: 'iso.spin did not finish within its 300 ms deadline and was abandoned', retryable: false } });
     expect(ticks).toBeGreaterThan(0);
     expect(await runtime.invoke({ name: 'iso.add', input: { a: 1, b: 1 } })).toMatchObject({ ok: true, value: { sum: 2 } });
+  });
+
+  it('replaces a worker killed at the deadline: the pool answers the next call from a fresh thread', async () => {
+    const { runtime } = runtimeFor(bundled('iso', specs, noLoad, WORKER_FIXTURE), { threads: 1 });
+    const before = await runtime.invoke({ name: 'iso.whoami' });
+    expect(before).toMatchObject({ ok: true, value: { setups: 1 } });
+    expect(await runtime.invoke({ name: 'iso.spin' })).toMatchObject({ ok: false, error: { code: 'TIMEOUT' } });
+    const after = await runtime.invoke({ name: 'iso.whoami' });
+    expect(after).toMatchObject({ ok: true, value: { setups: 1 } });
+    const threadOf = (outcome: typeof before) => (outcome.ok ? (outcome.value as { threadId: number }).threadId : -1);
+    expect(threadOf(after)).not.toBe(threadOf(before));
+  });
+
+  it('shares one pool among concurrent first calls: each worker imports and sets up the plugin once', async () => {
+    const { runtime } = runtimeFor(bundled('iso', specs, noLoad, WORKER_FIXTURE), { threads: 2 });
+    const outcomes = await Promise.all(Array.from({ length: 12 }, () => runtime.invoke({ name: 'iso.whoami' })));
+    const values = outcomes.map((outcome) => (outcome.ok ? (outcome.value as { threadId: number; setups: number }) : { threadId: -1, setups: -1 }));
+    expect(values.every((value) => value.setups === 1)).toBe(true);
+    expect(new Set(values.map((value) => value.threadId)).size).toBeLessThanOrEqual(2);
   });
 
   it('reports a worker that runs out of memory as PLUGIN_CRASHED', async () => {
@@ -254,6 +276,15 @@ describe('worker-isolated tools', () => {
       },
     });
   });
+
+  it('imports a TypeScript plugin module from a source checkout, workspace imports resolved to their sources', async () => {
+    const { runtime } = runtimeFor(bundled('tsiso', [spec('shout', worker({ deadlineMs: 60_000 }))], noLoad, TS_FIXTURE));
+    expect(await runtime.invoke({ name: 'tsiso.shout', input: { text: 'quiet' } })).toEqual({ ok: true, value: { text: 'QUIET' } });
+    expect(await runtime.invoke({ name: 'tsiso.shout', input: { text: '' } })).toEqual({
+      ok: false,
+      error: { code: 'INVALID_ARGUMENT', message: 'text: give something to shout', retryable: false },
+    });
+  }, 120_000);
 
   it('terminates running workers on dispose', async () => {
     const { runtime } = runtimeFor(bundled('iso', [spec('spin', worker({ deadlineMs: 60_000 }))], noLoad, WORKER_FIXTURE));

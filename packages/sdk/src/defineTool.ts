@@ -15,6 +15,13 @@ export interface ToolContract {
   readonly maxRetries: number;
   /** True when running the call twice has the same effect as once; only idempotent calls are retried after dispatch. */
   readonly idempotent: boolean;
+  /**
+   * Where the tool runs, shown by `trellis tools describe` as "runs in". `inline`: on the host's
+   * thread, for cheap work bounded by input caps. `worker`: on the runtime's worker pool; the
+   * worker imports the plugin module itself and is terminated (and replaced) at the deadline, so
+   * a call whose cost grows with untrusted input cannot hold the host. Declare `worker` for any
+   * such tool; the runtime does the running. `process` is set by the host for external plugins.
+   */
   readonly isolation: IsolationMode;
   /** `ask`: the host must get approval before each call. */
   readonly approval: 'auto' | 'ask';

@@ -37,7 +37,8 @@ export const globTool = defineTool<z.infer<typeof GlobInputSchema>, GlobOutput, 
   name: 'glob',
   description: `Finds files inside the root whose paths match a glob pattern (e.g. "**/*.md") and returns their paths relative to the root, sorted. Hidden files are included; .git and node_modules folders and symlinked folders are skipped. At most ${MAX_GLOB_RESULTS} paths; narrow the pattern or set path if truncated is true. ${GLOB_LIMITS} To look inside files use core-fs.search.`,
   input: GlobInputSchema,
-  contract: { sideEffects: false, capabilities: ['fs.read'] },
+  // Walking and matching grow with the tree and the pattern: off the host thread, killed at the deadline.
+  contract: { sideEffects: false, capabilities: ['fs.read'], isolation: 'worker' },
   tags: ['files', 'find', 'glob'],
   examples: [
     { description: 'Every TypeScript file under src', input: { pattern: '**/*.ts', path: 'src' } },

@@ -108,7 +108,8 @@ export const searchTool = defineTool<z.infer<typeof SearchInputSchema>, SearchOu
   name: 'search',
   description: `Searches the text files inside the root (or under path, optionally only files matching glob) for lines containing pattern, and returns each matching line with its path, line and column, sorted by path and line. Literal text by default; regex: true uses RE2 syntax (linear time; no backreferences or lookaround; at most ${MAX_REGEX_PROGRAM_SIZE} compiled instructions, so no huge repeats like \\w{999}). Binary files and files over max_read_bytes are skipped; .git and node_modules are not searched. Stops after max_results matches (default 100, at most ${MAX_SEARCH_RESULTS}).`,
   input: SearchInputSchema,
-  contract: { sideEffects: false, capabilities: ['fs.read'] },
+  // Walking and matching grow with the tree and the pattern: off the host thread, killed at the deadline.
+  contract: { sideEffects: false, capabilities: ['fs.read'], isolation: 'worker' },
   tags: ['files', 'search', 'grep'],
   examples: [
     { description: 'Where is a function used?', input: { pattern: 'loadConfig(', glob: '**/*.ts' } },

@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parse } from 'csv-parse';
 import type { CsvError } from 'csv-parse';
-import { ERROR_CODES, ToolError } from '@trellis/sdk';
+import { ERROR_CODES, nestsDeeperThan, ToolError } from '@trellis/sdk';
 import { combineKinds, convertText, inferTextKind, jsonKind } from './inferValue.ts';
 import type { Cell, ColumnType } from './inferValue.ts';
 
@@ -277,6 +277,21 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 type TextSource = { text: string; displayPath: string; maxRows: number; maxColumns: number };
 
+/**
+ * Deepest nesting of objects and arrays a JSON row may hold below itself. Deeper data is refused
+ * before anything walks it: typing, describing and serializing a cell recurse, and a value nested
+ * 200 000 levels deep would exhaust the stack.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+function checkDepth(row: Record<string, unknown>, displayPath: string, where: string): void {
+  if (!nestsDeeperThan(row, MAX_JSON_DEPTH + 1)) return;
+  throw new ToolError(
+    ERROR_CODES.INVALID_ARGUMENT,
+    `path: "${displayPath}": ${where} nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep, core-table's depth limit for JSON rows; flatten the data or extract the part you need into its own file.`,
+  );
+}
+
 function parseJson(options: TextSource): Table {
   const { text, displayPath } = options;
   let data: unknown;
@@ -296,6 +311,7 @@ function parseJson(options: TextSource): Table {
   if (bad !== -1) {
     throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${displayPath}": element ${bad} of the array is not an object; every row must be a JSON object.`);
   }
+  (data as Array<Record<string, unknown>>).forEach((row, index) => checkDepth(row, displayPath, `element ${index} of the array`));
   return fromObjects({ ...options, objects: data as Array<Record<string, unknown>>, format: 'json' });
 }
 
@@ -314,6 +330,7 @@ function parseJsonLines(options: TextSource): Table {
     if (!isPlainObject(value)) {
       throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${displayPath}" line ${i + 1} is not a JSON object; every line must be one row object.`);
     }
+    checkDepth(value, displayPath, `line ${i + 1}`);
     objects.push(value);
     if (objects.length > maxRows) break;
   }

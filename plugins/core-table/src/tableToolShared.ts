@@ -17,6 +17,8 @@ export const TABLE_TOOL_CONTRACT: Partial<ToolContract> = {
   capabilities: ['fs.read'],
   sandbox: 'read-only-fs',
   deadlineMs: 30_000,
+  // Parsing, filtering and describing grow with the file: off the host thread, killed at the deadline.
+  isolation: 'worker',
 };
 
 /** The limits sentence every tool description ends with. */

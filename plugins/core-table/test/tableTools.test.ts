@@ -224,3 +224,43 @@ describe('max_columns', () => {
     expect(plain(raised).rows.map((r) => r['c1000'])).toEqual([null, null]);
   });
 });
+
+describe('hostile nesting', () => {
+  it('refuses JSON rows nested 200 000 levels deep with the depth limit, in every tool, instead of overflowing the stack', async () => {
+    const deep = 200_000;
+    const tree = makeTree({
+      'deep.json': `[{"a":${'['.repeat(deep)}${']'.repeat(deep)}}]`,
+      'deep.jsonl': `{"ok":1}\n{"a":${'{"b":'.repeat(deep)}1${'}'.repeat(deep)}}\n`,
+      'fine.json': `[{"a":${'['.repeat(50)}1${']'.repeat(50)}}]`,
+    });
+    try {
+      const ctx = makeContext({ workspace: tree.dir });
+      const outcomes: string[] = [];
+      for (const path of ['deep.json', 'deep.jsonl']) {
+        for (const tool of [readTool, describeTool, queryTool] as const) {
+          const input = (tool === queryTool ? QueryInputSchema : tool === readTool ? ReadInputSchema : DescribeInputSchema).parse({ path });
+          try {
+            const canonical = await tool.canonicalize!(input as never, ctx as never);
+            await tool.run(canonical.input as never, ctx as never);
+            outcomes.push(`${tool.name} ${path}: ok`);
+          } catch (error) {
+            outcomes.push(`${tool.name} ${path}: ${(error as { code?: string }).code} ${(error as Error).message.replace(tree.dir, '<ws>')}`);
+          }
+        }
+      }
+      const limit = "nests objects or arrays more than 100 levels deep, core-table's depth limit for JSON rows; flatten the data or extract the part you need into its own file.";
+      expect(outcomes).toEqual([
+        `read deep.json: INVALID_ARGUMENT path: "deep.json": element 0 of the array ${limit}`,
+        `describe deep.json: INVALID_ARGUMENT path: "deep.json": element 0 of the array ${limit}`,
+        `query deep.json: INVALID_ARGUMENT path: "deep.json": element 0 of the array ${limit}`,
+        `read deep.jsonl: INVALID_ARGUMENT path: "deep.jsonl": line 2 ${limit}`,
+        `describe deep.jsonl: INVALID_ARGUMENT path: "deep.jsonl": line 2 ${limit}`,
+        `query deep.jsonl: INVALID_ARGUMENT path: "deep.jsonl": line 2 ${limit}`,
+      ]);
+      const fine = await describeTool.run(DescribeInputSchema.parse({ path: join(tree.dir, 'fine.json') }) as never, ctx as never);
+      expect(fine.columns.map((column) => column.name)).toEqual(['a']);
+    } finally {
+      tree.cleanup();
+    }
+  });
+});

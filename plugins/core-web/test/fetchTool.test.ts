@@ -169,6 +169,14 @@ describe('core-web.fetch on the test server (loopback allowed for 127.0.0.1 only
     expect(result).toMatchObject({ truncated: true, text: 'a'.repeat(4096) });
   });
 
+  it('cuts a gzip body of NUL bytes at the cap like any long body, so its JSON stays within max_text_chars', async () => {
+    const result = await fetchWith({ url: `${server.base}/gzip-nul` });
+    expect(result.truncated).toBe(true);
+    // Each NUL goes out as a six-character escape: 200 000 characters of budget hold 33 333 of them.
+    expect(result.text).toBe('\u0000'.repeat(33_333));
+    expect(JSON.stringify(result.text).length).toBeLessThanOrEqual(200_002);
+  });
+
   it('cuts text longer than max_text_chars', async () => {
     const result = await fetchWith({ url: `${server.base}/endless` }, { ...LOOPBACK_ONLY, max_bytes: 8192, max_text_chars: 1000 });
     expect(result).toMatchObject({ truncated: true, text: 'z'.repeat(1000) });

@@ -41,6 +41,10 @@ export async function startTestServer(): Promise<{ port: number; base: string; s
         res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
         res.end(gzipSync('compressed hello'));
         return;
+      case '/gzip-nul':
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
+        res.end(gzipSync(Buffer.alloc(20 * 1024 * 1024, 0)));
+        return;
       case '/gzip-bomb':
         res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
         res.end(gzipSync(Buffer.alloc(20 * 1024 * 1024, 0x61)));

@@ -50,11 +50,19 @@ export function toolsDescribe(line: CommandLine, io: CommandIO, assembly: Assemb
     if (descriptor.tags.length > 0) io.out(`  tags: ${descriptor.tags.join(', ')}\n`);
     const c = descriptor.contract;
     io.out(`  contract: side effects ${c.sideEffects ? 'yes' : 'no'}, idempotent ${c.idempotent ? 'yes' : 'no'}, deadline ${c.deadlineMs} ms, retries ${c.maxRetries}, isolation ${c.isolation}, sandbox ${c.sandbox}, approval ${c.approval}${c.capabilities.length ? `, capabilities ${c.capabilities.join(' ')}` : ''}\n`);
+    io.out(`  runs in: ${RUNS_IN[c.isolation]}\n`);
     io.out(`  input schema:\n${indent(JSON.stringify(descriptor.inputSchema, null, 2), 4)}\n`);
     for (const example of descriptor.examples) io.out(`  example: ${example.description}\n    trellis tools call ${name} --args '${JSON.stringify(example.input)}'\n`);
   }
   return EXIT.OK;
 }
+
+/** Where a tool's code runs, by its contract's `isolation`, as `tools describe` says it. */
+const RUNS_IN: Record<string, string> = {
+  inline: 'the host thread (cheap, bounded work only)',
+  worker: 'a worker thread of the tool pool, terminated at the deadline (the host thread stays free)',
+  process: 'a child process (external plugin), killed with its process group',
+};
 
 /** `trellis tools search <query> [--limit N]`. */
 export function toolsSearch(line: CommandLine, io: CommandIO, assembly: Assembly): number {
