@@ -25,7 +25,7 @@ function refusalOf(call: () => unknown): { code: string; message: string } {
   throw new Error('expected a refusal');
 }
 
-async function asyncRefusalOf(call: () => Promise<unknown>): Promise<{ code: string; message: string }> {
+async function asyncRefusalOf(call: () => unknown): Promise<{ code: string; message: string }> {
   try {
     await call();
   } catch (error) {
