@@ -15,11 +15,17 @@ export const PROGRAM_NAME_PATTERN = /^[A-Za-z0-9._+-]{1,255}$/;
  */
 export const ProgramRulesSchema = z
   .object({
+    has_subcommands: z
+      .boolean()
+      .optional()
+      .describe(
+        'Whether the program is called as "<program> [global options] <subcommand> [arguments]" (git, docker, cargo). Only then do deny_global_args, path_args and global_args_with_value look before the subcommand alone and subcommand_deny_args apply; otherwise they look at every argument. Default false for your own programs.',
+      ),
     deny_args: ArgPatternListSchema.optional().describe(
       'Arguments refused wherever they appear. "--name" also refuses its "--name=value" form and git-style abbreviations ("--upload-p"); "-x" (one letter) also refuses "-xVALUE" and bundles such as "-qx"; a pattern with * or ? is a glob over the whole argument (case-insensitive); anything else must match exactly.',
     ),
     deny_global_args: ArgPatternListSchema.optional().describe(
-      'Arguments refused before the subcommand (the first argument that is not an option), e.g. git\'s "-c" but not "git grep -c".',
+      'Arguments refused before the subcommand (the first argument that is not an option), e.g. git\'s "-c" but not "git grep -c"; every argument when has_subcommands is false.',
     ),
     global_args_with_value: ArgPatternListSchema.optional().describe(
       'Options before the subcommand that take the next argument as their value (git "-C <path>"), so the subcommand is found correctly.',

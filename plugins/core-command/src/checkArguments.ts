@@ -29,6 +29,7 @@ export function effectiveRules(name: string, user: Readonly<Record<string, Progr
     else userKeys.add(key);
   }
   const rules: ProgramRules = {
+    has_subcommands: mine?.has_subcommands ?? shipped?.has_subcommands ?? false,
     deny_args: mine?.deny_args ?? shipped?.deny_args ?? [],
     deny_global_args: mine?.deny_global_args ?? shipped?.deny_global_args ?? [],
     global_args_with_value: mine?.global_args_with_value ?? shipped?.global_args_with_value ?? [],
@@ -139,7 +140,7 @@ export async function checkArguments(options: {
     const named = effectiveRules(name, programs);
     if (named === null) continue;
     const { rules } = named;
-    const sub = findSubcommand(args, rules.global_args_with_value);
+    const sub = rules.has_subcommands ? findSubcommand(args, rules.global_args_with_value) : -1;
     const subName = sub === -1 ? undefined : args[sub]!;
     const subRules = subName !== undefined && Object.hasOwn(rules.subcommand_deny_args, subName) ? rules.subcommand_deny_args[subName]! : [];
     for (const [i, arg] of args.entries()) {
@@ -157,8 +158,8 @@ export async function checkArguments(options: {
           if (argumentMatches(pattern, arg)) throw refusal(named, where, arg, `subcommand_deny_args.${subName}`, pattern, `${subName} ${pattern}`);
         }
       }
-      // Path options belong before the subcommand (git -C); after it the same letters mean
-      // something else (git log -C finds copies).
+      // With subcommands, path options belong before the subcommand (git -C); after it the same
+      // letters mean something else (git log -C finds copies).
       if (sub !== -1 && i >= sub) continue;
       for (const option of rules.path_args) {
         const value = pathValue(option, args, i);

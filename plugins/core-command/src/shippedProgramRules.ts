@@ -1,5 +1,6 @@
 /** A program's argument rules with every key filled in. */
 export interface ProgramRules {
+  readonly has_subcommands: boolean;
   readonly deny_args: readonly string[];
   readonly deny_global_args: readonly string[];
   readonly global_args_with_value: readonly string[];
@@ -21,6 +22,7 @@ const RUNS_CONFIG = 'repository config can name commands (core.fsmonitor, core.h
  */
 export const SHIPPED_PROGRAM_RULES: Readonly<Record<string, ShippedProgramRules>> = {
   git: {
+    has_subcommands: true,
     deny_args: ['--upload-pack', '--receive-pack', '--exec', 'ext::*', 'fd::*', '--template', '--config-env', '--exec-path'],
     deny_global_args: ['-c', '-p', '--paginate'],
     global_args_with_value: ['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--config-env', '--super-prefix', '--attr-source'],
@@ -81,6 +83,7 @@ export const SHIPPED_PROGRAM_RULES: Readonly<Record<string, ShippedProgramRules>
     },
   },
   rg: {
+    has_subcommands: false,
     deny_args: ['--pre', '--hostname-bin'],
     deny_global_args: [],
     global_args_with_value: [],
@@ -92,6 +95,7 @@ export const SHIPPED_PROGRAM_RULES: Readonly<Record<string, ShippedProgramRules>
     },
   },
   find: {
+    has_subcommands: false,
     deny_args: ['-exec', '-execdir', '-ok', '-okdir', '-delete', '-fprint', '-fprint0', '-fprintf', '-fls'],
     deny_global_args: [],
     global_args_with_value: [],

@@ -127,6 +127,14 @@ describe('rules are configurable per program in [runtime.tools.command.programs.
     expect(withC.stdout.trim()).toHaveLength(12);
   });
 
+  it('without has_subcommands every argument is checked; with it, only those before the subcommand', async () => {
+    const flat = { allow: ['ls', 'tar'], programs: { ls: { deny_global_args: ['-R'] }, tar: { path_args: ['-C', '--directory'] } } };
+    expect((await refused(['.', '-R'], flat, 'ls')).message).toMatch(/^args\[1\]: "-R" is refused for ls \(the configured rule "-R" in \[runtime\.tools\.command\.programs\.ls\] deny_global_args\)/);
+    expect((await refused(['-cf', 'out.tar', 'a.txt', '-C', '/etc'], flat, 'tar')).message).toMatch(/^args\[3\]: -C "\/etc" leads to "\/etc", outside the workspace/);
+    const nested = { allow: ['ls'], programs: { ls: { has_subcommands: true, deny_global_args: ['-R'] } } };
+    expect((await runTool.run({ program: 'ls', args: ['.', '-R'], cwd: 'repo' }, fx.context(nested))).exitCode).toBe(0);
+  });
+
   it('validates the rules table and refuses unknown keys', () => {
     expect(CommandSettingsSchema.safeParse({ programs: { git: { deny_args: ['-x'] } } }).success).toBe(true);
     expect(CommandSettingsSchema.safeParse({ programs: { git: { deny: ['-x'] } } }).success).toBe(false);
