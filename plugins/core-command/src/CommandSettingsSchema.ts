@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ProgramRulesMapSchema } from './ProgramRulesSchema.ts';
 
 /** The environment variables a command sees when `env_allow` is not set. */
 export const DEFAULT_ENV_ALLOW = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ'] as const;
@@ -44,6 +45,7 @@ export const CommandSettingsSchema = z
       .max(64 * 1024 * 1024)
       .default(64 * 1024)
       .describe('Bytes kept of stdout and of stderr each; the rest is dropped with a truncation marker. Default 65536.'),
+    programs: ProgramRulesMapSchema,
   })
   .strict();
 

@@ -18,3 +18,8 @@ export { resolveProgram } from './resolveProgram.ts';
 export type { ResolvedProgram } from './resolveProgram.ts';
 export { matchesGlob } from './matchesGlob.ts';
 export { reduceEnv } from './reduceEnv.ts';
+export { checkArguments, argumentMatches, effectiveRules } from './checkArguments.ts';
+export { ProgramRulesSchema } from './ProgramRulesSchema.ts';
+export type { ProgramRulesInput } from './ProgramRulesSchema.ts';
+export { SHIPPED_PROGRAM_RULES } from './shippedProgramRules.ts';
+export type { ProgramRules, ShippedProgramRules } from './shippedProgramRules.ts';

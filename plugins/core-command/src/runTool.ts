@@ -1,6 +1,8 @@
+import { basename } from 'node:path';
 import { z } from 'zod';
 import { ERROR_CODES, ToolError, defineTool, runProcess } from '@trellis/sdk';
 import type { ToolContext } from '@trellis/sdk';
+import { checkArguments } from './checkArguments.ts';
 import type { CommandSettings } from './CommandSettingsSchema.ts';
 import { reduceEnv } from './reduceEnv.ts';
 import { resolveProgram } from './resolveProgram.ts';
@@ -64,6 +66,8 @@ async function prepare(input: z.infer<typeof RunInputSchema>, ctx: ToolContext<C
   const cwd = input.cwd === undefined ? baseCwd : await resolveWorkingFolder({ workspace: ctx.workspace.root, value: input.cwd, label: 'cwd' });
   const env = reduceEnv(ctx.env, ctx.config.env_allow);
   const program = await resolveProgram({ program: input.program, allow: ctx.config.allow, pathVariable: env.PATH, cwd });
+  const names = [basename(input.program), basename(program.path), basename(program.realPath)];
+  await checkArguments({ names, args: input.args, programs: ctx.config.programs, cwd, workspace: ctx.workspace.root });
   return { cwd, env, program };
 }
 

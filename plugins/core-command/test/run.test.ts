@@ -19,6 +19,7 @@ describe('settings and schema', () => {
       env_allow: ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ'],
       timeout_seconds: 30,
       max_output_bytes: 65536,
+      programs: {},
     });
     expect(CommandSettingsSchema.safeParse({ allow: 'git' }).success).toBe(false);
     expect(CommandSettingsSchema.safeParse({ allow: ['bin/git'] }).success).toBe(false);

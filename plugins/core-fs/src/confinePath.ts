@@ -44,7 +44,7 @@ export async function resolveFsRoot(ctx: ToolContext<FsSettings>): Promise<FsRoo
       `[runtime.tools.fs] root: "${configured}" does not exist. The operator must create it or set root to an existing folder in runtime.toml.`,
     );
   }
-  if (!(await stat(real)).isDirectory()) {
+  if (!(await stat(real).then((info) => info.isDirectory(), () => false))) {
     throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `[runtime.tools.fs] root: "${configured}" is not a folder. The operator must point root at a folder.`);
   }
   return { configured, real };
@@ -52,6 +52,15 @@ export async function resolveFsRoot(ctx: ToolContext<FsSettings>): Promise<FsRoo
 
 function refuse(message: string): ToolError {
   return new ToolError(ERROR_CODES.PATH_NOT_ALLOWED, message);
+}
+
+/** A path that changed while it was walked (a folder swapped for a symlink, say): refused, and the caller may try again. */
+function changedWhileChecking(argument: string, display: string): ToolError {
+  return new ToolError(
+    ERROR_CODES.PATH_NOT_ALLOWED,
+    `${argument}: "${display}" changed while it was being checked (a folder or symlink on the way was replaced), so core-fs stopped rather than follow it; try again.`,
+    { retryable: true },
+  );
 }
 
 /** Refuses NUL bytes and over-long paths or names before anything touches the file system. */
@@ -107,14 +116,18 @@ async function walkComponents(argument: string, display: string, start: string, 
       if (code === 'EACCES') {
         throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be reached: permission denied on "${current}".`);
       }
-      throw error;
+      // ENOTDIR, ELOOP, …: a name checked a moment ago changed kind.
+      throw changedWhileChecking(argument, display);
     }
     if (info.isSymbolicLink()) {
       hops += 1;
       if (hops > MAX_SYMLINK_HOPS) {
         throw refuse(`${argument}: "${display}" goes through more than ${MAX_SYMLINK_HOPS} symlinks (a loop?). Use a path without the symlink loop.`);
       }
-      const target = await readlink(next);
+      // EINVAL: no longer a symlink; ENOENT: gone. Either way it changed under the walk.
+      const target = await readlink(next).catch(() => {
+        throw changedWhileChecking(argument, display);
+      });
       lastLink = next;
       if (isAbsolute(target)) current = '/';
       queue.unshift(...target.split('/'));

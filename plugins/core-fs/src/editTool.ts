@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { ERROR_CODES, ToolError, defineTool } from '@trellis/sdk';
 import type { FsSettings } from './FsSettingsSchema.ts';
-import { readRegularFile, refuseHardLinked, writeFileAtomic } from './fileAccess.ts';
+import { basename, dirname } from 'node:path';
+import { displayFolder, readFileIn, refuseHardLinked, writeFileIn } from './fileAccess.ts';
+import type { OpenFolder } from './openFolder.ts';
+import { openFolder } from './openFolder.ts';
 import { confineArgument, pathSchema } from './pathArgument.ts';
 import type { TextEncodingName } from './textCodec.ts';
 import { decodeText, encodeText } from './textCodec.ts';
@@ -57,56 +60,74 @@ export const editTool = defineTool<z.infer<typeof EditInputSchema>, EditOutput, 
     if (!path.exists) {
       throw new ToolError(ERROR_CODES.NOT_FOUND, `path: "${path.display}" does not exist. To create a file use core-fs.write.`);
     }
-    const { bytes, stats } = await readRegularFile({ real: path.real, display: path.display, argument: 'path', maxBytes: ctx.config.max_read_bytes });
-    refuseHardLinked('path', path.display, stats);
-    const decoded = decodeText(bytes);
-    if (decoded.kind === 'binary') {
-      throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${path.display}" looks binary (${decoded.reason}); only text files can be edited.`);
+    if (path.display === '.') throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, 'path: "." is the root folder, not a file. Give a file path such as "notes.txt".');
+    // Read and replace through one open folder, so both touch the same file inside the root.
+    const folder = await openFolder({ real: dirname(path.real), display: displayFolder(root, path.real), argument: 'path' });
+    try {
+      return await editIn(folder, basename(path.real), input, path.display, ctx.config);
+    } finally {
+      await folder.close();
     }
-    const text = decoded.text;
-    let oldText = input.old;
-    let newText = input.new;
-    let count = countOccurrences(text, oldText);
-    // A model copies lines from read, which shows them with \n; match a CRLF file's own breaks.
-    if (count === 0 && text.includes('\r\n') && oldText.includes('\n') && !oldText.includes('\r')) {
-      const crlfOld = oldText.replace(/\n/g, '\r\n');
-      const crlfCount = countOccurrences(text, crlfOld);
-      if (crlfCount > 0) {
-        oldText = crlfOld;
-        newText = newText.replace(/\r?\n/g, '\r\n');
-        count = crlfCount;
-      }
-    }
-    if (count === 0) {
-      throw new ToolError(
-        ERROR_CODES.INVALID_ARGUMENT,
-        `old: the text was not found in "${path.display}" (0 matches). It must match exactly, including whitespace and line breaks; read the file again with core-fs.read and copy the text from it.`,
-      );
-    }
-    if (count > 1 && input.replace_all !== true) {
-      throw new ToolError(
-        ERROR_CODES.INVALID_ARGUMENT,
-        `old: the text occurs ${count} times in "${path.display}". Include more surrounding lines so it matches exactly once, or pass replace_all: true to replace all ${count}.`,
-      );
-    }
-    const replacements = input.replace_all === true ? count : 1;
-    // Refuse before building: a short old and a long new can make a string of gigabytes.
-    const size = bytes.length + replacements * (encodedLength(newText, decoded.encoding) - encodedLength(oldText, decoded.encoding));
-    if (size > ctx.config.max_write_bytes) {
-      throw new ToolError(
-        ERROR_CODES.TOO_LARGE,
-        `new: replacing ${replacements} ${replacements === 1 ? 'occurrence' : 'occurrences'} of old would make "${path.display}" ${size} bytes, over the ${ctx.config.max_write_bytes}-byte limit ([runtime.tools.fs] max_write_bytes). ${
-          replacements > 1 ? 'Replace fewer occurrences (make old unique and drop replace_all), or use a shorter new text.' : 'Use a shorter new text, or write a smaller file.'
-        }`,
-      );
-    }
-    const updated = input.replace_all === true ? text.split(oldText).join(newText) : spliceOnce(text, oldText, newText);
-    const data = encodeText(updated, decoded.encoding);
-    checkWriteSize('new', data.length, ctx.config.max_write_bytes);
-    await writeFileAtomic({ root, real: path.real, argument: 'path', data, mode: stats.mode & 0o7777 });
-    return { path: path.display, replacements, bytes: data.length };
   },
 });
+
+/** The edit itself, on `name` in an open folder: read, replace, write back through the same folder. */
+async function editIn(
+  folder: OpenFolder,
+  name: string,
+  input: z.infer<typeof EditInputSchema>,
+  display: string,
+  config: FsSettings,
+): Promise<EditOutput> {
+  const { bytes, stats } = await readFileIn(folder, name, { display, argument: 'path', maxBytes: config.max_read_bytes });
+  refuseHardLinked('path', display, stats);
+  const decoded = decodeText(bytes);
+  if (decoded.kind === 'binary') {
+    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${display}" looks binary (${decoded.reason}); only text files can be edited.`);
+  }
+  const text = decoded.text;
+  let oldText = input.old;
+  let newText = input.new;
+  let count = countOccurrences(text, oldText);
+  // A model copies lines from read, which shows them with \n; match a CRLF file's own breaks.
+  if (count === 0 && text.includes('\r\n') && oldText.includes('\n') && !oldText.includes('\r')) {
+    const crlfOld = oldText.replace(/\n/g, '\r\n');
+    const crlfCount = countOccurrences(text, crlfOld);
+    if (crlfCount > 0) {
+      oldText = crlfOld;
+      newText = newText.replace(/\r?\n/g, '\r\n');
+      count = crlfCount;
+    }
+  }
+  if (count === 0) {
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `old: the text was not found in "${display}" (0 matches). It must match exactly, including whitespace and line breaks; read the file again with core-fs.read and copy the text from it.`,
+    );
+  }
+  if (count > 1 && input.replace_all !== true) {
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `old: the text occurs ${count} times in "${display}". Include more surrounding lines so it matches exactly once, or pass replace_all: true to replace all ${count}.`,
+    );
+  }
+  const replacements = input.replace_all === true ? count : 1;
+  // Refuse before building: a short old and a long new can make a string of gigabytes.
+  const size = bytes.length + replacements * (encodedLength(newText, decoded.encoding) - encodedLength(oldText, decoded.encoding));
+  if (size > config.max_write_bytes) {
+    throw new ToolError(
+      ERROR_CODES.TOO_LARGE,
+      `new: replacing ${replacements} ${replacements === 1 ? 'occurrence' : 'occurrences'} of old would make "${display}" ${size} bytes, over the ${config.max_write_bytes}-byte limit ([runtime.tools.fs] max_write_bytes). ${
+        replacements > 1 ? 'Replace fewer occurrences (make old unique and drop replace_all), or use a shorter new text.' : 'Use a shorter new text, or write a smaller file.'
+      }`,
+    );
+  }
+  const updated = input.replace_all === true ? text.split(oldText).join(newText) : spliceOnce(text, oldText, newText);
+  const data = encodeText(updated, decoded.encoding);
+  checkWriteSize('new', data.length, config.max_write_bytes);
+  await writeFileIn(folder, name, { argument: 'path', display, data, mode: stats.mode & 0o7777 });
+  return { path: display, replacements, bytes: data.length };
+}
 
 /** Bytes `text` takes in the file's encoding (a lone surrogate counts as the 3-byte U+FFFD UTF-8 writes). */
 function encodedLength(text: string, encoding: TextEncodingName): number {

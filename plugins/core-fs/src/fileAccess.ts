@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, realpath, rename, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
-import { basename, dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, posix, relative, sep } from 'node:path';
 import { ERROR_CODES, ToolError, isPathInside } from '@trellis/sdk';
 import type { FsRoot } from './confinePath.ts';
 import { toDisplay } from './confinePath.ts';
+import type { OpenFolder } from './openFolder.ts';
+import { changedWhileOpening, openFolder, openFolderIn } from './openFolder.ts';
 
 /** A regular file read whole, with the facts the tools report. */
 export interface ReadFile {
@@ -13,37 +16,85 @@ export interface ReadFile {
   readonly stats: Stats;
 }
 
-/**
- * Opens a confined, already resolved file without following a symlink swapped in since it was
- * checked (O_NOFOLLOW), without blocking on a FIFO (O_NONBLOCK), and reads it whole when it is a
- * regular file of at most `maxBytes`.
- */
-export async function readRegularFile(options: { real: string; display: string; argument: string; maxBytes: number }): Promise<ReadFile> {
-  const { real, display, argument, maxBytes } = options;
-  let handle;
+/** What a file system entry is, for messages: "a socket", "a FIFO (named pipe)", … */
+export function describeKind(stats: Stats): string {
+  if (stats.isFile()) return 'a regular file';
+  if (stats.isDirectory()) return 'a folder';
+  if (stats.isSymbolicLink()) return 'a symlink';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isFIFO()) return 'a FIFO (named pipe)';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  return 'an unknown kind of file';
+}
+
+/** Refuses a folder, socket, FIFO or device by name, before anything opens it (a FIFO could block, a device could act). */
+function refuseNonRegular(argument: string, display: string, stats: Stats): void {
+  if (stats.isFile()) return;
+  if (stats.isDirectory()) {
+    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${argument}: "${display}" is a folder, not a file. Use core-fs.list to see what it holds.`);
+  }
+  throw new ToolError(
+    ERROR_CODES.INVALID_ARGUMENT,
+    `${argument}: "${display}" is ${describeKind(stats)}, not a regular file; core-fs reads and writes only regular files and never opens anything else. Use core-fs.stat to look at it.`,
+  );
+}
+
+/** The display path of the folder holding `display`. */
+function parentDisplay(display: string): string {
+  return posix.dirname(display);
+}
+
+/** lstat of `name` in an open folder; null when it does not exist. A symlink there is a change since confinement. */
+async function entryIn(folder: OpenFolder, name: string, argument: string, display: string): Promise<Stats | null> {
+  let info: Stats;
   try {
-    handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    info = await lstat(folder.at(name));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    if (code === 'EACCES' || code === 'EPERM') throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be reached: permission denied.`);
+    throw changedWhileOpening(argument, display);
+  }
+  // confinePath resolved every symlink, so the final name is never one unless it changed since.
+  if (info.isSymbolicLink()) throw changedWhileOpening(argument, display);
+  return info;
+}
+
+/** Facts about `name` in an open folder, or null when it does not exist (stat and write use it). */
+export function statIn(folder: OpenFolder, name: string, options: { argument: string; display: string }): Promise<Stats | null> {
+  return entryIn(folder, name, options.argument, options.display);
+}
+
+/**
+ * Reads the regular file `name` of an open folder whole, when it is at most `maxBytes`. Anything
+ * else is refused by name before it is opened; the opened file must be the one that was checked
+ * (same device and inode), and it is opened without following a symlink (O_NOFOLLOW) and without
+ * blocking (O_NONBLOCK).
+ */
+export async function readFileIn(folder: OpenFolder, name: string, options: { display: string; argument: string; maxBytes: number }): Promise<ReadFile> {
+  const { display, argument, maxBytes } = options;
+  const checked = await entryIn(folder, name, argument, display);
+  if (checked === null) {
+    throw new ToolError(ERROR_CODES.NOT_FOUND, `${argument}: "${display}" does not exist. Use core-fs.list or core-fs.glob to find the right path.`);
+  }
+  refuseNonRegular(argument, display, checked);
+  refuseTooLarge(argument, display, checked.size, maxBytes);
+  let handle: FileHandle;
+  try {
+    handle = await open(folder.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new ToolError(ERROR_CODES.NOT_FOUND, `${argument}: "${display}" does not exist. Use core-fs.list or core-fs.glob to find the right path.`);
-    if (code === 'ELOOP') throw new ToolError(ERROR_CODES.PATH_NOT_ALLOWED, `${argument}: "${display}" became a symlink while it was being opened; try again.`, { retryable: true });
-    if (code === 'EACCES') throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be read: permission denied.`);
-    throw error;
+    if (code === 'EACCES' || code === 'EPERM') throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be read: permission denied.`);
+    // ELOOP (now a symlink), ENXIO (now a socket), …: it is not what was checked.
+    throw changedWhileOpening(argument, display);
   }
   try {
     const stats = await handle.stat();
-    if (stats.isDirectory()) {
-      throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${argument}: "${display}" is a folder, not a file. Use core-fs.list to see what it holds.`);
-    }
-    if (!stats.isFile()) {
-      throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${argument}: "${display}" is not a regular file (a device, socket or FIFO); only regular files can be read.`);
-    }
-    if (stats.size > maxBytes) {
-      throw new ToolError(
-        ERROR_CODES.TOO_LARGE,
-        `${argument}: "${display}" is ${stats.size} bytes, over the ${maxBytes}-byte limit ([runtime.tools.fs] max_read_bytes). Use core-fs.search to find the lines you need, or ask the operator to raise the limit.`,
-      );
-    }
+    if (stats.dev !== checked.dev || stats.ino !== checked.ino) throw changedWhileOpening(argument, display);
+    refuseNonRegular(argument, display, stats);
+    refuseTooLarge(argument, display, stats.size, maxBytes);
     const bytes = Buffer.alloc(stats.size);
     let filled = 0;
     while (filled < bytes.length) {
@@ -54,6 +105,33 @@ export async function readRegularFile(options: { real: string; display: string; 
     return { bytes: bytes.subarray(0, filled), stats };
   } finally {
     await handle.close();
+  }
+}
+
+function refuseTooLarge(argument: string, display: string, size: number, maxBytes: number): void {
+  if (size > maxBytes) {
+    throw new ToolError(
+      ERROR_CODES.TOO_LARGE,
+      `${argument}: "${display}" is ${size} bytes, over the ${maxBytes}-byte limit ([runtime.tools.fs] max_read_bytes). Use core-fs.search to find the lines you need, or ask the operator to raise the limit.`,
+    );
+  }
+}
+
+/**
+ * Reads a confined, already resolved regular file (`real` as confinePath returned it): its folder
+ * is opened and checked to be the one inside the root, then the file is read through it (see
+ * readFileIn), so a folder swapped for a symlink meanwhile cannot redirect the read.
+ */
+export async function readRegularFile(options: { real: string; display: string; argument: string; maxBytes: number }): Promise<ReadFile> {
+  const { real, display, argument } = options;
+  if (display === '.') {
+    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${argument}: "." is the root folder, not a file. Use core-fs.list to see what it holds.`);
+  }
+  const folder = await openFolder({ real: dirname(real), display: parentDisplay(display), argument });
+  try {
+    return await readFileIn(folder, basename(real), options);
+  } finally {
+    await folder.close();
   }
 }
 
@@ -68,57 +146,84 @@ export function refuseHardLinked(argument: string, display: string, stats: Stats
 }
 
 /**
- * Creates the missing folders between the deepest existing one and `folder`, one name at a time,
- * checking after each that nothing on the way is a symlink and it all stays inside the root.
+ * Opens the folder `real` (inside the root), first creating the missing folders between the
+ * deepest existing one and it, one name at a time, each inside the one opened before it, so
+ * no folder is ever created outside the root.
  */
-export async function createParents(root: FsRoot, folder: string, argument: string): Promise<void> {
+export async function openOrCreateFolder(root: FsRoot, real: string, argument: string): Promise<OpenFolder> {
+  if (!isPathInside(root.real, real)) throw changedWhileOpening(argument, toDisplay(root, real));
   const missing: string[] = [];
-  let current = folder;
-  for (;;) {
-    try {
-      const info = await lstat(current);
-      if (!info.isDirectory()) {
+  let current = real;
+  while (current !== root.real) {
+    const info = await lstat(current).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw changedWhileOpening(argument, toDisplay(root, current));
+    });
+    if (info !== null) {
+      if (!info.isDirectory() && !info.isSymbolicLink()) {
         throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${argument}: "${toDisplay(root, current)}" is a file, so no folder can be created inside it.`);
       }
       break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      missing.unshift(basename(current));
-      current = dirname(current);
     }
+    missing.unshift(basename(current));
+    current = dirname(current);
   }
-  for (const name of missing) {
-    const next = join(current, name);
-    try {
-      await mkdir(next);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  let folder = await openFolder({ real: current, display: toDisplay(root, current), argument });
+  try {
+    for (const name of missing) {
+      const display = toDisplay(root, `${folder.real}${sep}${name}`);
+      try {
+        await mkdir(folder.at(name));
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EACCES' || code === 'EPERM') {
+          throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: the folder "${display}" cannot be created: permission denied.`);
+        }
+        if (code !== 'EEXIST') throw changedWhileOpening(argument, display);
+      }
+      const next = await openFolderIn(folder, name, { display, argument });
+      await folder.close();
+      folder = next;
     }
-    const info = await lstat(next);
-    if (!info.isDirectory() || !isPathInside(root.real, await realpath(next))) {
-      throw new ToolError(ERROR_CODES.PATH_NOT_ALLOWED, `${argument}: "${toDisplay(root, next)}" changed into something other than a folder while it was being created; try again.`, { retryable: true });
-    }
-    current = next;
+    return folder;
+  } catch (error) {
+    await folder.close();
+    throw error;
   }
 }
 
 /**
- * Replaces `real` atomically: writes a temp file in the same folder (O_EXCL, so it never follows a
- * symlink), syncs it, then renames it over the target. The folder's realpath is checked again
- * right before the rename, so a symlink swapped into the path cannot redirect the write.
+ * Replaces `name` in an open folder atomically: writes a temp file beside it (O_EXCL and
+ * O_NOFOLLOW, so it never follows a symlink), syncs it, then renames it over the target. Both the
+ * temp file and the rename go through the open folder, so they stay inside the root whatever is
+ * swapped meanwhile, and the temp file is removed from that same folder when anything fails.
  */
-export async function writeFileAtomic(options: {
-  root: FsRoot;
-  real: string;
-  argument: string;
-  data: Uint8Array;
-  /** Permission bits to keep (an existing file's); a new file gets 0o666 less the umask. */
-  mode?: number;
-}): Promise<void> {
-  const { root, real, argument, data, mode } = options;
-  const folder = dirname(real);
-  const temp = join(folder, `.${basename(real).slice(0, 200)}.trellis-${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode ?? 0o666);
+export async function writeFileIn(
+  folder: OpenFolder,
+  name: string,
+  options: {
+    argument: string;
+    display: string;
+    data: Uint8Array;
+    /** Permission bits to keep (an existing file's); a new file gets 0o666 less the umask. */
+    mode?: number | undefined;
+  },
+): Promise<void> {
+  const { argument, display, data, mode } = options;
+  const temp = `.${name.slice(0, 200)}.trellis-${randomBytes(6).toString('hex')}.tmp`;
+  let handle: FileHandle;
+  try {
+    handle = await open(folder.at(temp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode ?? 0o666);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM') {
+      throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be written: the folder "${parentDisplay(display)}" is not writable.`);
+    }
+    if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'EROFS') {
+      throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be written (${code}: the disk is full, over quota or read-only).`);
+    }
+    throw changedWhileOpening(argument, display);
+  }
   let renamed = false;
   try {
     try {
@@ -128,17 +233,19 @@ export async function writeFileAtomic(options: {
     } finally {
       await handle.close();
     }
-    const folderNow = await realpath(folder);
-    if (folderNow !== folder || !isPathInside(root.real, folderNow)) {
-      throw new ToolError(
-        ERROR_CODES.PATH_NOT_ALLOWED,
-        `${argument}: the folder "${toDisplay(root, folder)}" was replaced by a symlink while writing; nothing was written.`,
-      );
+    try {
+      await rename(folder.at(temp), folder.at(name));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST') {
+        throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${argument}: "${display}" is a folder; only regular files can be written.`);
+      }
+      if (code === 'EACCES' || code === 'EPERM') throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be replaced: permission denied.`);
+      throw changedWhileOpening(argument, display);
     }
-    await rename(temp, real);
     renamed = true;
   } finally {
-    if (!renamed) await unlink(temp).catch(() => undefined);
+    if (!renamed) await unlink(folder.at(temp)).catch(() => undefined);
   }
 }
 

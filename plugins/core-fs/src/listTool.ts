@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { ERROR_CODES, ToolError, defineTool } from '@trellis/sdk';
 import type { FsSettings } from './FsSettingsSchema.ts';
 import { toDisplay } from './confinePath.ts';
+import type { OpenFolder } from './openFolder.ts';
+import { openFolder, openFolderIn } from './openFolder.ts';
 import { confineArgument, pathSchema } from './pathArgument.ts';
 
 /** Most entries one list returns. */
@@ -58,13 +60,17 @@ export const listTool = defineTool<z.infer<typeof ListInputSchema>, ListOutput, 
   async run(input, ctx) {
     const { root, path } = await confineArgument(ctx, 'path', input.path ?? '.');
     if (!path.exists) throw new ToolError(ERROR_CODES.NOT_FOUND, `path: "${path.display}" does not exist. List its parent folder to see what is there.`);
-    if (!(await lstat(path.real)).isDirectory()) {
+    // For the message only; openFolder below is the check that counts.
+    const info = await lstat(path.real).catch(() => null);
+    if (info !== null && !info.isDirectory() && !info.isSymbolicLink()) {
       throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${path.display}" is a file, not a folder. Use core-fs.stat or core-fs.read for a file.`);
     }
     const entries: ListEntry[] = [];
     let truncated = false;
-    const walk = async (folder: string, level: number): Promise<void> => {
-      const dirents = await readdir(folder, { withFileTypes: true }).catch(() => []);
+    // Every folder is read through its open descriptor and subfolders are opened inside it without
+    // following symlinks, so a folder swapped for a symlink mid-walk is never entered.
+    const walk = async (folder: OpenFolder, level: number): Promise<void> => {
+      const dirents = await readdir(folder.self, { withFileTypes: true }).catch(() => []);
       dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       for (const dirent of dirents) {
         if (ctx.signal.aborted) return;
@@ -72,18 +78,32 @@ export const listTool = defineTool<z.infer<typeof ListInputSchema>, ListOutput, 
           truncated = true;
           return;
         }
-        const full = join(folder, dirent.name);
+        const shown = toDisplay(root, join(folder.real, dirent.name));
         const type = dirent.isFile() ? 'file' : dirent.isDirectory() ? 'directory' : dirent.isSymbolicLink() ? 'symlink' : 'other';
         if (type === 'file') {
-          const size = await lstat(full).then((s) => s.size, () => undefined);
-          entries.push(size === undefined ? { path: toDisplay(root, full), type } : { path: toDisplay(root, full), type, size });
+          const size = await lstat(folder.at(dirent.name)).then((s) => s.size, () => undefined);
+          entries.push(size === undefined ? { path: shown, type } : { path: shown, type, size });
         } else {
-          entries.push({ path: toDisplay(root, full), type });
+          entries.push({ path: shown, type });
         }
-        if (type === 'directory' && level < (input.depth ?? 1)) await walk(full, level + 1);
+        if (type === 'directory' && level < (input.depth ?? 1)) {
+          // A subfolder that changed into something else since readdir is listed but not entered.
+          const sub = await openFolderIn(folder, dirent.name, { display: shown, argument: 'path' }).catch(() => null);
+          if (sub === null) continue;
+          try {
+            await walk(sub, level + 1);
+          } finally {
+            await sub.close();
+          }
+        }
       }
     };
-    await walk(path.real, 1);
+    const top = await openFolder({ real: path.real, display: path.display, argument: 'path' });
+    try {
+      await walk(top, 1);
+    } finally {
+      await top.close();
+    }
     return { path: path.display, entries, truncated };
   },
 });

@@ -1,9 +1,12 @@
-import { realpath } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import fg from 'fast-glob';
 import { ERROR_CODES, ToolError, isPathInside } from '@trellis/sdk';
 import { checkGlobComplexity } from './checkGlobComplexity.ts';
 import type { FsRoot } from './confinePath.ts';
 import { toDisplay } from './confinePath.ts';
+import type { OpenFolder } from './openFolder.ts';
+import { openFolder } from './openFolder.ts';
 
 /** Folders glob and search skip unless the search starts inside them. */
 export const IGNORED_FOLDERS = ['.git', 'node_modules'] as const;
@@ -35,7 +38,8 @@ export function checkGlobPattern(argument: string, pattern: string): void {
 
 /**
  * Yields absolute paths of regular files under `base` that match `pattern`, never entering
- * symlinked folders or the ignored folders, and dropping anything whose realpath leaves the root.
+ * symlinked folders or the ignored folders, and dropping anything not verified to be a regular
+ * file in a folder inside the root.
  */
 export async function* matchFiles(options: {
   root: FsRoot;
@@ -56,12 +60,25 @@ export async function* matchFiles(options: {
   // Destroying the stream stops fast-glob's walk, which otherwise runs on without a match to yield.
   const stop = () => (stream as unknown as { destroy(): void }).destroy();
   options.signal.addEventListener('abort', stop, { once: true });
+  // Each match is checked through its open folder (opened once for consecutive matches in it):
+  // the folder must be the one at that path inside the root, and the name a regular file in it.
+  // fast-glob's walk follows paths, so a folder swapped for a symlink mid-walk could make it list
+  // the outside; no such name survives this check.
+  let folder: { path: string; open: OpenFolder | null } | undefined;
   try {
     for await (const entry of stream) {
       if (options.signal.aborted) break;
       const file = String(entry);
-      const real = await realpath(file).catch(() => null);
-      if (real !== null && isPathInside(options.root.real, real)) yield real;
+      const parent = dirname(file);
+      if (!isPathInside(options.root.real, parent)) continue;
+      if (folder?.path !== parent) {
+        await folder?.open?.close();
+        folder = { path: parent, open: null };
+        folder.open = await openFolder({ real: parent, display: toDisplay(options.root, parent), argument: 'path' }).catch(() => null);
+      }
+      if (folder.open === null) continue;
+      const info = await lstat(folder.open.at(basename(file))).catch(() => null);
+      if (info?.isFile() === true) yield file;
     }
   } catch (error) {
     // A destroyed stream ends its iteration with a premature-close error.
@@ -69,6 +86,7 @@ export async function* matchFiles(options: {
   } finally {
     options.signal.removeEventListener('abort', stop);
     stop();
+    await folder?.open?.close();
   }
   if (options.signal.aborted) {
     throw new ToolError(

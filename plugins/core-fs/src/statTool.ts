@@ -1,7 +1,10 @@
 import { z } from 'zod';
-import { lstat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { defineTool, formatMode } from '@trellis/sdk';
 import type { FsSettings } from './FsSettingsSchema.ts';
+import { displayFolder, statIn } from './fileAccess.ts';
+import { openFolder } from './openFolder.ts';
 import { confineArgument, pathSchema } from './pathArgument.ts';
 
 /** Input of `core-fs.stat`. */
@@ -37,9 +40,19 @@ export const statTool = defineTool<z.infer<typeof StatInputSchema>, StatOutput, 
     return { input: { ...input, path: path.real }, summary: { path: path.display, real: path.real } };
   },
   async run(input, ctx): Promise<StatOutput> {
-    const { path } = await confineArgument(ctx, 'path', input.path);
+    const { root, path } = await confineArgument(ctx, 'path', input.path);
     if (!path.exists) return { path: path.display, exists: false };
-    const info = await lstat(path.real);
+    // Look through the open parent folder (the root itself for "."), so a folder swapped for a
+    // symlink on the way cannot make stat describe a file outside the root.
+    const isRoot = path.display === '.';
+    const folder = await openFolder({ real: isRoot ? root.real : dirname(path.real), display: isRoot ? '.' : displayFolder(root, path.real), argument: 'path' });
+    let info: Stats | null;
+    try {
+      info = isRoot ? await folder.stat() : await statIn(folder, basename(path.real), { argument: 'path', display: path.display });
+    } finally {
+      await folder.close();
+    }
+    if (info === null) return { path: path.display, exists: false };
     return {
       path: path.display,
       exists: true,

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { lstat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { ERROR_CODES, ToolError, defineTool } from '@trellis/sdk';
 import type { FsSettings } from './FsSettingsSchema.ts';
-import { confinePath } from './confinePath.ts';
-import { createParents, displayFolder, refuseHardLinked, writeFileAtomic } from './fileAccess.ts';
+import { describeKind, displayFolder, openOrCreateFolder, refuseHardLinked, statIn, writeFileIn } from './fileAccess.ts';
+import type { OpenFolder } from './openFolder.ts';
+import { openFolder } from './openFolder.ts';
 import { confineArgument, pathSchema } from './pathArgument.ts';
 
 /** Input of `core-fs.write`. */
@@ -67,33 +68,35 @@ export const writeTool = defineTool<z.infer<typeof WriteInputSchema>, WriteOutpu
     checkWriteSize('content', data.length, ctx.config.max_write_bytes);
     const { root, path } = await confineArgument(ctx, 'path', input.path);
     if (path.display === '.') throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, 'path: names the root folder itself; give a file path such as "notes.txt".');
-    let mode: number | undefined;
-    let created = true;
-    if (path.exists) {
-      const info = await lstat(path.real);
-      if (!info.isFile()) {
-        throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${path.display}" is ${info.isDirectory() ? 'a folder' : 'not a regular file'}; only regular files can be written.`);
-      }
-      refuseHardLinked('path', path.display, info);
-      mode = info.mode & 0o7777;
-      created = false;
+    const folderReal = dirname(path.real);
+    let folder: OpenFolder;
+    if (input.create_parents === true) {
+      folder = await openOrCreateFolder(root, folderReal, 'path');
     } else {
-      const folder = dirname(path.real);
-      const folderExists = await lstat(folder).then(() => true, () => false);
-      if (!folderExists) {
-        if (input.create_parents !== true) {
-          throw new ToolError(
-            ERROR_CODES.NOT_FOUND,
-            `path: the folder "${displayFolder(root, path.real)}" does not exist. Pass create_parents: true to create it, or check the path with core-fs.list.`,
-          );
-        }
-        await createParents(root, folder, 'path');
-        // Resolve again: the folders now exist and must still lead where they did.
-        const again = await confinePath(root, 'path', path.real);
-        if (again.real !== path.real) throw new ToolError(ERROR_CODES.PATH_NOT_ALLOWED, `path: "${path.display}" changed while its folders were created; try again.`, { retryable: true });
+      if ((await lstat(folderReal).catch(() => null)) === null) {
+        throw new ToolError(
+          ERROR_CODES.NOT_FOUND,
+          `path: the folder "${displayFolder(root, path.real)}" does not exist. Pass create_parents: true to create it, or check the path with core-fs.list.`,
+        );
       }
+      folder = await openFolder({ real: folderReal, display: displayFolder(root, path.real), argument: 'path' });
     }
-    await writeFileAtomic({ root, real: path.real, argument: 'path', data, mode });
+    let created: boolean;
+    try {
+      const name = basename(path.real);
+      const existing = await statIn(folder, name, { argument: 'path', display: path.display });
+      if (existing !== null && !existing.isFile()) {
+        throw new ToolError(
+          ERROR_CODES.INVALID_ARGUMENT,
+          `path: "${path.display}" is ${describeKind(existing)}; only regular files can be written.`,
+        );
+      }
+      if (existing !== null) refuseHardLinked('path', path.display, existing);
+      created = existing === null;
+      await writeFileIn(folder, name, { argument: 'path', display: path.display, data, mode: existing === null ? undefined : existing.mode & 0o7777 });
+    } finally {
+      await folder.close();
+    }
     return { path: path.display, bytes: data.length, created };
   },
 });

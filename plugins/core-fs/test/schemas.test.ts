@@ -38,7 +38,8 @@ describe('special files', () => {
     execFileSync('mkfifo', [join(fx.ws, 'pipe')]);
     expect(await failureOf(fx, () => readTool.run({ path: 'pipe' }, fx.context()))).toEqual({
       code: 'INVALID_ARGUMENT',
-      message: 'path: "pipe" is not a regular file (a device, socket or FIFO); only regular files can be read.',
+      message:
+        'path: "pipe" is a FIFO (named pipe), not a regular file; core-fs reads and writes only regular files and never opens anything else. Use core-fs.stat to look at it.',
     });
   });
 });

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
-import { lstat, open, readlink, realpath } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { ERROR_CODES, ToolError, isPathInside } from '@trellis/sdk';
+import { lstat, open, realpath } from 'node:fs/promises';
+import { join, relative, resolve, sep } from 'node:path';
+import { ERROR_CODES, ToolError, isHandleAt, isPathInside } from '@trellis/sdk';
 
 /** Longest path argument accepted, in characters. */
 export const MAX_PATH_CHARS = 4096;
@@ -105,9 +105,12 @@ export async function readTableFile(options: { rootReal: string; path: string; m
         `is a hard link (${info.nlink} names for one file), which may expose a file from outside the table root; copy the file instead of linking it.`,
       );
     }
-    const opened = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => null);
-    if (opened !== null && isAbsolute(opened) && !isPathInside(rootReal, opened)) {
-      throw notAllowed(path, 'resolved outside the table root while being opened; try again.');
+    // What was opened must be the file at the checked path: a folder on the way swapped for a
+    // symlink between the check and the open is caught here.
+    if (!(await isHandleAt(handle, realPath))) {
+      throw new ToolError(ERROR_CODES.PATH_NOT_ALLOWED, `path: "${path}" changed while being opened (a folder on the way was moved or replaced by a symlink); try again.`, {
+        retryable: true,
+      });
     }
     if (info.size > maxBytes) {
       throw new ToolError(

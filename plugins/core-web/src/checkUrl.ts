@@ -1,12 +1,11 @@
 import { isIP } from 'node:net';
 import { ERROR_CODES, ToolError } from '@trellis/sdk';
-import { classifyAddress } from './classifyAddress.ts';
+import { METADATA_HOSTS, inspectAddress } from './classifyAddress.ts';
 import type { AddressClass } from './classifyAddress.ts';
 import { matchHostGlob } from './matchHostGlob.ts';
 import type { WebSettings } from './WebSettingsSchema.ts';
 
-/** Host names of cloud metadata services; refused even when private targets are allowed. */
-const METADATA_HOSTS = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal']);
+const METADATA_NAMES = new Set(METADATA_HOSTS);
 
 /** The URL's host without IPv6 brackets or a trailing dot, lower-cased. */
 export function bareHost(url: URL): string {
@@ -36,7 +35,7 @@ export function checkUrl(raw: string, settings: WebSettings, hop = 0): URL {
   if (host === '') {
     throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${where}: the URL has no host.`);
   }
-  if (METADATA_HOSTS.has(host)) {
+  if (METADATA_NAMES.has(host)) {
     throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${where}: ${host} is a cloud-metadata service; core-web never fetches it.`);
   }
   const denied = settings.deny_hosts.find((glob) => matchHostGlob(glob, host));
@@ -61,18 +60,22 @@ const CLASS_WORDS: Record<Exclude<AddressClass, 'public'>, string> = {
   'link-local': 'a link-local address',
   multicast: 'a multicast address',
   reserved: 'a reserved address',
-  metadata: 'a cloud-metadata address',
+  metadata: 'a cloud-metadata or wire-server address',
   invalid: 'not a valid IP address',
 };
 
 /** Refuses an address (as resolved for `host`) that is not public, unless private targets are allowed; metadata always. */
 export function checkAddress(options: { host: string; address: string; settings: WebSettings; where: string }): void {
   const { host, address, settings, where } = options;
-  const cls = classifyAddress(address);
+  const verdict = inspectAddress(address);
+  const cls = verdict.class;
   if (cls === 'public') return;
-  const what = host === address ? `${address} is ${CLASS_WORDS[cls]}` : `${host} resolves to ${address}, ${CLASS_WORDS[cls]}`;
+  // An IPv6 form carrying an IPv4 address is judged, and named, as that IPv4 address.
+  const carried = verdict.embedded === undefined ? '' : ` (${verdict.embedded.form}, carrying ${verdict.embedded.ipv4})`;
+  const what = host === address ? `${address}${carried} is ${CLASS_WORDS[cls]}` : `${host} resolves to ${address}${carried}, ${CLASS_WORDS[cls]}`;
   if (cls === 'metadata' || cls === 'invalid') {
-    throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${where}: ${what}; core-web never fetches it.`);
+    const service = verdict.service === undefined ? '' : ` (${verdict.service})`;
+    throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${where}: ${what}${service}; core-web never fetches it.`);
   }
   if (settings.allow_private || settings.private_hosts.some((glob) => matchHostGlob(glob, host))) return;
   throw new ToolError(

@@ -8,6 +8,7 @@ import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { ERROR_CODES, ToolError } from '@trellis/sdk';
 import { bareHost, checkAddress, checkUrl } from './checkUrl.ts';
+import { sameAddress } from './classifyAddress.ts';
 import type { WebSettings } from './WebSettingsSchema.ts';
 
 /** Resolves a host name to its addresses. Injected in tests; the default is the system resolver. */
@@ -82,12 +83,36 @@ function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
   }) as unknown as LookupFunction;
 }
 
+/**
+ * The last check, on the address the socket really connected to: it must be the address that was
+ * resolved and checked (the pinned lookup makes it so; this catches any path around it) and must
+ * still pass checkAddress. Throws a `ToolError`; the caller destroys the socket before the request
+ * is written.
+ */
+export function checkConnectedAddress(options: {
+  remoteAddress: string | undefined;
+  pinned: string;
+  host: string;
+  settings: WebSettings;
+  where: string;
+}): void {
+  const { remoteAddress, pinned, host, settings, where } = options;
+  if (remoteAddress === undefined || !sameAddress(remoteAddress, pinned)) {
+    throw new ToolError(
+      ERROR_CODES.NOT_ALLOWED,
+      `${where}: the connection for ${host} went to ${remoteAddress ?? 'an unknown address'}, not to the checked address ${pinned}; nothing was sent.`,
+    );
+  }
+  checkAddress({ host, address: remoteAddress, settings, where });
+}
+
 function sendRequest(
   url: URL,
   pinned: { address: string; family: 4 | 6 },
   settings: WebSettings,
   signal: AbortSignal,
   tlsCa: string | undefined,
+  where: string,
 ): Promise<IncomingMessage> {
   const options: RequestOptions & { ca?: string } = {
     method: 'GET',
@@ -110,6 +135,19 @@ function sendRequest(
   return new Promise((resolve, reject) => {
     const req = send(options, resolve);
     req.on('error', reject);
+    // Runs before the request is written: the 'socket' event comes before the request flushes its
+    // headers, which wait for 'connect' behind this listener.
+    req.on('socket', (socket) => {
+      const guard = () => {
+        try {
+          checkConnectedAddress({ remoteAddress: socket.remoteAddress, pinned: pinned.address, host: bareHost(url), settings, where });
+        } catch (error) {
+          req.destroy(error as Error);
+        }
+      };
+      if (socket.connecting) socket.once('connect', guard);
+      else guard();
+    });
     req.end();
   });
 }
@@ -192,7 +230,7 @@ export async function fetchUrl(options: {
       const url = checkUrl(next, settings, hop);
       chain.push(url.href);
       const pinned = await resolveChecked(url, settings, resolveHost, where, signal);
-      const res = await sendRequest(url, pinned, settings, signal, options.tlsCa);
+      const res = await sendRequest(url, pinned, settings, signal, options.tlsCa, where);
       const status = res.statusCode ?? 0;
       const location = res.headers.location;
       if ([301, 302, 303, 307, 308].includes(status) && location !== undefined) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyAddress, parseIPv6 } from '../src/classifyAddress.ts';
+import { METADATA_ADDRESSES, classifyAddress, inspectAddress, sameAddress } from '../src/classifyAddress.ts';
 import { matchHostGlob } from '../src/matchHostGlob.ts';
 
 describe('classifyAddress', () => {
@@ -50,11 +50,81 @@ describe('classifyAddress', () => {
     expect(classifyAddress(address)).toBe(expected);
   });
 
-  it('expands IPv6 forms to bytes', () => {
-    expect(parseIPv6('::ffff:1.2.3.4')).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 1, 2, 3, 4]);
-    expect(parseIPv6('1:2:3:4:5:6:7:8')).toEqual([0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8]);
-    expect(parseIPv6('1::')).toEqual([0, 1, ...Array(14).fill(0)]);
-    expect(parseIPv6('1.2.3.4')).toBeNull();
+  it.each([
+    // Issue 12: the IPv4-translated form (::ffff:0:a.b.c.d, RFC 6145) passed as public.
+    ['::ffff:0:127.0.0.1', 'loopback'],
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['::ffff:0:10.1.2.3', 'private'],
+    ['::ffff:0:169.254.169.254', 'metadata'],
+    ['::ffff:0:8.8.8.8', 'public'],
+    // Azure's wire server, a public-range address, and the other metadata endpoints.
+    ['168.63.129.16', 'metadata'],
+    ['169.254.170.2', 'metadata'],
+    ['169.254.170.23', 'metadata'],
+    ['192.0.0.192', 'metadata'],
+    ['fd00:ec2::23', 'metadata'],
+    ['fd20:ce::254', 'metadata'],
+    ['::ffff:168.63.129.16', 'metadata'],
+    // IPv4-compatible (deprecated), NAT64 well-known and local-use, 6to4, Teredo.
+    ['::10.0.0.1', 'private'],
+    ['::8.8.8.8', 'public'],
+    ['64:ff9b::127.0.0.1', 'loopback'],
+    ['64:ff9b::a9fe:a9fe', 'metadata'],
+    ['64:ff9b::8.8.8.8', 'public'],
+    ['64:ff9b:1::8.8.8.8', 'private'],
+    ['2002:a9fe:a9fe::1', 'metadata'],
+    ['2002:c0a8:0101::1', 'private'],
+    // Teredo: server 65.54.227.120, client 127.0.0.1 inverted (80ff:fffe).
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'],
+    // Teredo: server 10.0.0.1 (private), client 8.8.8.8 inverted (f7f7:f7f7).
+    ['2001:0:a00:1:8000:63bf:f7f7:f7f7', 'private'],
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'public'],
+    // Special-purpose ranges the hand-written code did not know.
+    ['192.0.2.1', 'reserved'],
+    ['198.51.100.7', 'reserved'],
+    ['203.0.113.9', 'reserved'],
+    ['2001:db8::1', 'reserved'],
+    ['100::1', 'reserved'],
+    ['fec0::1', 'private'],
+    // Spellings that are not plain addresses.
+    ['127.1', 'invalid'],
+    ['0x7f.0.0.1', 'invalid'],
+    ['', 'invalid'],
+  ])('%s is %s (embedded and special forms)', (address, expected) => {
+    expect(classifyAddress(address)).toBe(expected);
+  });
+
+  it('names the embedding form and the IPv4 address it carries', () => {
+    expect(inspectAddress('::ffff:0:7f00:1')).toEqual({ class: 'loopback', embedded: { form: 'IPv4-translated', ipv4: '127.0.0.1' } });
+    expect(inspectAddress('[::ffff:a9fe:a9fe]')).toEqual({
+      class: 'metadata',
+      embedded: { form: 'IPv4-mapped', ipv4: '169.254.169.254' },
+      service: METADATA_ADDRESSES[0]!.what,
+    });
+    expect(inspectAddress('2002:a00:1::')).toEqual({ class: 'private', embedded: { form: '6to4', ipv4: '10.0.0.1' } });
+    expect(inspectAddress('2001:0:a00:1:8000:63bf:f7f7:f7f7')).toEqual({ class: 'private', embedded: { form: 'Teredo', ipv4: '10.0.0.1' } });
+    expect(inspectAddress('168.63.129.16')).toEqual({ class: 'metadata', service: 'Azure wire server (VM agent, health and DNS)' });
+  });
+
+  it('classifies every shipped metadata address as metadata, also inside each embedding form', () => {
+    for (const { address } of METADATA_ADDRESSES) {
+      expect({ address, cls: classifyAddress(address) }).toEqual({ address, cls: 'metadata' });
+      if (!address.includes(':')) {
+        const [a, b, c, d] = address.split('.').map(Number) as [number, number, number, number];
+        const high = ((a << 8) | b).toString(16);
+        const low = ((c << 8) | d).toString(16);
+        for (const form of [`::ffff:${address}`, `::ffff:0:${address}`, `::${address}`, `64:ff9b::${address}`, `2002:${high}:${low}::1`]) {
+          expect({ form, cls: classifyAddress(form) }).toEqual({ form, cls: 'metadata' });
+        }
+      }
+    }
+  });
+
+  it('compares two spellings of one address', () => {
+    expect(sameAddress('::ffff:127.0.0.1', '::ffff:7f00:1')).toBe(true);
+    expect(sameAddress('[fd00:ec2::254]', 'fd00:ec2:0:0:0:0:0:254')).toBe(true);
+    expect(sameAddress('127.0.0.1', '::ffff:127.0.0.1')).toBe(false);
+    expect(sameAddress('not-an-ip', 'not-an-ip')).toBe(false);
   });
 });
 

@@ -259,7 +259,7 @@ describe('refusals (default settings: no private targets)', () => {
     const tool = createFetchTool({ resolveHost: resolver });
     expect((await refusal({ url: `http://rebind.test:${server.port}/` }, {}, tool)).message).toMatch(/^url: rebind\.test resolves to 127\.0\.0\.1, a loopback address;/);
     expect((await refusal({ url: `http://mixed.test:${server.port}/` }, {}, tool)).message).toMatch(/^url: mixed\.test resolves to 127\.0\.0\.1, a loopback address;/);
-    expect((await refusal({ url: `http://mapped.test:${server.port}/` }, {}, tool)).message).toMatch(/^url: mapped\.test resolves to ::ffff:127\.0\.0\.1, a loopback address;/);
+    expect((await refusal({ url: `http://mapped.test:${server.port}/` }, {}, tool)).message).toMatch(/^url: mapped\.test resolves to ::ffff:127\.0\.0\.1 \(IPv4-mapped, carrying 127\.0\.0\.1\), a loopback address;/);
     expect(server.seen).toEqual([]);
   });
 
