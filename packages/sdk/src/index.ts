@@ -46,3 +46,4 @@ export { canonicalJson, hashJson } from './canonicalJson.ts';
 export { checkSchemaSafety, DEFAULT_SCHEMA_LIMITS } from './checkSchemaSafety.ts';
 export type { SchemaLimits, SchemaSafety } from './checkSchemaSafety.ts';
 export { nestsDeeperThan } from './nestsDeeperThan.ts';
+export { isUnsafeFolderMode } from './paths.ts';
