@@ -3,6 +3,7 @@ import type { Assembly } from '../assemble.ts';
 import { EXIT, FailedError, UsageError } from '../errors.ts';
 import { formatTable, toJson, type CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
+import { describeTrust } from './describeTrust.ts';
 
 const STATES = ['enabled', 'disabled', 'unavailable', 'rejected', 'shadowed'];
 
@@ -53,11 +54,13 @@ export function pluginsList(line: CommandLine, io: CommandIO, assembly: Assembly
 export function pluginsExplain(line: CommandLine, io: CommandIO, assembly: Assembly): number {
   const id = line.args[0]!;
   const explanation = assembly.explain(id);
+  const trust = assembly.workspaceTrust;
   if (line.flags.json) {
-    io.out(toJson(explanation));
+    io.out(toJson({ ...explanation, workspace: { path: trust.real, trusted: trust.trusted, by: trust.by ?? null } }));
   } else {
     io.out(formatExplanation(explanation));
     if (!formatExplanation(explanation).endsWith('\n')) io.out('\n');
+    io.out(`\n${describeTrust(trust)}\n`);
   }
   if (explanation.candidates.length === 0) throw new FailedError(`no plugin has the id "${id}"`);
   return EXIT.OK;
