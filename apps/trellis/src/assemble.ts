@@ -81,6 +81,11 @@ export interface Assembly {
    * resolves when it is up or has failed (see `lifecycle`). Unknown or not enabled ids do nothing.
    */
   startPlugin(id: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * One health check of a started external plugin (`health_check` / `GET /health`), reporting only;
+   * `undefined` when its adapter has none (script plugins) or the id is not enabled.
+   */
+  checkPluginHealth(id: string, signal: AbortSignal): Promise<{ healthy: boolean; message?: string } | undefined>;
   /** Shuts every plugin down (external processes included) and closes the audit log. */
   dispose(): Promise<void>;
 }
@@ -195,6 +200,11 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     },
     async startPlugin(id, signal) {
       await implementationFor(id)?.start(signal);
+    },
+    async checkPluginHealth(id, signal) {
+      const implementation = implementationFor(id);
+      if (implementation?.checkHealth === undefined) return undefined;
+      return implementation.checkHealth(signal);
     },
     dispose() {
       disposed ??= (async () => {

@@ -193,6 +193,30 @@ describe('doctor and config check are honest (exit 1 with a count)', () => {
     expect(out.problems[0].message).toMatch(/^notes \(http, .*plugin\.toml\) did not start: /);
   });
 
+  it('an HTTP plugin that starts but fails its health check', async () => {
+    const server: Server = createServer((req, res) => {
+      if (req.url === '/health') {
+        res.writeHead(503).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(req.url === '/tools' ? '{"tools":[{"name":"t","description":"t","input_schema":{"type":"object"}}]}' : '{}');
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      put(userConfig(sandbox), '[plugins]\nallow = ["sick"]\n');
+      const root = join(sandbox.dir, 'plugins');
+      put(join(root, 'sick', 'plugin.toml'), manifest('sick', `type = "http"\nendpoint = "http://127.0.0.1:${port}"`));
+      const doctor = await runCliAsync(sandbox, ['doctor', '--plugin-path', root]);
+      expect(doctor.code).toBe(1);
+      expect(doctor.stdout).toContain('sick (http, ');
+      expect(doctor.stdout).toContain('started but failed its health check: GET /health answered HTTP 503');
+    } finally {
+      await new Promise<void>((done) => server.close(() => done()));
+    }
+  });
+
   it('says when the workspace is untrusted and its config is ignored', () => {
     put(join(sandbox.workspace, '.trellis', 'runtime.toml'), '[plugins]\nallow = ["core-python"]\n');
     const doctor = runCli(sandbox, ['doctor']);

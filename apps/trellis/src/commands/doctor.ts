@@ -167,14 +167,36 @@ async function checkExternalPlugins(assembly: Assembly): Promise<Array<{ check: 
         }),
       ]);
       clearTimeout(timer);
-      const ms = performance.now() - started;
       const life = assembly.lifecycle(p.id);
       if (!timedOut && life?.state === 'active') {
-        return { check: { name, ok: true, detail: `${type} plugin started and answered its handshake in ${ms.toFixed(0)} ms` } };
+        const health = await checkHealth(assembly, p.id);
+        if (health === undefined || health.healthy) {
+          const healthText = health === undefined ? '' : ' and its health check';
+          return { check: { name, ok: true, detail: `${type} plugin started and answered its handshake${healthText} in ${(performance.now() - started).toFixed(0)} ms` } };
+        }
+        const message = `${p.id} (${type}, ${p.source.manifestPath}) started but failed its health check: ${health.message ?? 'unhealthy'}. Check the plugin's own logs (runtime.debug_log); \`trellis plugins explain ${p.id}\` shows where it comes from`;
+        return { check: { name, ok: false, detail: message }, problem: { kind: 'plugin-check' as const, code: 'PLUGIN_CHECK_FAILED', message } };
       }
       const why = timedOut ? `no answer within ${DOCTOR_PLUGIN_DEADLINE_MS / 1000} s` : `${life?.state ?? 'unknown'}${life?.lastError ? `: ${life.lastError}` : ''}`;
       const message = `${p.id} (${type}, ${p.source.manifestPath}) did not start: ${why}. Check its [runtime] in the manifest${type === 'http' ? ' and that its server is running' : ''}; \`trellis plugins explain ${p.id}\` shows where it comes from`;
       return { check: { name, ok: false, detail: message }, problem: { kind: 'plugin-check' as const, code: 'PLUGIN_CHECK_FAILED', message } };
     }),
   );
+}
+
+/** One health check under its own short deadline; a deadline that passes is a failed check. */
+async function checkHealth(assembly: Assembly, id: string): Promise<{ healthy: boolean; message?: string } | undefined> {
+  const deadline = AbortSignal.timeout(DOCTOR_PLUGIN_DEADLINE_MS);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<{ healthy: boolean; message: string }>((resolve) => {
+    timer = setTimeout(() => resolve({ healthy: false, message: `no answer within ${DOCTOR_PLUGIN_DEADLINE_MS / 1000} s` }), DOCTOR_PLUGIN_DEADLINE_MS + 1_000);
+  });
+  try {
+    return await Promise.race([
+      assembly.checkPluginHealth(id, deadline).catch((error: unknown) => ({ healthy: false, message: error instanceof Error ? error.message : String(error) })),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
