@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSandbox, runCli, runCliAsync, trustWorkspace, type Sandbox } from './cliHarness.ts';
 
+/** Each test runs the CLI several times; on a loaded 2-core machine one run can take seconds. */
+const SLOW = 180_000;
+
 let sandbox: Sandbox;
 beforeEach(() => {
   sandbox = createSandbox();
@@ -23,7 +26,7 @@ const manifest = (id: string, runtime: string, extra = '') =>
 const userConfig = (s: Sandbox) => join(s.home, '.config', 'trellis', 'runtime.toml');
 const json = (text: string) => JSON.parse(text) as Record<string, unknown> & { plugins: Array<{ id: string; state: string; reasons: Array<{ code: string; message: string }> }> };
 
-describe('an untrusted workspace (a cloned repository) cannot run, widen or reach anything', () => {
+describe('an untrusted workspace (a cloned repository) cannot run, widen or reach anything', { timeout: SLOW }, () => {
   it('does not start its own plugin on `tools list`, even though its config allows it; after `trellis trust` it does', () => {
     const marker = join(sandbox.dir, 'STARTED');
     put(join(sandbox.workspace, '.trellis', 'runtime.toml'), '[plugins]\nallow = ["x"]\n');
@@ -37,6 +40,7 @@ describe('an untrusted workspace (a cloned repository) cannot run, widen or reac
     const x = json(runCli(sandbox, ['plugins', 'list', '--json']).stdout).plugins.find((p) => p.id === 'x')!;
     expect([x.state, x.reasons[0]!.code]).toEqual(['disabled', 'WORKSPACE_UNTRUSTED']);
     expect(x.reasons[0]!.message).toContain(`run \`trellis trust ${ws}\``);
+    expect(runCli(sandbox, ['plugins', 'list']).stdout).toContain(`1 plugin from the workspace is off because it is not trusted. Workspace ${ws}: untrusted`);
     const explained = runCli(sandbox, ['plugins', 'explain', 'x']);
     expect(explained.stdout).toContain('trust: disabled:');
     expect(explained.stdout).toContain(`Workspace ${ws}: untrusted`);
@@ -102,7 +106,7 @@ describe('an untrusted workspace (a cloned repository) cannot run, widen or reac
   });
 });
 
-describe('config files are admitted like manifests (CONFIG_UNSAFE, exit 2)', () => {
+describe('config files are admitted like manifests (CONFIG_UNSAFE, exit 2)', { timeout: SLOW }, () => {
   it('refuses a world-writable user runtime.toml, naming the file and the chmod that fixes it', () => {
     const file = put(userConfig(sandbox), '[plugins]\nallow = ["core-python"]\n');
     chmodSync(file, 0o666);
@@ -133,7 +137,7 @@ describe('config files are admitted like manifests (CONFIG_UNSAFE, exit 2)', () 
   });
 });
 
-describe('config show --origin', () => {
+describe('config show --origin', { timeout: SLOW }, () => {
   it('names the file that set every key, and hides values from ${VAR}', () => {
     const user = put(userConfig(sandbox), '[plugins]\nprofile = "messaging"\n[runtime]\ndebug_log = "${LOG_FILE}"\n');
     const flag = put(join(sandbox.dir, 'top.toml'), '[plugins]\nprofile = "full"\ndeny = ["core-web"]\n');
@@ -151,7 +155,7 @@ describe('config show --origin', () => {
   });
 });
 
-describe('doctor and config check are honest (exit 1 with a count)', () => {
+describe('doctor and config check are honest (exit 1 with a count)', { timeout: SLOW }, () => {
   it('a typo that quarantines core-fs', () => {
     put(userConfig(sandbox), '[runtime.tools.fs]\nmax_read_byte = 5\n');
     const check = runCli(sandbox, ['config', 'check']);

@@ -32,6 +32,7 @@ export function pluginsList(line: CommandLine, io: CommandIO, assembly: Assembly
           };
         }),
         warnings: assembly.snapshot.warnings,
+        workspace: { path: assembly.workspaceTrust.real, trusted: assembly.workspaceTrust.trusted, by: assembly.workspaceTrust.by ?? null },
       }),
     );
     return EXIT.OK;
@@ -42,6 +43,8 @@ export function pluginsList(line: CommandLine, io: CommandIO, assembly: Assembly
   });
   io.out(`Profile ${assembly.snapshot.profile} · ${plugins.length} plugin${plugins.length === 1 ? '' : 's'}\n\n`);
   io.out(formatTable(['ID', 'KIND', 'ROOT', 'STATE', 'REASON'], rows));
+  const untrusted = plugins.filter((p) => p.reasons[0]?.code === 'WORKSPACE_UNTRUSTED').length;
+  if (untrusted > 0) io.out(`\n${untrusted} plugin${untrusted === 1 ? '' : 's'} from the workspace ${untrusted === 1 ? 'is' : 'are'} off because it is not trusted. ${describeTrust(assembly.workspaceTrust)}\n`);
   const warnings = [...assembly.snapshot.warnings, ...plugins.flatMap((p) => p.warnings.map((w) => ({ ...w, message: `${p.id}: ${w.message}` })))];
   if (warnings.length > 0) {
     io.out(`\nWarnings:\n`);
