@@ -103,6 +103,15 @@ describe('an untrusted workspace (a cloned repository) cannot run, widen or reac
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`${ws} is not in the trust store`);
     expect(runCli(sandbox, ['trust', join(sandbox.dir, 'nope')]).code).toBe(2);
+    const open = join(sandbox.dir, 'open');
+    mkdirSync(open);
+    chmodSync(open, 0o1777);
+    const refused = runCli(sandbox, ['trust', open]);
+    expect([refused.code, refused.stderr]).toEqual([2, `trellis: cannot trust ${open}: every user can create folders in it (mode 1777), and trust covers the folders below; trust a folder of your own inside it instead\n`]);
+    const theirs = join(sandbox.dir, 'theirs');
+    mkdirSync(theirs);
+    chownSync(theirs, 65534, 65534);
+    expect(runCli(sandbox, ['trust', theirs]).stderr).toContain(`cannot trust ${theirs}: it belongs to uid 65534`);
   });
 });
 

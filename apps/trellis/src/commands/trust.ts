@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import { resolve } from 'node:path';
 import type { TrustStore } from '@trellis/config';
 import { findTrust, loadTrustStore, realWorkspacePath, resolveConfigHome, saveTrustStore, trustStorePath } from '@trellis/config/lookup';
@@ -50,14 +50,22 @@ export function trust(line: CommandLine, io: CommandIO, env: Readonly<Record<str
   }
 
   const target = resolve(dirArg ?? workspace);
-  let isDirectory = false;
+  let stats: Stats | undefined;
   try {
-    isDirectory = statSync(target).isDirectory();
+    stats = statSync(target);
   } catch {
-    isDirectory = false;
+    stats = undefined;
   }
-  if (!isDirectory) throw new UsageError(`cannot trust ${target}: it is not a folder; name an existing workspace folder`);
+  if (stats === undefined || !stats.isDirectory()) throw new UsageError(`cannot trust ${target}: it is not a folder; name an existing workspace folder`);
   const real = realWorkspacePath(target);
+  // Trust covers the folders below: a folder others can add to (like /tmp) would trust what they put there.
+  if ((stats.mode & 0o002) !== 0) {
+    throw new UsageError(`cannot trust ${real}: every user can create folders in it (mode ${(stats.mode & 0o7777).toString(8)}), and trust covers the folders below; trust a folder of your own inside it instead`);
+  }
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+  if (stats.uid !== uid && stats.uid !== 0) {
+    throw new UsageError(`cannot trust ${real}: it belongs to uid ${stats.uid}, not to you (uid ${uid}) or root, who decides what it holds; copy it to a folder of your own or \`chown -R ${uid} ${real}\``);
+  }
   const covered = findTrust(store, real);
   if (covered !== undefined) {
     if (line.flags.json) io.out(toJson({ trusted: real, store: storePath, already: true, by: covered.path }));
