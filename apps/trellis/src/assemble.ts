@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { ConfigProblem, ConfigSource, RuntimeConfig } from '@trellis/config';
+import type { ConfigLayerReport, ConfigProblem, ConfigSource, RuntimeConfig, WorkspaceTrust } from '@trellis/config';
 import {
   buildPluginRegistrySnapshot,
   explainPlugin,
@@ -58,6 +58,14 @@ export interface Assembly {
   readonly configSource: { readonly source: ConfigSource; readonly path?: string };
   /** Config warnings (unknown keys and the like); errors make `assemble` throw a `ConfigError`. */
   readonly configWarnings: readonly ConfigProblem[];
+  /** Every config layer, lowest first, with whether it applied and why not. */
+  readonly configLayers: readonly ConfigLayerReport[];
+  /**
+   * Whether the user trusts the workspace (`trellis trust`). Untrusted: its `.trellis/runtime.toml`
+   * is not applied, its plugins are disabled (`WORKSPACE_UNTRUSTED`), and bundled plugins see
+   * `workspace.trusted === false` (a skill source must not run its skills in process).
+   */
+  readonly workspaceTrust: WorkspaceTrust;
   readonly workspace: string;
   readonly snapshot: PluginRegistrySnapshot;
   /** The registry's full result: snapshot, resolved settings and the decision trace. */
@@ -68,6 +76,16 @@ export interface Assembly {
   explain(id: string): PluginExplanation;
   /** Lifecycle of an enabled plugin's implementation (`unloaded` until first use). */
   lifecycle(id: string): { state: LifecycleState; lastError?: string } | undefined;
+  /**
+   * Starts an enabled plugin now (spawn and handshake for process plugins, initialize for HTTP);
+   * resolves when it is up or has failed (see `lifecycle`). Unknown or not enabled ids do nothing.
+   */
+  startPlugin(id: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * One health check of a started external plugin (`health_check` / `GET /health`), reporting only;
+   * `undefined` when its adapter has none (script plugins) or the id is not enabled.
+   */
+  checkPluginHealth(id: string, signal: AbortSignal): Promise<{ healthy: boolean; message?: string } | undefined>;
   /** Shuts every plugin down (external processes included) and closes the audit log. */
   dispose(): Promise<void>;
 }
@@ -94,6 +112,8 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     workspace,
     home,
     ...(loaded.path !== undefined ? { baseDir: resolve(loaded.path, '..') } : {}),
+    workspaceTrusted: loaded.workspaceTrust.trusted,
+    workspaceReal: loaded.workspaceTrust.real,
   });
   await prepareRegistry({ roots, config });
   const registry = buildPluginRegistrySnapshot({ config, roots, bundled: BUNDLED_PLUGINS, profiles: EMBEDDED_PROFILES, env });
@@ -124,7 +144,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     if (entry.bundled) {
       const descriptor = bundledById.get(pluginId);
       if (descriptor === undefined) return undefined;
-      made = createBundledImplementation({ descriptor, settings, workspace: { root: workspace }, env, logger, host });
+      made = createBundledImplementation({ descriptor, settings, workspace: { root: workspace, trusted: loaded.workspaceTrust.trusted }, env, logger, host });
     } else if (external !== undefined && entry.manifest?.runtime !== undefined && entry.pluginDir !== null) {
       const overrides = config.plugins.entries[pluginId];
       made = external.createExternalImplementation(
@@ -162,6 +182,8 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     config,
     configSource: { source: loaded.source, ...(loaded.path !== undefined ? { path: loaded.path } : {}) },
     configWarnings: loaded.warnings,
+    configLayers: loaded.layers ?? [],
+    workspaceTrust: loaded.workspaceTrust,
     workspace,
     snapshot,
     registry,
@@ -175,6 +197,14 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       if (implementation === undefined) return entries.has(id) ? { state: 'unloaded' } : undefined;
       const lastError = implementation.lastError?.();
       return { state: implementation.state(), ...(lastError !== undefined ? { lastError } : {}) };
+    },
+    async startPlugin(id, signal) {
+      await implementationFor(id)?.start(signal);
+    },
+    async checkPluginHealth(id, signal) {
+      const implementation = implementationFor(id);
+      if (implementation?.checkHealth === undefined) return undefined;
+      return implementation.checkHealth(signal);
     },
     dispose() {
       disposed ??= (async () => {

@@ -5,7 +5,11 @@ Usage: trellis <command> [options]
 
 Commands:
   doctor                          Show the config in use, the plugins, the tools, and run a harmless tool
-  config check                    Check the config: print every error and warning (exit 2 on errors)
+  config check                    Check the config: print every error and warning (exit 2 on errors;
+                                  exit 1 when a key is ignored or a plugin rejected or quarantined)
+  config show [--origin]          Every effective config key; --origin names the file that set it
+  trust [DIR]                     Trust a workspace (default: this one): its .trellis config, plugins
+                                  and skills apply. trust --list shows them; trust --revoke DIR undoes it
   plugins list [--state S]        Every plugin found, with its state and first reason
   plugins explain <id>            Every candidate for <id>, each admission check, the decision trace
   tools list [--format F]         The tools offered now (F: mcp | openai | anthropic renders them for that API)
@@ -14,8 +18,9 @@ Commands:
   tools call <name> --args JSON   Call a tool; --json prints exactly the outcome
 
 Global options:
-  --config FILE          Use this runtime.toml (else TRELLIS_CONFIG, <workspace>/.trellis/runtime.toml,
-                         $XDG_CONFIG_HOME/trellis/runtime.toml, then the built-in default)
+  --config FILE          The top config layer (else TRELLIS_CONFIG); layers, lowest first: built-in
+                         default, $XDG_CONFIG_HOME/trellis/runtime.toml, <workspace>/.trellis/runtime.toml
+                         (only in a trusted workspace), then this file
   --workspace DIR        The workspace (default: the current directory)
   --profile NAME         minimal | messaging | full (overrides [plugins] profile)
   --plugin-path DIR      An extra plugin root, highest priority (repeatable)

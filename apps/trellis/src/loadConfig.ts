@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { ResolvedRuntimeConfig } from '@trellis/config';
-import { findRuntimeConfig } from '@trellis/config/lookup';
+import { findConfigLayers, resolveConfigHome, resolveWorkspaceTrust } from '@trellis/config/lookup';
 import { EMBEDDED_RUNTIME_CONFIG, EMBEDDED_RUNTIME_TOML } from './bundled.gen.ts';
 
 /**
@@ -21,18 +21,31 @@ export interface LoadConfigOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly workspace: string;
   readonly home: string;
+  /** Always run the full layered loader, so `origins` is filled (for `config show --origin`). */
+  readonly withOrigins?: boolean;
 }
 
 /**
- * Finds and loads runtime.toml in the documented order. When nothing is found, the built-in
- * default is used in the form the build already parsed and validated, so the common case loads
- * no TOML parser and no schema library; a real file loads them on demand.
+ * Loads the layered config (embedded default ← user ← trusted workspace ← `--config` or
+ * `TRELLIS_CONFIG`) and the workspace's trust. When no config file exists at all, the built-in
+ * default is used in the form the build already parsed and validated, so the common case loads no
+ * TOML parser and no schema library; a real file loads them on demand.
  */
-export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedRuntimeConfig> {
-  const location = findRuntimeConfig({ configFlag: options.configPath, env: options.env, workspace: options.workspace, home: options.home });
-  if (location.source === 'embedded') {
-    return { value: structuredClone(EMBEDDED_RUNTIME_CONFIG), warnings: [], errors: [], source: 'embedded' };
+export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedRuntimeConfig & { workspaceTrust: NonNullable<ResolvedRuntimeConfig['workspaceTrust']> }> {
+  const configHome = resolveConfigHome({ env: options.env, home: options.home });
+  const workspaceTrust = resolveWorkspaceTrust({ workspace: options.workspace, configHome });
+  const layers = findConfigLayers({ configFlag: options.configPath, env: options.env, workspace: options.workspace, home: options.home });
+  if (layers.length === 0 && workspaceTrust.errors.length === 0 && options.withOrigins !== true) {
+    return {
+      value: structuredClone(EMBEDDED_RUNTIME_CONFIG),
+      warnings: [],
+      errors: [],
+      source: 'embedded',
+      layers: [{ source: 'embedded', applied: true, keys: [] }],
+      workspaceTrust,
+    };
   }
   const { resolveRuntimeConfig } = await import('@trellis/config');
-  return resolveRuntimeConfig({ ...options, embeddedDefault: EMBEDDED_RUNTIME_TOML });
+  const result = resolveRuntimeConfig({ ...options, embeddedDefault: EMBEDDED_RUNTIME_TOML, workspaceTrust });
+  return { ...result, workspaceTrust };
 }

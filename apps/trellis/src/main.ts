@@ -2,6 +2,8 @@ import type { ApprovalHook } from '@trellis/runtime';
 import { assemble } from './assemble.ts';
 import { TRELLIS_VERSION } from './bundled.gen.ts';
 import { configCheck } from './commands/configCheck.ts';
+import { configShow } from './commands/configShow.ts';
+import { trust } from './commands/trust.ts';
 import { doctor } from './commands/doctor.ts';
 import { pluginsExplain, pluginsList } from './commands/plugins.ts';
 import { toolsCall, toolsDescribe, toolsList, toolsSearch } from './commands/tools.ts';
@@ -76,6 +78,8 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
     }
     const name = line.command.join(' ');
     if (name === 'config check') return await configCheck(line, io, env);
+    if (name === 'config show') return await configShow(line, io, env);
+    if (name === 'trust') return trust(line, io, env);
 
     const assembly = await assemble({
       ...(line.flags.config !== undefined ? { configPath: line.flags.config } : {}),

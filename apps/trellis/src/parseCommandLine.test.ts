@@ -22,8 +22,18 @@ describe('parseCommandLine', () => {
     [['plugins', 'list', 'extra'], '`trellis plugins list` takes no arguments; unexpected "extra"'],
     [['doctor', '--args', '{}'], '`trellis doctor` does not take --args'],
     [['doctor', '--profile', 'huge'], '--profile must be one of minimal, messaging, full; got "huge"'],
+    [['trust', 'a', 'b'], '`trellis trust` takes [dir]; unexpected "b"'],
+    [['doctor', '--origin'], '`trellis doctor` does not take --origin'],
+    [['config', 'check', '--revoke', 'x'], '`trellis config check` does not take --revoke'],
   ])('refuses %j', (argv, message) => {
     expect(() => parseCommandLine(argv)).toThrow(message);
+  });
+
+  it('parses trust with an optional folder, --list and --revoke, and config show --origin', () => {
+    expect([parseCommandLine(['trust']).args, parseCommandLine(['trust', 'dir']).args]).toEqual([[], ['dir']]);
+    expect(parseCommandLine(['trust', '--list']).options).toEqual({ list: true });
+    expect(parseCommandLine(['trust', '--revoke', '/x']).options).toEqual({ revoke: '/x' });
+    expect(parseCommandLine(['config', 'show', '--origin', '--json'])).toMatchObject({ command: ['config', 'show'], options: { origin: true }, flags: { json: true } });
   });
 
   it('names an unknown flag', () => {

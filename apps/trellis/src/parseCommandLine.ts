@@ -24,13 +24,19 @@ export interface CommandLine {
     readonly format?: string;
     readonly limit?: string;
     readonly state?: string;
+    /** `config show --origin`. */
+    readonly origin?: boolean;
+    /** `trust --list`. */
+    readonly list?: boolean;
+    /** `trust --revoke DIR`. */
+    readonly revoke?: string;
   };
   readonly help: boolean;
   readonly version: boolean;
 }
 
 /** The commands and how many positional arguments each takes. */
-export const COMMANDS: Readonly<Record<string, { words: readonly string[]; positionals: readonly string[]; options: readonly string[] }>> = {
+export const COMMANDS: Readonly<Record<string, { words: readonly string[]; positionals: readonly string[]; options: readonly string[]; optionalPositionals?: readonly string[] }>> = {
   doctor: { words: ['doctor'], positionals: [], options: [] },
   'config check': { words: ['config', 'check'], positionals: [], options: [] },
   'plugins list': { words: ['plugins', 'list'], positionals: [], options: ['state'] },
@@ -39,6 +45,8 @@ export const COMMANDS: Readonly<Record<string, { words: readonly string[]; posit
   'tools describe': { words: ['tools', 'describe'], positionals: ['name'], options: [] },
   'tools search': { words: ['tools', 'search'], positionals: ['query'], options: ['limit'] },
   'tools call': { words: ['tools', 'call'], positionals: ['name'], options: ['args'] },
+  'config show': { words: ['config', 'show'], positionals: [], options: ['origin'] },
+  trust: { words: ['trust'], positionals: [], optionalPositionals: ['dir'], options: ['list', 'revoke'] },
 };
 
 /** Parses argv (without `node` and the script), checking flags and arity; throws `UsageError`. */
@@ -61,6 +69,9 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         format: { type: 'string' },
         limit: { type: 'string' },
         state: { type: 'string' },
+        origin: { type: 'boolean' },
+        list: { type: 'boolean' },
+        revoke: { type: 'string' },
       },
     });
   } catch (error) {
@@ -102,12 +113,20 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     if (rest.length < spec.positionals.length) {
       throw new UsageError(`\`trellis ${name}\` needs <${spec.positionals[rest.length]}>`);
     }
-    if (rest.length > spec.positionals.length) {
-      throw new UsageError(`\`trellis ${name}\` takes ${spec.positionals.length === 0 ? 'no arguments' : spec.positionals.map((p) => `<${p}>`).join(' ')}; unexpected "${rest[spec.positionals.length]}"`);
+    const most = spec.positionals.length + (spec.optionalPositionals?.length ?? 0);
+    if (rest.length > most) {
+      const takes = [...spec.positionals.map((p) => `<${p}>`), ...(spec.optionalPositionals ?? []).map((p) => `[${p}]`)];
+      throw new UsageError(`\`trellis ${name}\` takes ${takes.length === 0 ? 'no arguments' : takes.join(' ')}; unexpected "${rest[most]}"`);
     }
   }
-  const options: Record<string, string> = {};
+  const options: Record<string, string | boolean> = {};
   for (const key of ['args', 'format', 'limit', 'state'] as const) {
+    const value = values[key];
+    if (value === undefined) continue;
+    if (!spec.options.includes(key)) throw new UsageError(`\`trellis ${name}\` does not take --${key}`);
+    options[key] = value;
+  }
+  for (const key of ['origin', 'list', 'revoke'] as const) {
     const value = values[key];
     if (value === undefined) continue;
     if (!spec.options.includes(key)) throw new UsageError(`\`trellis ${name}\` does not take --${key}`);

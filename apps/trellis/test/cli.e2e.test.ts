@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CLI, createSandbox, runCli, type Sandbox } from './cliHarness.ts';
+import { CLI, createSandbox, runCli, trustWorkspace, type Sandbox } from './cliHarness.ts';
 
 let sandbox: Sandbox;
 beforeEach(() => {
@@ -49,7 +49,16 @@ describe('trellis (built binary)', () => {
   it('config check: the embedded default is clean', () => {
     const result = runCli(sandbox, ['config', 'check', '--json']);
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ ok: true, source: 'embedded', path: null, errors: [], warnings: [] });
+    expect(JSON.parse(result.stdout)).toEqual({
+      ok: true,
+      source: 'embedded',
+      path: null,
+      layers: [{ source: 'embedded', path: null, applied: true }],
+      workspace: { path: sandbox.workspace, trusted: false, by: null },
+      errors: [],
+      warnings: [],
+      problems: [],
+    });
   });
 
   it('config check: lists every error with file, line and key, and exits 2', () => {
@@ -84,6 +93,7 @@ describe('trellis (built binary)', () => {
     expect(json.ok).toBe(true);
     expect(json.checks.map((c: { name: string; ok: boolean }) => [c.name, c.ok])).toEqual([
       ['config', true],
+      ['workspace trust', true],
       ['registry', true],
       ['catalog', true],
       ['bundled modules', true],
@@ -137,6 +147,7 @@ describe('trellis (built binary)', () => {
     expect(full.plugins.find((p: { id: string }) => p.id === 'mcp').state).toBe('enabled');
     mkdirSync(join(sandbox.workspace, '.trellis'));
     writeFileSync(join(sandbox.workspace, '.trellis', 'runtime.toml'), '[plugins]\nallow = ["core-python"]\ndeny = ["core-web"]\n');
+    trustWorkspace(sandbox);
     const listed = JSON.parse(runCli(sandbox, ['plugins', 'list', '--json']).stdout);
     const byId = (id: string) => listed.plugins.find((p: { id: string }) => p.id === id);
     expect([byId('core-python').state, byId('core-python').reasons[0].code]).toEqual(['enabled', 'ALLOWED']);
@@ -151,6 +162,7 @@ describe('trellis (built binary)', () => {
   it('a bad [runtime.tools.<key>] patch quarantines that plugin alone, with the key named', () => {
     mkdirSync(join(sandbox.workspace, '.trellis'));
     writeFileSync(join(sandbox.workspace, '.trellis', 'runtime.toml'), '[runtime.tools.fs]\nmax_read_bytes = "lots"\n');
+    trustWorkspace(sandbox);
     const listed = JSON.parse(runCli(sandbox, ['plugins', 'list', '--json']).stdout);
     const fs = listed.plugins.find((p: { id: string }) => p.id === 'core-fs');
     expect([fs.state, fs.reasons[0].code]).toEqual(['disabled', 'CONFIG_INVALID']);

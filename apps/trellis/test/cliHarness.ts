@@ -69,3 +69,9 @@ export function runCliAsync(sandbox: Sandbox, args: readonly string[], extraEnv:
     });
   });
 }
+
+/** `trellis trust` in the sandbox's workspace: its `.trellis` config, plugins and skills then apply. */
+export function trustWorkspace(sandbox: Sandbox): void {
+  const result = runCli(sandbox, ['trust']);
+  if (result.code !== 0) throw new Error(`trellis trust failed (${result.code}): ${result.stderr}`);
+}

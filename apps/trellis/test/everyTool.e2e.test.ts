@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSandbox, runCli, runCliAsync, type Sandbox } from './cliHarness.ts';
+import { createSandbox, trustWorkspace, runCli, runCliAsync, type Sandbox } from './cliHarness.ts';
 
 // Every bundled tool, called through the built `trellis tools call`, with real files, a real
 // program, a real Python, a real skill script and a real HTTP server on 127.0.0.1.
@@ -39,6 +39,7 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
+  trustWorkspace(sandbox);
   server = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end('<html><body><h1>Trellis</h1><p>grows <b>plugins</b></p></body></html>');

@@ -1,5 +1,6 @@
 import { lstatSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { resolveConfigHome } from './configHome.ts';
 
 /** Where the config in use came from. */
 export type ConfigSource = 'flag' | 'env' | 'workspace' | 'user' | 'embedded';
@@ -27,7 +28,8 @@ export interface FindRuntimeConfigOptions {
 }
 
 /**
- * Finds the one config file to use; the first found wins and nothing is merged:
+ * The top config layer: the file whose keys win over every other (see {@link findConfigLayers}
+ * for all of them, which is what the loader merges):
  * 1. `--config FILE`; 2. `TRELLIS_CONFIG`; 3. `<workspace>/.trellis/runtime.toml`;
  * 4. `$XDG_CONFIG_HOME/trellis/runtime.toml` (an unset, empty or relative `XDG_CONFIG_HOME`
  * means `~/.config`); 5. the embedded default. A flag or `TRELLIS_CONFIG` is chosen whether or
@@ -42,11 +44,41 @@ export function findRuntimeConfig(options: FindRuntimeConfigOptions): ConfigLoca
   if (fromEnv !== undefined && fromEnv !== '') return { source: 'env', path: absolute(cwd, fromEnv) };
   const inWorkspace = join(resolve(cwd, options.workspace), '.trellis', 'runtime.toml');
   if (somethingAt(inWorkspace)) return { source: 'workspace', path: inWorkspace };
-  const xdg = options.xdgConfigHome ?? options.env.XDG_CONFIG_HOME;
-  const configHome = xdg !== undefined && xdg !== '' && isAbsolute(xdg) ? xdg : join(options.home, '.config');
-  const inUserConfig = join(configHome, 'trellis', 'runtime.toml');
+  const inUserConfig = join(resolveConfigHome(options), 'runtime.toml');
   if (somethingAt(inUserConfig)) return { source: 'user', path: resolve(inUserConfig) };
   return { source: 'embedded' };
+}
+
+/** One config file that takes part in the layers. */
+export interface ConfigLayerLocation {
+  readonly source: Exclude<ConfigSource, 'embedded'>;
+  /** Absolute path (not resolved through symlinks). */
+  readonly path: string;
+}
+
+/**
+ * The config files that take part, bottom layer first (the embedded default, always the lowest
+ * layer, is not listed): the user file (`$XDG_CONFIG_HOME/trellis/runtime.toml`, else
+ * `~/.config/trellis/runtime.toml`), the workspace file (`<workspace>/.trellis/runtime.toml`), then
+ * `--config` or else `TRELLIS_CONFIG`. The user and workspace files count when anything is at their
+ * path (loading then says what is wrong); `--config` and `TRELLIS_CONFIG` count whether or not their
+ * file exists, so a wrong path is CONFIG_NOT_FOUND, never silently skipped. The workspace file is
+ * listed whether or not the workspace is trusted; the loader decides whether it applies. Reads no
+ * file; only `lstat`s two paths.
+ */
+export function findConfigLayers(options: FindRuntimeConfigOptions): ConfigLayerLocation[] {
+  const cwd = options.cwd ?? process.cwd();
+  const out: ConfigLayerLocation[] = [];
+  const inUserConfig = resolve(resolveConfigHome(options), 'runtime.toml');
+  if (somethingAt(inUserConfig)) out.push({ source: 'user', path: inUserConfig });
+  const inWorkspace = join(resolve(cwd, options.workspace), '.trellis', 'runtime.toml');
+  if (inWorkspace !== inUserConfig && somethingAt(inWorkspace)) out.push({ source: 'workspace', path: inWorkspace });
+  if (options.configFlag !== undefined) out.push({ source: 'flag', path: absolute(cwd, options.configFlag) });
+  else {
+    const fromEnv = options.env.TRELLIS_CONFIG;
+    if (fromEnv !== undefined && fromEnv !== '') out.push({ source: 'env', path: absolute(cwd, fromEnv) });
+  }
+  return out;
 }
 
 function absolute(cwd: string, path: string): string {

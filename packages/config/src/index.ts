@@ -20,3 +20,27 @@ export { expandEnvString } from './expandEnvString.ts';
 export type { EnvExpansion } from './expandEnvString.ts';
 export { runtimeConfigJsonSchema } from './runtimeConfigJsonSchema.ts';
 export { runtimeConfigDefaults } from './runtimeConfigDefaults.ts';
+export { findConfigLayers } from './findRuntimeConfig.ts';
+export type { ConfigLayerLocation } from './findRuntimeConfig.ts';
+export type { ConfigLayerReport, ConfigOrigin } from './resolveRuntimeConfig.ts';
+export { quoteArg } from './resolveRuntimeConfig.ts';
+export { parseConfigLayer } from './parseRuntimeConfig.ts';
+export type { ConfigLayerParse, ParseConfigLayerOptions } from './parseRuntimeConfig.ts';
+export { mergeConfigLayers, flattenConfig, joinKeyPath } from './mergeConfigLayers.ts';
+export type { LayerTree, MergedLayers } from './mergeConfigLayers.ts';
+export { admitConfigFile } from './admitConfigFile.ts';
+export type { ConfigFileFacts, ConfigStatFacts } from './admitConfigFile.ts';
+export { readConfigFile, currentUid } from './readConfigFile.ts';
+export type { ReadConfigFileOptions, ReadConfigResult } from './readConfigFile.ts';
+export { resolveConfigHome } from './configHome.ts';
+export type { ConfigHomeOptions } from './configHome.ts';
+export {
+  TRUST_STORE_FILE,
+  trustStorePath,
+  realWorkspacePath,
+  loadTrustStore,
+  findTrust,
+  resolveWorkspaceTrust,
+  saveTrustStore,
+} from './trustStore.ts';
+export type { TrustStore, TrustedWorkspace, TrustStoreLoad, WorkspaceTrust } from './trustStore.ts';

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync, chmodSync } from 'node:fs';
+import { chownSync, linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, truncateSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
@@ -210,6 +210,73 @@ process.stdout.write(JSON.stringify(loadRuntimeConfig(${JSON.stringify(file)}, {
           message: '<tmp>/runtime.toml: permission denied; make the file readable by the user running trellis',
         },
       ],
+    });
+  });
+
+  describe('admission (CONFIG_UNSAFE), as for plugin manifests', () => {
+    const codes = (path: string) => loadRuntimeConfig(path, { env: {} }).errors.map((e) => e.code);
+
+    it('refuses a world-writable file, and loads it again after chmod o-w', () => {
+      const file = join(dir, 'runtime.toml');
+      writeFileSync(file, '[plugins]\nallow = ["x"]\n');
+      chmodSync(file, 0o666);
+      expect(load(file)).toEqual({
+        warnings: [],
+        errors: [
+          {
+            code: 'CONFIG_UNSAFE',
+            file: '<tmp>/runtime.toml',
+            message: '<tmp>/runtime.toml: not loaded: someone else could change this file: any user can write it (mode 666). Fix it with `chmod o-w <tmp>/runtime.toml`, or remove the file',
+          },
+        ],
+      });
+      chmodSync(file, 0o644);
+      expect(codes(file)).toEqual([]);
+    });
+
+    it('refuses a file or folder owned by another user (a real chown to nobody)', () => {
+      const folder = join(dir, 'etc');
+      mkdirSync(folder);
+      const file = join(folder, 'runtime.toml');
+      writeFileSync(file, '[plugins]\n');
+      chownSync(file, 65534, 65534);
+      expect(codes(file)).toEqual(['CONFIG_UNSAFE']);
+      expect(loadRuntimeConfig(file, { env: {}, uid: 65534 }).errors).toEqual([]);
+      chownSync(file, 0, 0);
+      chownSync(folder, 65534, 65534);
+      const message = loadRuntimeConfig(file, { env: {} }).errors[0]?.message ?? '';
+      expect(message.split(dir).join('<tmp>')).toBe(
+        '<tmp>/etc/runtime.toml: not loaded: someone else could change this file: its folder <tmp>/etc belongs to uid 65534, not to you (uid 0) or root. Fix it with `chown 0 <tmp>/etc`, or remove the file',
+      );
+    });
+
+    it('refuses a file in a world-writable folder anywhere above it, but not under a sticky root-owned one', () => {
+      const shared = join(dir, 'shared');
+      mkdirSync(join(shared, 'me'), { recursive: true });
+      const file = join(shared, 'me', 'runtime.toml');
+      writeFileSync(file, '[plugins]\n');
+      chmodSync(shared, 0o777);
+      expect(loadRuntimeConfig(file, { env: {} }).errors[0]?.message.split(dir).join('<tmp>')).toBe(
+        '<tmp>/shared/me/runtime.toml: not loaded: someone else could change this file: any user can change the folder <tmp>/shared (mode 777). Fix it with `chmod o-w <tmp>/shared`, or remove the file',
+      );
+      chmodSync(shared, 0o1777);
+      expect(codes(file)).toEqual([]);
+    });
+
+    it('refuses a hard-linked file and checks the target of a symlink', () => {
+      const file = join(dir, 'runtime.toml');
+      writeFileSync(file, '[plugins]\n');
+      linkSync(file, join(dir, 'twin.toml'));
+      expect(codes(file)).toEqual(['CONFIG_UNSAFE']);
+      rmSync(join(dir, 'twin.toml'));
+      mkdirSync(join(dir, 'open'));
+      chmodSync(join(dir, 'open'), 0o777);
+      const target = join(dir, 'open', 'real.toml');
+      writeFileSync(target, '[plugins]\n');
+      symlinkSync(target, join(dir, 'link.toml'));
+      const problem = loadRuntimeConfig(join(dir, 'link.toml'), { env: {} }).errors[0];
+      expect(problem?.code).toBe('CONFIG_UNSAFE');
+      expect(problem?.message).toContain(`(resolves to ${realpathSync(target)})`);
     });
   });
 });

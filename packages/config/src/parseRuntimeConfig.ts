@@ -57,6 +57,8 @@ interface WalkContext {
   readonly secrets: Set<string>;
   /** Key paths whose value was replaced because of an env problem; schema issues there are noise. */
   readonly envFailed: Set<string>;
+  /** Key paths whose value came from a `${VAR}`. */
+  readonly expandedKeys: Set<string>;
 }
 
 const DROP = Symbol('drop');
@@ -73,6 +75,28 @@ function count(list: ProblemList): number {
   return list.kept.length + list.dropped;
 }
 
+/** One config file parsed as a layer: only the keys it sets, checked on their own. */
+export interface ConfigLayerParse {
+  /**
+   * The keys this file sets (no defaults), `${VAR}` expanded (unless expansion was off) and
+   * `plugins.paths`, `runtime.audit_log`, `runtime.debug_log` made absolute against `baseDir`.
+   * `undefined` whenever `errors` is not empty.
+   */
+  readonly tree: Record<string, unknown> | undefined;
+  /** The whole config this file alone gives (defaults applied); `undefined` on errors. */
+  readonly value: RuntimeConfig | undefined;
+  readonly warnings: ConfigProblem[];
+  readonly errors: ConfigProblem[];
+  /** Dotted key paths whose value came from a `${VAR}` (never shown by `config show`). */
+  readonly expandedKeys: ReadonlySet<string>;
+}
+
+/** Options of {@link parseConfigLayer}. */
+export interface ParseConfigLayerOptions extends ParseRuntimeConfigOptions {
+  /** Expand `${VAR}` references. False for a layer that is only reported, never applied. Default true. */
+  readonly expand?: boolean;
+}
+
 /**
  * Parses and validates the text of a `runtime.toml`: decoding (BOM, CRLF, NUL, UTF-8), TOML,
  * nesting and forbidden keys, `${VAR}` expansion, unknown-key warnings, the schema with its
@@ -80,15 +104,25 @@ function count(list: ProblemList): number {
  * errors. No message ever contains the value of an expanded variable.
  */
 export function parseRuntimeConfig(text: string | Uint8Array, options: ParseRuntimeConfigOptions): ConfigLoadResult {
+  const layer = parseConfigLayer(text, options);
+  return { value: layer.value, warnings: layer.warnings, errors: layer.errors };
+}
+
+/**
+ * {@link parseRuntimeConfig} for one layer of the config: the same checks, and also the tree of
+ * keys the file itself sets, so layers can be merged key by key and each key traced to its file.
+ */
+export function parseConfigLayer(text: string | Uint8Array, options: ParseConfigLayerOptions): ConfigLayerParse {
   const file = options.fileName;
+  const none = new Set<string>();
   const decoded = decodeConfigText(text, file);
-  if (decoded.problem !== undefined) return failed([decoded.problem]);
+  if (decoded.problem !== undefined) return { ...failed([decoded.problem]), tree: undefined, expandedKeys: none };
 
   let document: Record<string, unknown>;
   try {
     document = parse(decoded.text, { maxDepth: MAX_CONFIG_DEPTH });
   } catch (error) {
-    return failed([tomlFailure(error, file)]);
+    return { ...failed([tomlFailure(error, file)]), tree: undefined, expandedKeys: none };
   }
 
   const ctx: WalkContext = {
@@ -97,15 +131,17 @@ export function parseRuntimeConfig(text: string | Uint8Array, options: ParseRunt
     warnings: { kept: [], dropped: 0 },
     secrets: new Set(),
     envFailed: new Set(),
+    expandedKeys: new Set(),
   };
-  const tree = walk(document, [], RuntimeConfigSchema, true, ctx);
+  const walked = walk(document, [], RuntimeConfigSchema, options.expand ?? true, ctx);
+  const tree = walked === DROP ? {} : (walked as Record<string, unknown>);
   const baseDir = options.baseDir ?? dirname(resolve(file));
   const defaults = runtimeConfigDefaults();
   if (count(ctx.errors) === 0 && count(ctx.warnings) === 0 && onlyDefaults(tree, defaults)) {
     // The stock config: validating it would only reproduce the defaults, so skip the schema pass.
-    return { value: resolvePaths(defaults, baseDir), warnings: [], errors: [] };
+    return { value: resolvePaths(defaults, baseDir), tree: resolveTreePaths(tree, baseDir), warnings: [], errors: [], expandedKeys: ctx.expandedKeys };
   }
-  const parsed = RuntimeConfigSchema.safeParse(tree === DROP ? {} : tree, { error: tomlIssueMessage });
+  const parsed = RuntimeConfigSchema.safeParse(tree, { error: tomlIssueMessage });
   if (!parsed.success) {
     const issues = formatIssues(parsed.error);
     parsed.error.issues.forEach((issue, i) => {
@@ -142,8 +178,8 @@ export function parseRuntimeConfig(text: string | Uint8Array, options: ParseRunt
     return problems;
   };
   const warnings = finish(ctx.warnings);
-  if (count(ctx.errors) > 0 || !parsed.success) return failed(finish(ctx.errors), warnings);
-  return { value: resolvePaths(parsed.data, baseDir), warnings, errors: [] };
+  if (count(ctx.errors) > 0 || !parsed.success) return { ...failed(finish(ctx.errors), warnings), tree: undefined, expandedKeys: ctx.expandedKeys };
+  return { value: resolvePaths(parsed.data, baseDir), tree: resolveTreePaths(tree, baseDir), warnings, errors: [], expandedKeys: ctx.expandedKeys };
 }
 
 function tomlFailure(error: unknown, file: string): ConfigProblem {
@@ -272,6 +308,7 @@ function expandString(value: string, path: KeyPath, ctx: WalkContext): string {
   const result = expandEnvString(value, ctx.env);
   if (result.ok) {
     for (const secret of result.expanded) ctx.secrets.add(secret);
+    if (result.expanded.length > 0) ctx.expandedKeys.add(formatKeyPath(path));
     return result.value;
   }
   ctx.envFailed.add(formatKeyPath(path));
@@ -318,4 +355,23 @@ function resolvePaths(config: RuntimeConfig, baseDir: string): RuntimeConfig {
     plugins: { ...config.plugins, paths: config.plugins.paths.map((p) => resolve(baseDir, p)) },
     runtime: { ...config.runtime, audit_log: file(config.runtime.audit_log), debug_log: file(config.runtime.debug_log) },
   };
+}
+
+/** {@link resolvePaths} on a layer's own keys: only the path keys it sets are touched. */
+function resolveTreePaths(tree: Record<string, unknown>, baseDir: string): Record<string, unknown> {
+  const plugins = tree.plugins as Record<string, unknown> | undefined;
+  const runtime = tree.runtime as Record<string, unknown> | undefined;
+  const out: Record<string, unknown> = { ...tree };
+  if (plugins !== undefined && Array.isArray(plugins.paths)) {
+    out.plugins = { ...plugins, paths: plugins.paths.map((p) => (typeof p === 'string' ? resolve(baseDir, p) : p)) };
+  }
+  if (runtime !== undefined) {
+    const copy: Record<string, unknown> = { ...runtime };
+    for (const key of ['audit_log', 'debug_log'] as const) {
+      const value = runtime[key];
+      if (typeof value === 'string' && value !== '') copy[key] = resolve(baseDir, value);
+    }
+    out.runtime = copy;
+  }
+  return out;
 }

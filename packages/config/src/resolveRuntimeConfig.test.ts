@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -91,27 +91,103 @@ describe('findRuntimeConfig', () => {
 
 describe('resolveRuntimeConfig', () => {
   const embeddedDefault = '[plugins]\npaths = ["vendor"]\n';
+  const trustFile = () => join(home, '.config', 'trellis', 'trusted-workspaces.json');
+  const trust = (folder: string) => {
+    put(trustFile(), JSON.stringify({ version: 1, workspaces: [{ path: realpathSync(folder), trusted_at: '2026-01-01T00:00:00.000Z' }] }));
+    chmodSync(trustFile(), 0o600);
+  };
+  /** The parts a test compares: the value, the problems, the top layer, and each layer's summary. */
+  const summary = (result: ReturnType<typeof resolveRuntimeConfig>) => ({
+    source: result.source,
+    path: result.path,
+    value: result.value,
+    errors: result.errors.map((e) => e.code),
+    warnings: result.warnings.map((w) => w.code),
+    layers: result.layers?.map((l) => `${l.source}:${l.applied ? 'applied' : (l.reason?.code ?? 'skipped')}`),
+  });
 
-  it('loads the file that wins, with no merging', () => {
-    put(join(workspace, '.trellis', 'runtime.toml'), profileFile('full'));
-    put(join(home, '.config', 'trellis', 'runtime.toml'), `${profileFile('messaging')}deny = ["core-web"]\n`);
-    const result = resolveRuntimeConfig({ env: {}, workspace, home, embeddedDefault });
-    expect(result).toEqual({
-      source: 'workspace',
-      path: join(workspace, '.trellis', 'runtime.toml'),
-      value: RuntimeConfigSchema.parse({ plugins: { profile: 'full' } }),
-      warnings: [],
+  it('merges layers, each a patch over the one below, and names the file of every key', () => {
+    const user = put(join(home, '.config', 'trellis', 'runtime.toml'), `${profileFile('messaging')}deny = ["core-web"]\n[runtime]\nmax_retries = 2\n`);
+    const ws = put(join(workspace, '.trellis', 'runtime.toml'), `${profileFile('full')}[runtime]\nmax_concurrency = 3\n`);
+    const flag = put(join(dir, 'c.toml'), '[runtime]\nmax_retries = 4\n');
+    trust(workspace);
+    const result = resolveRuntimeConfig({ configPath: flag, env: {}, workspace, home, embeddedDefault });
+    expect(summary(result)).toEqual({
+      source: 'flag',
+      path: flag,
+      value: RuntimeConfigSchema.parse({
+        plugins: { profile: 'full', deny: ['core-web'], paths: [join(workspace, 'vendor')] },
+        runtime: { max_retries: 4, max_concurrency: 3 },
+      }),
       errors: [],
+      warnings: [],
+      layers: ['embedded:applied', 'user:applied', 'workspace:applied', 'flag:applied'],
     });
+    expect(Object.fromEntries([...(result.origins ?? [])].map(([k, o]) => [k, o.path ?? o.source]))).toEqual({
+      'plugins.paths': 'embedded',
+      'plugins.profile': ws,
+      'plugins.deny': user,
+      'runtime.max_retries': flag,
+      'runtime.max_concurrency': ws,
+    });
+  });
+
+  it('does not apply an untrusted workspace file, never expands its ${VAR}, and says how to trust it', () => {
+    put(join(home, '.config', 'trellis', 'runtime.toml'), profileFile('messaging'));
+    const ws = put(join(workspace, '.trellis', 'runtime.toml'), '[plugins]\nallow = ["x"]\n[runtime.tools.fs]\nroot = "/"\n[runtime.tools.web]\nheader = "${SECRET}"\n');
+    const result = resolveRuntimeConfig({ env: { SECRET: 's3cr3t-value' }, workspace, home, embeddedDefault });
+    expect(summary(result)).toMatchObject({
+      source: 'user',
+      errors: [],
+      warnings: ['WORKSPACE_UNTRUSTED'],
+      layers: ['embedded:applied', 'user:applied', 'workspace:WORKSPACE_UNTRUSTED'],
+    });
+    expect(result.value?.plugins.allow).toEqual([]);
+    expect(result.value?.runtime.tools).toEqual({});
+    expect(result.workspaceTrust?.trusted).toBe(false);
+    expect(result.warnings[0]?.message).toBe(
+      `${ws}: not applied: the workspace ${realpathSync(workspace)} is not trusted, so its config is ignored (3 keys: plugins.allow, runtime.tools.fs.root, runtime.tools.web.header). If you trust this folder, run \`trellis trust ${realpathSync(workspace)}\``,
+    );
+    expect(JSON.stringify(result)).not.toContain('s3cr3t-value');
+    // A missing variable in an untrusted file is no error either: nothing there is expanded.
+    expect(resolveRuntimeConfig({ env: {}, workspace, home, embeddedDefault }).errors).toEqual([]);
+    // Trusted (here through its parent folder), the same file applies.
+    trust(dir);
+    const trusted = resolveRuntimeConfig({ env: { SECRET: 's3cr3t-value' }, workspace, home, embeddedDefault });
+    expect(trusted.errors).toEqual([]);
+    expect(trusted.workspaceTrust).toMatchObject({ trusted: true, by: realpathSync(dir) });
+    expect(trusted.value?.plugins.allow).toEqual(['x']);
+    expect(trusted.value?.runtime.tools).toEqual({ fs: { root: '/' }, web: { header: 's3cr3t-value' } });
+    expect(trusted.origins?.get('runtime.tools.web.header')).toEqual({ source: 'workspace', path: ws, fromEnv: true });
+  });
+
+  it('refuses a config layer or trust store that another user could change (CONFIG_UNSAFE)', () => {
+    const user = put(join(home, '.config', 'trellis', 'runtime.toml'), profileFile('messaging'));
+    chmodSync(user, 0o666);
+    let result = resolveRuntimeConfig({ env: {}, workspace, home, embeddedDefault });
+    expect(summary(result)).toMatchObject({ errors: ['CONFIG_UNSAFE'], value: undefined });
+    expect(result.errors[0]?.message).toBe(`${user}: not loaded: someone else could change this file: any user can write it (mode 666). Fix it with \`chmod o-w ${user}\`, or remove the file`);
+    chmodSync(user, 0o644);
+    chownSync(user, 65534, 65534);
+    result = resolveRuntimeConfig({ env: {}, workspace, home, embeddedDefault });
+    expect(result.errors.map((e) => e.message)).toEqual([`${user}: not loaded: someone else could change this file: it belongs to uid 65534, not to you (uid 0) or root. Fix it with \`chown 0 ${user}\`, or remove the file`]);
+    chownSync(user, 0, 0);
+    trust(workspace);
+    chmodSync(trustFile(), 0o666);
+    result = resolveRuntimeConfig({ env: {}, workspace, home, embeddedDefault });
+    expect(result.errors.map((e) => `${e.code} ${e.file}`)).toEqual([`CONFIG_UNSAFE ${trustFile()}`]);
+    expect(result.workspaceTrust?.trusted).toBe(false);
   });
 
   it('parses the embedded default with the workspace as the base of relative paths', () => {
     const result = resolveRuntimeConfig({ env: {}, workspace, home, embeddedDefault });
-    expect(result).toEqual({
+    expect(summary(result)).toEqual({
       source: 'embedded',
+      path: undefined,
       value: RuntimeConfigSchema.parse({ plugins: { paths: [join(workspace, 'vendor')] } }),
       warnings: [],
       errors: [],
+      layers: ['embedded:applied'],
     });
   });
 
@@ -132,37 +208,16 @@ describe('resolveRuntimeConfig', () => {
   it('reports a missing --config file instead of falling through', () => {
     put(join(workspace, '.trellis', 'runtime.toml'), profileFile('full'));
     const path = join(dir, 'missing.toml');
-    expect(resolveRuntimeConfig({ configPath: path, env: {}, workspace, home, embeddedDefault })).toEqual({
-      source: 'flag',
-      path,
-      value: undefined,
-      warnings: [],
-      errors: [
-        {
-          code: 'CONFIG_NOT_FOUND',
-          file: path,
-          message: `${path}: no such file; fix the path given to --config, or drop --config to use the normal lookup`,
-        },
-      ],
-    });
+    const result = resolveRuntimeConfig({ configPath: path, env: {}, workspace, home, embeddedDefault });
+    expect(summary(result)).toMatchObject({ source: 'flag', path, value: undefined, errors: ['CONFIG_NOT_FOUND'] });
+    expect(result.errors[0]?.message).toBe(`${path}: no such file; fix the path given to --config, or drop --config to use the normal lookup`);
   });
 
   it('reports a missing TRELLIS_CONFIG file instead of falling through', () => {
-    put(join(workspace, '.trellis', 'runtime.toml'), profileFile('full'));
     const path = join(dir, 'missing.toml');
-    expect(resolveRuntimeConfig({ env: { TRELLIS_CONFIG: path }, workspace, home, embeddedDefault })).toEqual({
-      source: 'env',
-      path,
-      value: undefined,
-      warnings: [],
-      errors: [
-        {
-          code: 'CONFIG_NOT_FOUND',
-          file: path,
-          message: `${path}: no such file; fix TRELLIS_CONFIG, or unset it to use the normal lookup`,
-        },
-      ],
-    });
+    const result = resolveRuntimeConfig({ env: { TRELLIS_CONFIG: path }, workspace, home, embeddedDefault });
+    expect(summary(result)).toMatchObject({ source: 'env', path, value: undefined, errors: ['CONFIG_NOT_FOUND'] });
+    expect(result.errors[0]?.message).toBe(`${path}: no such file; fix TRELLIS_CONFIG, or unset it to use the normal lookup`);
   });
 
   it('expands ${VAR} from the env it is given', () => {

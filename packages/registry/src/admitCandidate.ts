@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { ERROR_CODES, MAX_MANIFEST_BYTES, formatMode, isWorldWritable } from '@trellis/sdk';
+import { ERROR_CODES, MAX_MANIFEST_BYTES, formatMode, isUnsafeFolderMode, isWorldWritable } from '@trellis/sdk';
 import { containsPath } from './containsPath.ts';
 import type { PluginManifest } from '@trellis/sdk';
 import { registryDependency } from './prepareRegistry.ts';
@@ -33,17 +33,6 @@ const SKIP_NO_RUNTIME = check(ERROR_CODES.PATH_ESCAPE, '[runtime] paths stay in 
 const SKIP_HTTP_RUNTIME = check(ERROR_CODES.PATH_ESCAPE, '[runtime] paths stay in the plugin folder', 'skip', 'an http runtime has no paths');
 const PASS_RUNTIME_PATHS = check(ERROR_CODES.PATH_ESCAPE, '[runtime] paths stay in the plugin folder', 'pass', 'relative command and args resolve inside the plugin folder');
 
-/**
- * True when a folder lets someone other than its owner change what it holds: the `o+w` bit is
- * set, unless the folder is sticky AND owned by root (like `/tmp`): there the sticky bit stops
- * other users from renaming or deleting entries they do not own, and only root, whom we trust
- * anyway, could lift it. A sticky folder owned by another user is unsafe: its owner can still
- * swap entries.
- */
-export function isUnsafeFolderMode(mode: number, uid: number): boolean {
-  if (!isWorldWritable(mode)) return false;
-  return !((mode & STICKY) !== 0 && uid === 0);
-}
 
 /**
  * Admits or rejects one candidate. Pure: it reads only the facts discovery gathered and the

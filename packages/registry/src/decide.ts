@@ -33,7 +33,7 @@ export function describeSource(candidate: AdmittedCandidate): string {
 export function decide(admitted: readonly AdmittedCandidate[], options: DecideOptions): DecidedCandidate[] {
   const groups = new Map<string, number[]>();
   admitted.forEach((candidate, index) => {
-    if (candidate.rejected) return;
+    if (candidate.rejected || untrustedWorkspaceOf(candidate) !== undefined) return;
     const list = groups.get(candidate.id);
     if (list === undefined) groups.set(candidate.id, [index]);
     else list.push(index);
@@ -43,7 +43,11 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
   const context: DecideContext = { options, activeProfiles: expandProfile(options.profiles, options.config.plugins.profile) };
 
   admitted.forEach((candidate, index) => {
-    if (candidate.rejected) out[index] = new Decided(candidate, 'rejected', candidate.reasons, candidate.warnings, null, context, null);
+    const workspace = untrustedWorkspaceOf(candidate);
+    if (workspace !== undefined) {
+      // Listed, never run: admission findings (if any) follow the headline.
+      out[index] = new Decided(candidate, 'disabled', [untrustedReason(candidate, workspace), ...candidate.reasons], candidate.warnings, null, context, null);
+    } else if (candidate.rejected) out[index] = new Decided(candidate, 'rejected', candidate.reasons, candidate.warnings, null, context, null);
   });
 
   for (const indexes of groups.values()) {
@@ -98,6 +102,23 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
     }
   }
   return out.map((d, i) => d ?? decideWinner(admitted[i]!, ONLY_CANDIDATE, context));
+}
+
+/** The untrusted workspace a candidate was found in, if it was. */
+function untrustedWorkspaceOf(candidate: AdmittedCandidate): string | undefined {
+  return candidate.facts.bundled ? undefined : candidate.facts.source.untrustedWorkspace;
+}
+
+function untrustedReason(candidate: AdmittedCandidate, workspace: string): Reason {
+  const where = candidate.facts.bundled ? '' : ` (${candidate.facts.manifestPath})`;
+  return {
+    code: ERROR_CODES.WORKSPACE_UNTRUSTED,
+    message: `"${candidate.id}" comes from the plugin folder of the workspace ${workspace}${where}, which you have not trusted, so it is not started and takes no part in the decision. If you trust this folder, run \`trellis trust ${shellArg(workspace)}\``,
+  };
+}
+
+function shellArg(value: string): string {
+  return /^[A-Za-z0-9_./@%+=:,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 const ONLY_CANDIDATE: DecisionStep = Object.freeze({ step: 'selection', message: 'the only admitted candidate with this id' });
@@ -222,8 +243,12 @@ class Decided implements DecidedCandidate {
 function buildTrace(d: Decided, context: DecideContext, selection: DecisionStep | null): DecisionStep[] {
   const c = d.admitted;
   const steps: DecisionStep[] = [identityStep(c), admissionStep(c)];
-  if (c.rejected) return steps;
   const head = d.reasons[0]!;
+  if (head.code === ERROR_CODES.WORKSPACE_UNTRUSTED) {
+    steps.push({ step: 'trust', message: `disabled: ${head.message}` });
+    return steps;
+  }
+  if (c.rejected) return steps;
   if (selection === null) {
     steps.push({ step: 'selection', message: d.state === 'rejected' ? `rejected: ${head.message}` : head.message });
     return steps;

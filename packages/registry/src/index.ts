@@ -35,7 +35,9 @@ export {
 } from './discoverCandidates.ts';
 export type { DiscoverCandidatesOptions } from './discoverCandidates.ts';
 export type { ParsedManifest } from './parseManifest.ts';
-export { admitCandidate, isUnsafeFolderMode } from './admitCandidate.ts';
+export { admitCandidate } from './admitCandidate.ts';
+/** Shared with config-file admission; lives in the sdk so @trellis/config can use it too. */
+export { isUnsafeFolderMode } from '@trellis/sdk';
 export { expandProfile } from './expandProfile.ts';
 export type { ParseProfilesResult } from './parseProfiles.ts';
 export { deepMerge } from './deepMerge.ts';

@@ -16,6 +16,14 @@ export interface ResolveDiscoveryRootsOptions {
   readonly baseDir?: string;
   /** Folder that relative `--plugin-path` and `TRELLIS_PLUGIN_PATH` entries resolve against; default `process.cwd()`. */
   readonly cwd?: string;
+  /**
+   * Whether the user trusts the workspace (`trellis trust`). When false, root 2 is marked
+   * `untrustedWorkspace`: its plugins are listed as disabled (`WORKSPACE_UNTRUSTED`) and never
+   * run. Default: true (a caller that does not track trust keeps today's behaviour).
+   */
+  readonly workspaceTrusted?: boolean;
+  /** The workspace's real path, named in the `WORKSPACE_UNTRUSTED` message; default the resolved workspace. */
+  readonly workspaceReal?: string;
 }
 
 /** The compiled-in root. */
@@ -51,12 +59,14 @@ export function resolveDiscoveryRoots(options: ResolveDiscoveryRootsOptions): Ro
     if (p === '') continue;
     specs.push({ root: 'env', priority: 1, path: expand(p, cwd), origin: `TRELLIS_PLUGIN_PATH entry "${p}"`, warnIfMissing: true });
   }
+  const workspace = resolve(cwd, options.workspace);
   specs.push({
     root: 'workspace',
     priority: 2,
-    path: join(resolve(cwd, options.workspace), '.trellis', 'plugins'),
+    path: join(workspace, '.trellis', 'plugins'),
     origin: 'the workspace (<workspace>/.trellis/plugins)',
     warnIfMissing: false,
+    ...(options.workspaceTrusted === false ? { untrustedWorkspace: options.workspaceReal ?? workspace } : {}),
   });
   const xdg = options.env.XDG_CONFIG_HOME;
   // The XDG spec says a relative XDG_CONFIG_HOME is invalid and must be ignored.

@@ -68,6 +68,12 @@ export interface FileRootSpec {
   readonly origin: string;
   /** Whether a missing root is a `ROOT_MISSING` warning (explicit and env) or silent (workspace, user). */
   readonly warnIfMissing: boolean;
+  /**
+   * Set on the workspace root when the workspace is not trusted: the workspace's real path. Its
+   * candidates are listed but never take part: each is `disabled` with `WORKSPACE_UNTRUSTED`, and
+   * none can shadow a plugin of the same id from a trusted root.
+   */
+  readonly untrustedWorkspace?: string;
 }
 
 /** The compiled-in root (4). */

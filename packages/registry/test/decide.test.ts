@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BUNDLED_ROOT, admitCandidate, buildPluginRegistrySnapshot, decide } from '../src/index.ts';
+import { BUNDLED_ROOT, admitCandidate, buildPluginRegistrySnapshot, decide, explainPlugin, resolveDiscoveryRoots } from '../src/index.ts';
 import type { AdmissionPolicy, BuildPluginRegistrySnapshotOptions, RootSpec } from '../src/index.ts';
 import { PROCESS_RUNTIME, ONE_TOOL, PROFILES, config, descriptor, fileRoot, makeTree, manifestText, normalize } from './helpers.ts';
 import type { TreeNode } from './helpers.ts';
@@ -241,6 +241,62 @@ describe('decide is pure', () => {
           { step: 'implementation', message: 'bundled implementation, loaded on first use' },
         ],
       ],
+    ]);
+  });
+});
+
+describe('decide: an untrusted workspace', () => {
+  const tree = {
+    'ws/.trellis/plugins/x/plugin.toml': manifestText({ id: 'x', runtime: PROCESS_RUNTIME }),
+    'ws/.trellis/plugins/shared/plugin.toml': manifestText({ id: 'shared', runtime: PROCESS_RUNTIME, tools: ONE_TOOL }),
+    'ws/.trellis/plugins/loud/plugin.toml': manifestText({ id: 'loud', side_effects: true, runtime: PROCESS_RUNTIME, tools: ONE_TOOL }),
+    'user/shared/plugin.toml': manifestText({ id: 'shared', runtime: PROCESS_RUNTIME, tools: ONE_TOOL }),
+  };
+
+  function decideWith(trusted: boolean) {
+    const base = makeTree(tree);
+    const roots = resolveDiscoveryRoots({
+      config: config({ plugins: { allow: ['x', 'loud'] } }),
+      env: {},
+      workspace: join(base, 'ws'),
+      home: join(base, 'home'),
+      workspaceTrusted: trusted,
+    }).map((r) => (r.root === 'user' ? { ...r, path: join(base, 'user') } : r));
+    const result = buildPluginRegistrySnapshot({
+      config: config({ plugins: { allow: ['x', 'loud'] } }),
+      roots,
+      bundled: [],
+      profiles: PROFILES,
+      env: {},
+      uid: 0,
+      commandsOnPath: { python3: '/usr/bin/python3' },
+    });
+    return { base, result, rows: result.snapshot.plugins.map((p) => [p.id, p.source.root, p.state, p.reasons.map((r) => r.code).join(',')]) };
+  }
+
+  it('lists its plugins as disabled (WORKSPACE_UNTRUSTED), even allowed ones, and lets none shadow a trusted plugin', () => {
+    const { base, result, rows } = decideWith(false);
+    expect(rows).toEqual([
+      ['loud', 'workspace', 'disabled', 'WORKSPACE_UNTRUSTED'],
+      ['shared', 'workspace', 'disabled', 'WORKSPACE_UNTRUSTED'],
+      ['shared', 'user', 'disabled', 'NOT_IN_PROFILE'],
+      ['x', 'workspace', 'disabled', 'WORKSPACE_UNTRUSTED'],
+    ]);
+    const x = result.snapshot.plugins.find((p) => p.id === 'x')!;
+    expect(x.reasons[0]!.message).toBe(
+      `"x" comes from the plugin folder of the workspace ${join(base, 'ws')} (${join(base, 'ws', '.trellis', 'plugins', 'x', 'plugin.toml')}), which you have not trusted, so it is not started and takes no part in the decision. If you trust this folder, run \`trellis trust ${join(base, 'ws')}\``,
+    );
+    const explained = explainPlugin(result, 'x');
+    expect(explained.candidates[0]!.trace.map((s) => s.step)).toEqual(['identity', 'admission', 'trust']);
+  });
+
+  it('decides them as usual once trusted', () => {
+    const { rows } = decideWith(true);
+    expect(rows).toEqual([
+      ['loud', 'workspace', 'enabled', 'ALLOWED'],
+      ['shared', 'workspace', 'disabled', 'NOT_IN_PROFILE'],
+      ['shared', 'user', 'shadowed', 'SHADOWED'],
+      ['x', 'workspace', 'enabled', 'ALLOWED'],
     ]);
   });
 });

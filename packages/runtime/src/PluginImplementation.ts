@@ -63,6 +63,11 @@ export interface PluginImplementation {
   state(): LifecycleState;
   /** The last error that put the plugin in `error` or `disabled`, if any. */
   lastError?(): string | undefined;
+  /**
+   * Optional (added for `trellis doctor`): one health check now, under `signal` (`health_check`
+   * for process plugins, `GET /health` for HTTP ones). Only reports; it never restarts the plugin.
+   */
+  checkHealth?(signal: AbortSignal): Promise<{ readonly healthy: boolean; readonly message?: string }>;
   /** Shuts down: `shutdown` request, SIGTERM, SIGKILL to the group; resolves when nothing is left running. */
   dispose(): Promise<void>;
 }

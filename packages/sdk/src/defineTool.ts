@@ -71,6 +71,13 @@ export interface HostServices {
 export interface WorkspacePaths {
   /** The workspace root (`--workspace`, default: the current directory), absolute. */
   readonly root: string;
+  /**
+   * False when the user has not trusted this workspace (`trellis trust DIR`): nothing under
+   * `<root>/.trellis` may be run in process or applied (its skills, plugins and config). Absent means
+   * trusted (an embedder that does not track trust). A skill source must treat skills found under
+   * an untrusted workspace's `.trellis/skills` as untrusted: never in process, whatever their name.
+   */
+  readonly trusted?: boolean;
 }
 
 /** Everything a tool's `run` receives besides its input. */

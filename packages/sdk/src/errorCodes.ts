@@ -144,6 +144,21 @@ export const ERROR_CODES = {
   TOO_LARGE: 'TOO_LARGE',
   /** A network request failed or was refused. */
   NETWORK_ERROR: 'NETWORK_ERROR',
+
+  // ── trust boundaries ─────────────────────────────────────────────────────────
+  /**
+   * A config file (any layer) or the trust store is unsafe to read: not a regular file, hard-linked,
+   * writable by every user, or owned by another user than you or root (the file or its folder).
+   * The message names the file and the `chmod`/`chown` that fixes it. Exit 2.
+   */
+  CONFIG_UNSAFE: 'CONFIG_UNSAFE',
+  /**
+   * The workspace is not trusted (`trellis trust DIR` trusts it): its `.trellis/runtime.toml` is not
+   * applied, its plugins are disabled, its skills never run in process.
+   */
+  WORKSPACE_UNTRUSTED: 'WORKSPACE_UNTRUSTED',
+  /** `trellis doctor` started an external plugin and its handshake or health check failed. */
+  PLUGIN_CHECK_FAILED: 'PLUGIN_CHECK_FAILED',
 } as const;
 
 /** A stable error or reason code. */

@@ -22,3 +22,15 @@ export function formatMode(mode: number): string {
 export function isWorldWritable(mode: number): boolean {
   return (mode & 0o002) !== 0;
 }
+
+/**
+ * True when a folder lets someone other than its owner change what it holds: the `o+w` bit is
+ * set, unless the folder is sticky AND owned by root (like `/tmp`): there the sticky bit stops
+ * other users from renaming or deleting entries they do not own, and only root, whom we trust
+ * anyway, could lift it. A sticky folder owned by another user is unsafe: its owner can still
+ * swap entries. Shared by plugin admission (registry) and config-file admission (config).
+ */
+export function isUnsafeFolderMode(mode: number, uid: number): boolean {
+  if (!isWorldWritable(mode)) return false;
+  return !((mode & 0o1000) !== 0 && uid === 0);
+}

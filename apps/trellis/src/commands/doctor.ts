@@ -6,6 +6,11 @@ import { EXIT } from '../errors.ts';
 import { toJson, type CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
 import { describeConfigSource } from '../describeConfigSource.ts';
+import { describeTrust } from './describeTrust.ts';
+import { findProblems, summarizeProblems, type Problem } from './findProblems.ts';
+
+/** How long doctor waits for one external plugin's start and handshake. */
+export const DOCTOR_PLUGIN_DEADLINE_MS = 10_000;
 
 interface Check {
   readonly name: string;
@@ -28,6 +33,8 @@ export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembl
     ok: true,
     detail: `${describeConfigSource(assembly.configSource.source, assembly.configSource.path)}; ${assembly.configWarnings.length} warning(s)`,
   });
+  const trust = assembly.workspaceTrust;
+  checks.push({ name: 'workspace trust', ok: true, detail: describeTrust(trust) });
 
   const counts = Object.fromEntries(STATES.map((s) => [s, snapshot.plugins.filter((p) => p.state === s).length])) as Record<(typeof STATES)[number], number>;
   const required = snapshot.plugins.filter((p) => p.manifest?.required === true && p.bundled);
@@ -70,6 +77,13 @@ export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembl
       : `${DOCTOR_PROBE_TOOL} failed: ${outcome.error.code}: ${outcome.error.message}`,
   });
 
+  // Every enabled external plugin is started under a short deadline: spawn and handshake for
+  // process plugins, initialize and GET /tools for HTTP ones (script plugins run per call).
+  const pluginChecks = await checkExternalPlugins(assembly);
+  for (const c of pluginChecks) checks.push(c.check);
+  const problems: Problem[] = [...findProblems(assembly), ...pluginChecks.flatMap((c) => (c.problem ? [c.problem] : []))];
+  if (problems.length > 0) checks.push({ name: 'problems', ok: false, detail: summarizeProblems(problems) });
+
   const warnings = [
     ...assembly.configWarnings.map((w) => ({ code: w.code, message: w.message })),
     ...snapshot.warnings,
@@ -85,6 +99,8 @@ export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembl
         version: TRELLIS_VERSION,
         node: process.version,
         workspace: assembly.workspace,
+        workspaceTrust: { path: trust.real, trusted: trust.trusted, by: trust.by ?? null },
+        problems,
         config: { source: assembly.configSource.source, path: assembly.configSource.path ?? null },
         checks,
         registry: { profile: snapshot.profile, hash: snapshot.hash, counts },
@@ -97,6 +113,10 @@ export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembl
 
   io.out(`Trellis ${TRELLIS_VERSION} · Node ${process.version} · workspace ${assembly.workspace}\n\n`);
   io.out(`Config in use: ${describeConfigSource(assembly.configSource.source, assembly.configSource.path)}\n`);
+  for (const l of assembly.configLayers) {
+    if (l.source !== 'embedded') io.out(`  layer ${l.source}: ${l.path} (${l.applied ? 'applied' : `not applied: ${l.reason?.code ?? 'skipped'}`})\n`);
+  }
+  io.out(`${describeTrust(trust)}\n`);
   const c = assembly.config;
   io.out(`  profile ${c.plugins.profile}; allow [${c.plugins.allow.join(', ')}]; deny [${c.plugins.deny.join(', ')}]; tool timeout ${c.runtime.tool_timeout_seconds} s; max retries ${c.runtime.max_retries}; audit log ${c.runtime.audit_log || 'off'}\n\n`);
   io.out(`Registry (profile ${snapshot.profile}, hash ${snapshot.hash.slice(0, 12)}):\n`);
@@ -112,7 +132,11 @@ export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembl
     io.out(`\nWarnings (${warnings.length}):\n`);
     for (const w of warnings) io.out(`  ${w.code}  ${w.message}\n`);
   }
-  io.out(`\n${ok ? 'All checks passed.' : 'Some checks failed.'}\n`);
+  if (problems.length > 0) {
+    io.out(`\nProblems (${problems.length}):\n`);
+    for (const p of problems) io.out(`  ${p.code}  ${p.message}\n`);
+  }
+  io.out(`\n${ok ? 'All checks passed.' : `Some checks failed${problems.length > 0 ? ` (${summarizeProblems(problems)})` : ''}.`}\n`);
   return ok ? EXIT.OK : EXIT.FAILED;
 }
 
@@ -120,4 +144,59 @@ function countBy(values: readonly string[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const v of values) out[v] = (out[v] ?? 0) + 1;
   return out;
+}
+
+/** Starts each enabled external plugin under {@link DOCTOR_PLUGIN_DEADLINE_MS} and reports how it went. */
+async function checkExternalPlugins(assembly: Assembly): Promise<Array<{ check: Check; problem?: Problem }>> {
+  const external = assembly.snapshot.plugins.filter((p) => p.state === 'enabled' && !p.bundled);
+  return Promise.all(
+    external.map(async (p) => {
+      const type = p.manifest?.runtime?.type ?? 'none';
+      const name = `plugin ${p.id}`;
+      if (type === 'script') return { check: { name, ok: true, detail: 'script plugin: started per call, nothing to hand-shake' } };
+      const deadline = AbortSignal.timeout(DOCTOR_PLUGIN_DEADLINE_MS);
+      const started = performance.now();
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([
+        assembly.startPlugin(p.id, deadline).then(
+          () => false,
+          () => false,
+        ),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), DOCTOR_PLUGIN_DEADLINE_MS + 1_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      const life = assembly.lifecycle(p.id);
+      if (!timedOut && life?.state === 'active') {
+        const health = await checkHealth(assembly, p.id);
+        if (health === undefined || health.healthy) {
+          const healthText = health === undefined ? '' : ' and its health check';
+          return { check: { name, ok: true, detail: `${type} plugin started and answered its handshake${healthText} in ${(performance.now() - started).toFixed(0)} ms` } };
+        }
+        const message = `${p.id} (${type}, ${p.source.manifestPath}) started but failed its health check: ${health.message ?? 'unhealthy'}. Check the plugin's own logs (runtime.debug_log); \`trellis plugins explain ${p.id}\` shows where it comes from`;
+        return { check: { name, ok: false, detail: message }, problem: { kind: 'plugin-check' as const, code: 'PLUGIN_CHECK_FAILED', message } };
+      }
+      const why = timedOut ? `no answer within ${DOCTOR_PLUGIN_DEADLINE_MS / 1000} s` : `${life?.state ?? 'unknown'}${life?.lastError ? `: ${life.lastError}` : ''}`;
+      const message = `${p.id} (${type}, ${p.source.manifestPath}) did not start: ${why}. Check its [runtime] in the manifest${type === 'http' ? ' and that its server is running' : ''}; \`trellis plugins explain ${p.id}\` shows where it comes from`;
+      return { check: { name, ok: false, detail: message }, problem: { kind: 'plugin-check' as const, code: 'PLUGIN_CHECK_FAILED', message } };
+    }),
+  );
+}
+
+/** One health check under its own short deadline; a deadline that passes is a failed check. */
+async function checkHealth(assembly: Assembly, id: string): Promise<{ healthy: boolean; message?: string } | undefined> {
+  const deadline = AbortSignal.timeout(DOCTOR_PLUGIN_DEADLINE_MS);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<{ healthy: boolean; message: string }>((resolve) => {
+    timer = setTimeout(() => resolve({ healthy: false, message: `no answer within ${DOCTOR_PLUGIN_DEADLINE_MS / 1000} s` }), DOCTOR_PLUGIN_DEADLINE_MS + 1_000);
+  });
+  try {
+    return await Promise.race([
+      assembly.checkPluginHealth(id, deadline).catch((error: unknown) => ({ healthy: false, message: error instanceof Error ? error.message : String(error) })),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -3,6 +3,7 @@ import type { Assembly } from '../assemble.ts';
 import { EXIT, FailedError, UsageError } from '../errors.ts';
 import { formatTable, toJson, type CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
+import { describeTrust } from './describeTrust.ts';
 
 const STATES = ['enabled', 'disabled', 'unavailable', 'rejected', 'shadowed'];
 
@@ -31,6 +32,7 @@ export function pluginsList(line: CommandLine, io: CommandIO, assembly: Assembly
           };
         }),
         warnings: assembly.snapshot.warnings,
+        workspace: { path: assembly.workspaceTrust.real, trusted: assembly.workspaceTrust.trusted, by: assembly.workspaceTrust.by ?? null },
       }),
     );
     return EXIT.OK;
@@ -41,6 +43,8 @@ export function pluginsList(line: CommandLine, io: CommandIO, assembly: Assembly
   });
   io.out(`Profile ${assembly.snapshot.profile} · ${plugins.length} plugin${plugins.length === 1 ? '' : 's'}\n\n`);
   io.out(formatTable(['ID', 'KIND', 'ROOT', 'STATE', 'REASON'], rows));
+  const untrusted = plugins.filter((p) => p.reasons[0]?.code === 'WORKSPACE_UNTRUSTED').length;
+  if (untrusted > 0) io.out(`\n${untrusted} plugin${untrusted === 1 ? '' : 's'} from the workspace ${untrusted === 1 ? 'is' : 'are'} off because it is not trusted. ${describeTrust(assembly.workspaceTrust)}\n`);
   const warnings = [...assembly.snapshot.warnings, ...plugins.flatMap((p) => p.warnings.map((w) => ({ ...w, message: `${p.id}: ${w.message}` })))];
   if (warnings.length > 0) {
     io.out(`\nWarnings:\n`);
@@ -53,11 +57,13 @@ export function pluginsList(line: CommandLine, io: CommandIO, assembly: Assembly
 export function pluginsExplain(line: CommandLine, io: CommandIO, assembly: Assembly): number {
   const id = line.args[0]!;
   const explanation = assembly.explain(id);
+  const trust = assembly.workspaceTrust;
   if (line.flags.json) {
-    io.out(toJson(explanation));
+    io.out(toJson({ ...explanation, workspace: { path: trust.real, trusted: trust.trusted, by: trust.by ?? null } }));
   } else {
     io.out(formatExplanation(explanation));
     if (!formatExplanation(explanation).endsWith('\n')) io.out('\n');
+    io.out(`\n${describeTrust(trust)}\n`);
   }
   if (explanation.candidates.length === 0) throw new FailedError(`no plugin has the id "${id}"`);
   return EXIT.OK;

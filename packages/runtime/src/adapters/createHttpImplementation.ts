@@ -365,6 +365,19 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
     call,
     state: () => state,
     lastError: () => lastError,
+    async checkHealth(signal: AbortSignal) {
+      // For `trellis doctor`: one GET /health now; reports only, never marks the plugin broken.
+      if (!initialized) return { healthy: false, message: lastError ?? `not initialized (${state})` };
+      const reply = await exchange('GET', '/health', undefined, signal);
+      if (reply.kind !== 'response') return { healthy: false, message: reply.kind === 'network' ? reply.message : `no answer (${reply.kind})` };
+      if (reply.status < 200 || reply.status >= 300) return { healthy: false, message: `GET /health answered HTTP ${reply.status}` };
+      try {
+        if ((JSON.parse(reply.body) as { healthy?: unknown }).healthy === false) return { healthy: false, message: 'it answered healthy: false' };
+      } catch {
+        // a 2xx without JSON counts as healthy, as for the periodic check
+      }
+      return { healthy: true };
+    },
     async dispose() {
       lifetime.abort();
       if (healthTimer) clearInterval(healthTimer);

@@ -698,6 +698,19 @@ export function createProcessImplementation(options: ProcessImplementationOption
     await s.exitedPromise;
   }
 
+  /** One `health_check` now, for `trellis doctor`: reports only, never restarts. */
+  async function checkHealth(signal: AbortSignal): Promise<{ healthy: boolean; message?: string }> {
+    const s = session;
+    if (!s || state !== 'active' || s.retired) return { healthy: false, message: lastError ?? `not running (${state})` };
+    const reply = await request(s, { type: 'health_check' }, signal);
+    if (reply.kind === 'stopped') return { healthy: false, message: 'did not answer health_check in time' };
+    if (reply.kind === 'protocol') return { healthy: false, message: `broke the protocol in health_check: ${reply.message}` };
+    if (reply.kind === 'message' && (reply.message.type !== 'health_check_response' || reply.message.healthy === false)) {
+      return { healthy: false, message: `reported itself unhealthy (${previewPluginValue(reply.message)})` };
+    }
+    return { healthy: true };
+  }
+
   return {
     pluginId,
     start,
@@ -705,6 +718,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
     call,
     state: () => state,
     lastError: () => lastError,
+    checkHealth,
     dispose,
   };
 }
