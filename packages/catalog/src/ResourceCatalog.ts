@@ -75,6 +75,8 @@ interface KnownTool {
   readonly plugin: string;
   readonly entry: CatalogPluginView;
   readonly descriptor: ToolDescriptor | undefined;
+  /** A running plugin's own word that it withholds this tool (a dynamic source's `unavailable`). */
+  readonly withheld?: CatalogReason;
 }
 
 interface BuildInput extends CreateResourceCatalogOptions {
@@ -121,6 +123,7 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
     entry: CatalogPluginView,
     fields: Omit<ToolDescriptorFields, 'name' | 'plugin' | 'contract'> & { contract: ToolContract },
     into: KnownTool[],
+    withheld?: CatalogReason,
   ): void => {
     const name = `${entry.id}.${fields.tool}`;
     let descriptor: ToolDescriptor | undefined;
@@ -142,7 +145,7 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
       });
       descriptors.push(descriptor);
     }
-    const tool: KnownTool = { name, plugin: entry.id, entry, descriptor };
+    const tool: KnownTool = withheld === undefined ? { name, plugin: entry.id, entry, descriptor } : { name, plugin: entry.id, entry, descriptor, withheld };
     knownByName.set(name, tool);
     into.push(tool);
   };
@@ -208,7 +211,7 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
         });
         continue;
       }
-      finish(entry, fromDiscoveredSpec(spec, manifest, input), discoveredKnown);
+      finish(entry, fromDiscoveredSpec(spec, manifest, input), discoveredKnown, withheldReason(spec));
     }
   }
   for (const pluginId of discovered.keys()) {
@@ -328,6 +331,7 @@ function createAvailabilityRule(config: CatalogConfigView): (tool: KnownTool) =>
         `${name} is not offered: plugin ${plugin} is ${entry.state}${headline === undefined ? '' : ` (${headline.message})`}`,
       );
     }
+    if (tool.withheld !== undefined) return no(tool.withheld.code, tool.withheld.message);
     const missing = descriptor.contract.capabilities.filter((capability) => !granted.has(capability));
     if (missing.length > 0) {
       return no(
@@ -447,6 +451,13 @@ function withSchemas(
   return outputSchema === undefined
     ? { tool, description, tags, examples, inputSchema, contract, source }
     : { tool, description, tags, examples, inputSchema, outputSchema, contract, source };
+}
+
+/** A discovered spec's `unavailable: { code, message }` (a dynamic tool source withholding it), when well-formed. */
+function withheldReason(spec: ToolSpec): CatalogReason | undefined {
+  const reason = (spec as { unavailable?: unknown }).unavailable;
+  if (!isRecord(reason) || !isString(reason.code) || !isString(reason.message)) return undefined;
+  return { code: reason.code, message: reason.message };
 }
 
 function union(left: readonly string[], right: readonly string[]): string[] {

@@ -144,6 +144,14 @@ export const ERROR_CODES = {
   TOO_LARGE: 'TOO_LARGE',
   /** A network request failed or was refused. */
   NETWORK_ERROR: 'NETWORK_ERROR',
+
+  // ── MCP bridge (plugin mcp) ───────────────────────────────────────────────
+  /** A bridged MCP tool's description or schema differs from its pin; withheld until `trellis mcp approve <server> [tool]`. */
+  TOOL_CHANGED: 'TOOL_CHANGED',
+  /** An MCP server failed to start, died, or did not answer in time; only its own tools are unavailable while it reconnects. */
+  MCP_SERVER_UNAVAILABLE: 'MCP_SERVER_UNAVAILABLE',
+  /** A `[[plugins.entries.mcp.config.servers]]` entry cannot be used (no or two transports, a bad or duplicate name). */
+  MCP_SERVER_INVALID: 'MCP_SERVER_INVALID',
 } as const;
 
 /** A stable error or reason code. */

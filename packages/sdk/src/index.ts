@@ -46,3 +46,10 @@ export { canonicalJson, hashJson } from './canonicalJson.ts';
 export { checkSchemaSafety, DEFAULT_SCHEMA_LIMITS } from './checkSchemaSafety.ts';
 export type { SchemaLimits, SchemaSafety } from './checkSchemaSafety.ts';
 export { nestsDeeperThan } from './nestsDeeperThan.ts';
+export type {
+  ToolSource,
+  ToolSourceFactory,
+  ToolSourceReason,
+  ToolSourceStartOptions,
+  DynamicToolSpec,
+} from './toolSource.ts';
