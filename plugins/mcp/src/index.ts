@@ -1,7 +1,21 @@
 import { definePlugin } from '@trellis/sdk';
+import { createMcpToolSource } from './createMcpToolSource.ts';
+import { McpSettingsSchema, type McpSettings } from './settings.ts';
 
-/** The mcp plugin. Its tools arrive in a later change; until then the snapshot reports NO_TOOLS. */
-export const plugin = definePlugin({
+/**
+ * The mcp bridge: every server in `[[plugins.entries.mcp.config.servers]]` is reached through the
+ * official MCP client, and its tools appear as `mcp.<server>.<tool>`, pinned on first sight.
+ */
+export const plugin = definePlugin<McpSettings>({
   manifest: { id: 'mcp' },
+  settings: { key: 'mcp', schema: McpSettingsSchema },
   tools: [],
+  toolSource: (ctx) =>
+    createMcpToolSource({ settings: ctx.config, env: ctx.env, workspaceRoot: ctx.workspace.root, logger: ctx.logger }),
 });
+
+export { createMcpToolSource, valueOfResult } from './createMcpToolSource.ts';
+export type { McpToolSourceOptions } from './createMcpToolSource.ts';
+export { McpSettingsSchema, McpServerConfigSchema } from './settings.ts';
+export type { McpSettings, McpServerConfig } from './settings.ts';
+export { stdioEnvironment } from './McpServerConnection.ts';
