@@ -3,6 +3,7 @@ import { assemble } from './assemble.ts';
 import { TRELLIS_VERSION } from './bundled.gen.ts';
 import { configCheck } from './commands/configCheck.ts';
 import { doctor } from './commands/doctor.ts';
+import { mcpCommand } from './commands/mcp.ts';
 import { pluginsExplain, pluginsList } from './commands/plugins.ts';
 import { toolsCall, toolsDescribe, toolsList, toolsSearch } from './commands/tools.ts';
 import { createFdWriter } from './fdWriter.ts';
@@ -76,6 +77,7 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
     }
     const name = line.command.join(' ');
     if (name === 'config check') return await configCheck(line, io, env);
+    if (name === 'mcp import' || name === 'mcp approve') return await mcpCommand(line, io, env);
 
     const assembly = await assemble({
       ...(line.flags.config !== undefined ? { configPath: line.flags.config } : {}),
@@ -84,7 +86,8 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
       pluginPaths: line.flags.pluginPaths,
       env,
       approve: approvalHook(io),
-      discoverExternalTools: name.startsWith('tools') || name === 'doctor',
+      discoverExternalTools: name.startsWith('tools') || name === 'doctor' || name === 'plugins explain',
+      refreshToolSources: name === 'doctor' || name === 'plugins explain',
     });
     const untrap = io.trapSignals?.(() => assembly.dispose());
     try {

@@ -30,7 +30,7 @@ export interface CommandLine {
 }
 
 /** The commands and how many positional arguments each takes. */
-export const COMMANDS: Readonly<Record<string, { words: readonly string[]; positionals: readonly string[]; options: readonly string[] }>> = {
+export const COMMANDS: Readonly<Record<string, { words: readonly string[]; positionals: readonly string[]; options: readonly string[]; optional?: readonly string[] }>> = {
   doctor: { words: ['doctor'], positionals: [], options: [] },
   'config check': { words: ['config', 'check'], positionals: [], options: [] },
   'plugins list': { words: ['plugins', 'list'], positionals: [], options: ['state'] },
@@ -39,6 +39,8 @@ export const COMMANDS: Readonly<Record<string, { words: readonly string[]; posit
   'tools describe': { words: ['tools', 'describe'], positionals: ['name'], options: [] },
   'tools search': { words: ['tools', 'search'], positionals: ['query'], options: ['limit'] },
   'tools call': { words: ['tools', 'call'], positionals: ['name'], options: ['args'] },
+  'mcp import': { words: ['mcp', 'import'], positionals: ['file'], options: [] },
+  'mcp approve': { words: ['mcp', 'approve'], positionals: ['server'], options: [], optional: ['tool'] },
 };
 
 /** Parses argv (without `node` and the script), checking flags and arity; throws `UsageError`. */
@@ -102,8 +104,10 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     if (rest.length < spec.positionals.length) {
       throw new UsageError(`\`trellis ${name}\` needs <${spec.positionals[rest.length]}>`);
     }
-    if (rest.length > spec.positionals.length) {
-      throw new UsageError(`\`trellis ${name}\` takes ${spec.positionals.length === 0 ? 'no arguments' : spec.positionals.map((p) => `<${p}>`).join(' ')}; unexpected "${rest[spec.positionals.length]}"`);
+    const most = spec.positionals.length + (spec.optional?.length ?? 0);
+    if (rest.length > most) {
+      const takes = [...spec.positionals.map((p) => `<${p}>`), ...(spec.optional ?? []).map((p) => `[${p}]`)];
+      throw new UsageError(`\`trellis ${name}\` takes ${takes.length === 0 ? 'no arguments' : takes.join(' ')}; unexpected "${rest[most]}"`);
     }
   }
   const options: Record<string, string> = {};

@@ -55,7 +55,7 @@ async function call(source: ToolSource, tool: string, input: unknown, ms = 20_00
 
 const tiny = (extra: Record<string, unknown> = {}) => ({ name: 'tiny', command: process.execPath, args: [TINY_SERVER], ...extra });
 
-describe('the reference "everything" server', () => {
+describe('the reference "everything" server', { timeout: 60_000 }, () => {
   it('over stdio: lists, calls, pins, and gets only its listed env plus the safe set', async () => {
     const { source, stateDir } = makeSource(
       [{ name: 'everything', command: process.execPath, args: [EVERYTHING_BIN, 'stdio'], env: { GREETING: 'hello' } }],
@@ -103,7 +103,7 @@ describe('the reference "everything" server', () => {
   });
 });
 
-describe('a tiny SDK server', () => {
+describe('a tiny SDK server', { timeout: 60_000 }, () => {
   it('structured results, isError, and a grandchild killed with the process group', async () => {
     const { source } = makeSource([tiny()]);
     await source.start();

@@ -53,11 +53,17 @@ export function pluginsList(line: CommandLine, io: CommandIO, assembly: Assembly
 export function pluginsExplain(line: CommandLine, io: CommandIO, assembly: Assembly): number {
   const id = line.args[0]!;
   const explanation = assembly.explain(id);
+  // Problems of a running plugin's parts (an MCP server down, a changed tool withheld).
+  const problems = assembly.lifecycle(id)?.problems ?? [];
   if (line.flags.json) {
-    io.out(toJson(explanation));
+    io.out(toJson(problems.length > 0 ? { ...explanation, problems } : explanation));
   } else {
     io.out(formatExplanation(explanation));
     if (!formatExplanation(explanation).endsWith('\n')) io.out('\n');
+    if (problems.length > 0) {
+      io.out(`\nWhile running:\n`);
+      for (const problem of problems) io.out(`  ${problem.code}  ${problem.message}\n`);
+    }
   }
   if (explanation.candidates.length === 0) throw new FailedError(`no plugin has the id "${id}"`);
   return EXIT.OK;
