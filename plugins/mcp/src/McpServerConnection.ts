@@ -193,7 +193,8 @@ export class McpServerConnection {
     const deadline = AbortSignal.timeout(this.timeoutMs);
     try {
       await client.connect(transport, { timeout: this.timeoutMs, signal: deadline });
-      const listed = await client.listTools(undefined, { timeout: this.timeoutMs, signal: deadline });
+      // A server without the tools capability has none; asking anyway makes the SDK print to stdout.
+      const listed = client.getServerCapabilities()?.tools === undefined ? { tools: [] } : await client.listTools(undefined, { timeout: this.timeoutMs, signal: deadline });
       if (this.client !== client) return; // closed meanwhile
       client.onclose = () => {
         if (this.client === client) this.lost('the connection closed (the server exited or hung up)');
