@@ -23,6 +23,7 @@ import {
   type McpToolSnapshot,
   type PinChange,
   type PinFile,
+  type PinParts,
   type PinProblem,
 } from './pinStore.ts';
 import type { McpServerConfig, McpSettings } from './settings.ts';
@@ -51,6 +52,8 @@ interface ServerEntry {
   pinsRead?: Promise<void>;
   /** The tools as the server listed them last in this process; undefined until it answered. */
   live?: readonly McpToolSnapshot[];
+  /** `live` by name, with each tool's fingerprint (hashed once per list, not per call). */
+  liveByName?: ReadonlyMap<string, { tool: McpToolSnapshot; fingerprint: { hash: string; parts: PinParts } }>;
   writing: Promise<void>;
   /** The last list being compared with the pins. */
   receiving?: Promise<void>;
@@ -153,6 +156,7 @@ class McpToolSource implements ToolSource {
     entry.receiving = this.readPins(entry).then(() => {
       if (this.closed) return;
       entry.live = tools;
+      entry.liveByName = new Map(tools.map((tool) => [tool.name, { tool, fingerprint: fingerprintTool(tool) }]));
       if (entry.pinProblem !== undefined) {
         this.emit();
         return;
@@ -161,7 +165,7 @@ class McpToolSource implements ToolSource {
       const pending = { ...entry.pins.pending };
       let dirty = false;
       for (const tool of tools) {
-        const current = fingerprintTool(tool);
+        const current = entry.liveByName.get(tool.name)?.fingerprint ?? fingerprintTool(tool);
         const pin = pinned[tool.name];
         if (pin === undefined) {
           pinned[tool.name] = pinTool(tool);
@@ -213,7 +217,8 @@ class McpToolSource implements ToolSource {
     }
     const pin = entry.pins.tools[tool.name];
     if (pin === undefined) return undefined;
-    const changes = comparePin(pin, fingerprintTool(tool));
+    const live = entry.liveByName?.get(tool.name);
+    const changes = comparePin(pin, live?.tool === tool ? live.fingerprint : fingerprintTool(tool));
     if (changes.length === 0) return undefined;
     return {
       code: ERROR_CODES.TOOL_CHANGED,
@@ -265,18 +270,19 @@ class McpToolSource implements ToolSource {
     if (!this.offeredByFilter(entry, split.tool)) {
       throw new ToolError(ERROR_CODES.TOOL_NOT_FOUND, `${name} is excluded by include_tools/exclude_tools of server "${entry.config.name}"`);
     }
-    await this.readPins(entry);
-    if (entry.pinProblem !== undefined) throw new ToolError(entry.pinProblem.code, `${name} is withheld: ${entry.pinProblem.message}`);
     const connection = entry.connection;
     // A tool known only from the pin cache is checked against the live server before it runs.
     if (connection.state() !== 'connected') {
+      await this.readPins(entry);
       await connection.connect();
       await this.readPins(entry);
+      await entry.receiving;
     }
+    if (entry.pinProblem !== undefined) throw new ToolError(entry.pinProblem.code, `${name} is withheld: ${entry.pinProblem.message}`);
     if (connection.state() !== 'connected') {
       throw new ToolError(ERROR_CODES.MCP_SERVER_UNAVAILABLE, `${name} is unavailable: mcp server ${entry.config.name} ${connection.reason() ?? 'is not connected'}`);
     }
-    const live = entry.live?.find((tool) => tool.name === split.tool);
+    const live = entry.liveByName?.get(split.tool)?.tool;
     if (live === undefined) {
       throw new ToolError(ERROR_CODES.TOOL_NOT_FOUND, `${name}: mcp server ${entry.config.name} does not list a tool "${split.tool}" (any more)`);
     }
