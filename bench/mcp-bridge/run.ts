@@ -1,15 +1,18 @@
 // bench/mcp-bridge: what the mcp bridge adds to an MCP tool call. The same stdio server program
 // (the official SDK's low-level Server with one `echo` tool, bench/process/mcp-echo-server.mjs) is
 // called (a) through the bridge's tool source (`mcp.bench.echo`: name split, pin check, the SDK
-// client, result mapping) and (b) by the official SDK client v2 directly over its own stdio
-// transport. Calls alternate one by one so load swings hit both alike. Target: added p50 <= 0.1 ms.
+// client, result mapping) and (b) by the official SDK client v2 directly. Both servers are spawned
+// the same way (a session and process group of their own, minimal environment): on Linux with
+// autogroup scheduling a new session alone changes wake-up latency under load (see bench/process),
+// so the SDK's stock StdioClientTransport, which cannot start a session, would measure the
+// scheduler, not the bridge. Calls alternate one by one so load swings hit both alike.
+// Target: added p50 <= 0.1 ms.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { createMcpToolSource, McpSettingsSchema } from '@trellis/plugin-mcp';
+import { createMcpToolSource, GroupStdioTransport, McpSettingsSchema, stdioEnvironment } from '@trellis/plugin-mcp';
 import { silentLogger, type ToolContext } from '@trellis/sdk';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -40,7 +43,7 @@ const host = { plugins: () => [], explainPlugin: () => undefined, searchTools: (
 const ctx: ToolContext = { signal: never, logger: silentLogger, config: {}, workspace: { root: here }, env: process.env, callId: 'bench', tool: 'mcp.bench.echo', host };
 
 const direct = new Client({ name: 'bench', version: '1.0.0' });
-await direct.connect(new StdioClientTransport({ command: process.execPath, args: [SERVER], stderr: 'inherit' }));
+await direct.connect(new GroupStdioTransport({ command: process.execPath, args: [SERVER], env: stdioEnvironment(process.env, {}), cwd: here }));
 await direct.listTools();
 
 async function bridged(i: number, out: number[] | null): Promise<void> {

@@ -20,3 +20,5 @@ export type { McpToolSourceOptions } from './createMcpToolSource.ts';
 export { McpSettingsSchema, McpServerConfigSchema } from './settings.ts';
 export type { McpSettings, McpServerConfig } from './settings.ts';
 export { stdioEnvironment } from './McpServerConnection.ts';
+export { GroupStdioTransport } from './GroupStdioTransport.ts';
+export type { GroupStdioTransportOptions } from './GroupStdioTransport.ts';
