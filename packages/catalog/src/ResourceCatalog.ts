@@ -142,6 +142,7 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
         outputSchema: fields.outputSchema,
         contract: ask && fields.contract.approval !== 'ask' ? { ...fields.contract, approval: 'ask' } : fields.contract,
         source: fields.source,
+        ...(fields.annotations !== undefined ? { annotations: fields.annotations } : {}),
       });
       descriptors.push(descriptor);
     }
@@ -435,7 +436,10 @@ function fromDiscoveredSpec(spec: ToolSpec, manifest: PluginManifest, input: Bui
   const inputSchema = isRecord(spec.inputSchema) ? spec.inputSchema : { type: 'object' };
   const outputSchema = isRecord(spec.outputSchema) ? spec.outputSchema : undefined;
   const description = isString(spec.description) ? spec.description : '';
-  return withSchemas(spec.name, description, tags, examples, inputSchema, outputSchema, contract, 'discovered');
+  const fields = withSchemas(spec.name, description, tags, examples, inputSchema, outputSchema, contract, 'discovered');
+  // A dynamic source's hints (MCP annotations, title), kept as reported when they are a small JSON object.
+  const annotations = (spec as { annotations?: unknown }).annotations;
+  return isRecord(annotations) && !nestsDeeperThan(annotations, 4) && JSON.stringify(annotations).length <= 4096 ? { ...fields, annotations } : fields;
 }
 
 function withSchemas(

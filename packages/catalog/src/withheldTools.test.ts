@@ -26,6 +26,14 @@ describe('withheld discovered tools', () => {
     expect(lookup.status === 'unavailable' ? lookup.reason : undefined).toEqual({ code: 'TOOL_CHANGED', message: 'git-helper.log is withheld: its description changed since it was pinned' });
   });
 
+  it('keeps the annotations a source reported, as reported', () => {
+    const annotated = createResourceCatalog({ snapshot: SNAPSHOT, bundled: BUNDLED, config: config({}) }).withDiscoveredTools('git-helper', [
+      { ...spec('log', 'Show the commit log.'), annotations: { readOnlyHint: true, title: 'Git log' } } as ToolSpec,
+    ]);
+    expect(annotated.get('git-helper.log')?.annotations).toEqual({ readOnlyHint: true, title: 'Git log' });
+    expect(catalog.get('git-helper.blame')?.annotations).toBeUndefined();
+  });
+
   it('ignores a malformed reason (the tool is then offered like any other)', () => {
     const odd = createResourceCatalog({ snapshot: SNAPSHOT, bundled: BUNDLED, config: config({}) }).withDiscoveredTools('git-helper', [
       { ...spec('log', 'Show the commit log.'), unavailable: { code: 7 } } as unknown as ToolSpec,
