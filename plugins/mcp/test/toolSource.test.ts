@@ -238,3 +238,16 @@ describe('a tiny SDK server', { timeout: 60_000 }, () => {
     ]);
   });
 });
+
+describe('exit paths', { timeout: 60_000 }, () => {
+  it('a host that leaves by process.exit without closing still kills the server and what it started', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const script = new URL('./fixtures/exitWithoutClose.ts', import.meta.url).pathname;
+    const run = spawnSync(process.execPath, ['--conditions=@trellis/source', '--import', 'tsx', script], { encoding: 'utf8', timeout: 60_000 });
+    expect(run.status).toBe(0);
+    const pids = JSON.parse(run.stdout.trim()) as { server: number; grandchild: number };
+    expect(pids.server).toBeGreaterThan(0);
+    expect(pids.grandchild).toBeGreaterThan(0);
+    startedPids.push(pids.server, pids.grandchild);
+  });
+});
