@@ -73,6 +73,18 @@ function describeError(error: unknown): string {
   return String(error);
 }
 
+const LOST_CODES = new Set(['NOT_CONNECTED', 'CONNECTION_CLOSED', 'SEND_FAILED', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+/** True for errors that mean the connection is gone, not that the tool failed. */
+function isConnectionLoss(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = (e as { cause?: unknown }).cause, depth += 1) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && LOST_CODES.has(code)) return true;
+    if (/fetch failed|socket hang up/i.test(e.message)) return true;
+  }
+  return false;
+}
+
 /** A listed MCP tool reduced to its pinned, JSON-only parts. */
 export function snapshotTool(tool: Tool): McpToolSnapshot {
   const annotations = tool.annotations === undefined ? undefined : (JSON.parse(JSON.stringify(tool.annotations)) as Record<string, unknown>);
@@ -273,6 +285,11 @@ export class McpServerConnection {
         throw new ToolError(ERROR_CODES.TIMEOUT, `mcp.${this.name}.${tool} did not answer in time; the server was sent notifications/cancelled`);
       }
       if (this.client !== client || this.status !== 'connected') {
+        throw new ToolError(ERROR_CODES.MCP_SERVER_UNAVAILABLE, `mcp server ${this.name} went away during the call: ${message}`);
+      }
+      // An HTTP server that went away shows only here (no process exits): reconnect with backoff.
+      if (isConnectionLoss(error)) {
+        this.lost(`the connection failed (${message})`);
         throw new ToolError(ERROR_CODES.MCP_SERVER_UNAVAILABLE, `mcp server ${this.name} went away during the call: ${message}`);
       }
       throw new ToolError(ERROR_CODES.TOOL_FAILED, `mcp.${this.name}.${tool} failed: ${message}`);

@@ -103,6 +103,37 @@ describe('the reference "everything" server', { timeout: 60_000 }, () => {
   });
 });
 
+describe('an HTTP server that goes away', { timeout: 90_000 }, () => {
+  function startEverything(port: number): ChildProcess & { log: () => string } {
+    const server = spawn(process.execPath, [EVERYTHING_BIN, 'streamableHttp'], { env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    startedPids.push(server.pid!);
+    cleanups.push(() => void server.kill('SIGKILL'));
+    let log = '';
+    server.stderr!.setEncoding('utf8').on('data', (text: string) => (log += text));
+    return Object.assign(server, { log: () => log });
+  }
+
+  it('makes its tools unavailable with the reason, and they come back when it does', async () => {
+    const port = await freePort();
+    const first = startEverything(port);
+    expect(await waitFor(() => first.log().includes('listening'), 20_000)).toBe(true);
+    const { source } = makeSource([{ name: 'web', url: `http://127.0.0.1:${port}/mcp`, include_tools: ['echo'] }], { backoffMs: 300 });
+    await source.start();
+    expect(await call(source, 'web.echo', { message: 'one' })).toEqual({ ok: true, value: 'Echo: one' });
+
+    first.kill('SIGKILL');
+    expect(await waitFor(() => !pidAlive(first.pid!))).toBe(true);
+    expect(await call(source, 'web.echo', { message: 'two' })).toMatchObject({ ok: false, code: 'MCP_SERVER_UNAVAILABLE' });
+    expect(await waitFor(() => source.list().find((tool) => tool.name === 'web.echo')?.unavailable?.code === 'MCP_SERVER_UNAVAILABLE')).toBe(true);
+    expect(source.problems!()[0]?.code).toBe('MCP_SERVER_UNAVAILABLE');
+
+    const second = startEverything(port);
+    expect(await waitFor(() => second.log().includes('listening'), 20_000)).toBe(true);
+    expect(await waitFor(() => source.list().find((tool) => tool.name === 'web.echo')?.unavailable === undefined, 30_000)).toBe(true);
+    expect(await call(source, 'web.echo', { message: 'three' })).toEqual({ ok: true, value: 'Echo: three' });
+  });
+});
+
 describe('a tiny SDK server', { timeout: 60_000 }, () => {
   it('structured results, isError, and a grandchild killed with the process group', async () => {
     const { source } = makeSource([tiny()]);
