@@ -20,6 +20,8 @@ export interface LinkedPlugin {
   readonly manifest: PluginManifest;
   readonly tools: readonly ToolSpec[];
   readonly settings?: { key: string; jsonSchema: Record<string, unknown>; defaults: Record<string, unknown> };
+  /** True when the plugin's definition has a `toolSource` (tools learned at run time). */
+  readonly dynamicTools?: boolean;
 }
 
 /** The result of linking: the plugins, or every problem found (the build fails on any). */
@@ -138,7 +140,7 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
         defaults: defaults.data as Record<string, unknown>,
       };
     }
-    plugins.push({ ...plugin, tools, ...(settings ? { settings } : {}) });
+    plugins.push({ ...plugin, tools, ...(settings ? { settings } : {}), ...(typeof definition.toolSource === 'function' ? { dynamicTools: true } : {}) });
   }
   return { plugins, errors };
 }
@@ -206,6 +208,7 @@ export function renderBundledIndex(options: {
     manifestSha256: bundledManifestDigest(plugin.manifest),
     tools: plugin.tools,
     ...(plugin.settings ? { settings: plugin.settings } : {}),
+    ...(plugin.dynamicTools ? { dynamicTools: true } : {}),
   }));
   lines.push(`const DATA = JSON.parse(${JSON.stringify(JSON.stringify(data))}) as Array<Omit<BundledPluginDescriptor, 'load' | 'moduleUrl'>>;`, '');
   lines.push('export const BUNDLED_PLUGINS: readonly BundledPluginDescriptor[] = [');

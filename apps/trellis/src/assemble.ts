@@ -49,6 +49,12 @@ export interface AssembleOptions {
    * (get_tools, GET /tools) are in the catalog. Default true.
    */
   readonly discoverExternalTools?: boolean;
+  /**
+   * Bundled plugins with a tool source (the `mcp` bridge) are started with the external ones (see
+   * `discoverExternalTools`). `false` (default): they answer from their cache and contact only what
+   * they have never seen; `true`: they contact everything now (doctor, long-running hosts).
+   */
+  readonly refreshToolSources?: boolean;
 }
 
 /** A running Trellis host: what `assemble()` returns. */
@@ -75,7 +81,7 @@ export interface Assembly {
   /** Every candidate for an id with its admission checks and decision trace. */
   explain(id: string): PluginExplanation;
   /** Lifecycle of an enabled plugin's implementation (`unloaded` until first use). */
-  lifecycle(id: string): { state: LifecycleState; lastError?: string } | undefined;
+  lifecycle(id: string): { state: LifecycleState; lastError?: string; problems?: ReadonlyArray<{ code: string; message: string }> } | undefined;
   /**
    * Starts an enabled plugin now (spawn and handshake for process plugins, initialize for HTTP);
    * resolves when it is up or has failed (see `lifecycle`). Unknown or not enabled ids do nothing.
@@ -86,6 +92,11 @@ export interface Assembly {
    * `undefined` when its adapter has none (script plugins) or the id is not enabled.
    */
   checkPluginHealth(id: string, signal: AbortSignal): Promise<{ healthy: boolean; message?: string } | undefined>;
+  /**
+   * Calls `listener` whenever `catalog` is replaced because a running plugin's tools changed (an MCP
+   * server's `tools/list_changed`); returns the unsubscribe function.
+   */
+  onCatalogChanged(listener: (catalog: ResourceCatalog) => void): () => void;
   /** Shuts every plugin down (external processes included) and closes the audit log. */
   dispose(): Promise<void>;
 }
@@ -144,7 +155,15 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     if (entry.bundled) {
       const descriptor = bundledById.get(pluginId);
       if (descriptor === undefined) return undefined;
-      made = createBundledImplementation({ descriptor, settings, workspace: { root: workspace, trusted: loaded.workspaceTrust.trusted }, env, logger, host });
+      made = createBundledImplementation({
+        descriptor,
+        settings,
+        workspace: { root: workspace, trusted: loaded.workspaceTrust.trusted },
+        env,
+        logger,
+        host,
+        ...(descriptor.dynamicTools === true ? { toolSourceMode: options.refreshToolSources === true ? 'refresh' : 'cached' } : {}),
+      });
     } else if (external !== undefined && entry.manifest?.runtime !== undefined && entry.pluginDir !== null) {
       const overrides = config.plugins.entries[pluginId];
       made = external.createExternalImplementation(
@@ -156,7 +175,28 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     return made;
   };
 
+  const catalogListeners = new Set<(catalog: ResourceCatalog) => void>();
+  const unsubscribers: Array<() => void> = [];
   if (options.discoverExternalTools ?? true) {
+    // Bundled plugins whose tools are learned at run time: listed now, refreshed on every change.
+    for (const entry of entries.values()) {
+      if (!entry.bundled || bundledById.get(entry.id)?.dynamicTools !== true) continue;
+      const implementation = implementationFor(entry.id);
+      if (implementation === undefined) continue;
+      await implementation.start();
+      catalog = catalog.withDiscoveredTools(entry.id, implementation.discoveredTools?.() ?? []);
+      const unsubscribe = implementation.onToolsChanged?.(() => {
+        catalog = catalog.withDiscoveredTools(entry.id, implementation.discoveredTools?.() ?? []);
+        for (const listener of catalogListeners) {
+          try {
+            listener(catalog);
+          } catch (error) {
+            logger.error(`a catalog-changed listener threw: ${error instanceof Error ? error.message : String(error)}`);
+          }
+        }
+      });
+      if (unsubscribe !== undefined) unsubscribers.push(unsubscribe);
+    }
     for (const entry of entries.values()) {
       const runtimeType = entry.manifest?.runtime?.type;
       if (entry.bundled || (runtimeType !== 'process' && runtimeType !== 'http') || (entry.manifest?.tools.length ?? 0) > 0) continue;
@@ -169,7 +209,8 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
   }
 
   const runtime = createToolRuntime({
-    catalog,
+    // Read through, so a catalog replaced by a tools-changed event is the one calls look up.
+    catalog: { lookup: (name) => catalog.lookup(name) },
     implementations: implementationFor,
     config,
     logger,
@@ -196,7 +237,12 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       const implementation = implementations.get(id);
       if (implementation === undefined) return entries.has(id) ? { state: 'unloaded' } : undefined;
       const lastError = implementation.lastError?.();
-      return { state: implementation.state(), ...(lastError !== undefined ? { lastError } : {}) };
+      const problems = implementation.problems?.() ?? [];
+      return { state: implementation.state(), ...(lastError !== undefined ? { lastError } : {}), ...(problems.length > 0 ? { problems } : {}) };
+    },
+    onCatalogChanged(listener) {
+      catalogListeners.add(listener);
+      return () => catalogListeners.delete(listener);
     },
     async startPlugin(id, signal) {
       await implementationFor(id)?.start(signal);
@@ -208,6 +254,8 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     },
     dispose() {
       disposed ??= (async () => {
+        for (const unsubscribe of unsubscribers) unsubscribe();
+        catalogListeners.clear();
         await runtime.dispose();
         await Promise.allSettled([...implementations.values()].map((i) => i.dispose()));
       })();

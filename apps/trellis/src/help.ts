@@ -16,6 +16,8 @@ Commands:
   tools describe <name>           One tool: description, schemas, contract, availability
   tools search <query> [--limit N]  Ranked search over names, descriptions and tags
   tools call <name> --args JSON   Call a tool; --json prints exactly the outcome
+  mcp import <file>               Add the servers of an mcpServers JSON file (Claude, Cursor, VS Code) to your config
+  mcp approve <server> [tool]     Approve changed MCP tools (TOOL_CHANGED) so they are offered again
 
 Global options:
   --config FILE          The top config layer (else TRELLIS_CONFIG); layers, lowest first: built-in

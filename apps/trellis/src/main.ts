@@ -5,6 +5,7 @@ import { configCheck } from './commands/configCheck.ts';
 import { configShow } from './commands/configShow.ts';
 import { trust } from './commands/trust.ts';
 import { doctor } from './commands/doctor.ts';
+import { mcpCommand } from './commands/mcp.ts';
 import { pluginsExplain, pluginsList } from './commands/plugins.ts';
 import { toolsCall, toolsDescribe, toolsList, toolsSearch } from './commands/tools.ts';
 import { createFdWriter } from './fdWriter.ts';
@@ -80,6 +81,7 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
     if (name === 'config check') return await configCheck(line, io, env);
     if (name === 'config show') return await configShow(line, io, env);
     if (name === 'trust') return trust(line, io, env);
+    if (name === 'mcp import' || name === 'mcp approve') return await mcpCommand(line, io, env);
 
     const assembly = await assemble({
       ...(line.flags.config !== undefined ? { configPath: line.flags.config } : {}),
@@ -88,7 +90,8 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
       pluginPaths: line.flags.pluginPaths,
       env,
       approve: approvalHook(io),
-      discoverExternalTools: name.startsWith('tools') || name === 'doctor',
+      discoverExternalTools: name.startsWith('tools') || name === 'doctor' || name === 'plugins explain',
+      refreshToolSources: name === 'doctor' || name === 'plugins explain',
     });
     const untrap = io.trapSignals?.(() => assembly.dispose());
     try {

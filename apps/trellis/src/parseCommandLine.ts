@@ -47,6 +47,8 @@ export const COMMANDS: Readonly<Record<string, { words: readonly string[]; posit
   'tools call': { words: ['tools', 'call'], positionals: ['name'], options: ['args'] },
   'config show': { words: ['config', 'show'], positionals: [], options: ['origin'] },
   trust: { words: ['trust'], positionals: [], optionalPositionals: ['dir'], options: ['list', 'revoke'] },
+  'mcp import': { words: ['mcp', 'import'], positionals: ['file'], options: [] },
+  'mcp approve': { words: ['mcp', 'approve'], positionals: ['server'], options: [], optionalPositionals: ['tool'] },
 };
 
 /** Parses argv (without `node` and the script), checking flags and arity; throws `UsageError`. */

@@ -75,6 +75,8 @@ interface KnownTool {
   readonly plugin: string;
   readonly entry: CatalogPluginView;
   readonly descriptor: ToolDescriptor | undefined;
+  /** A running plugin's own word that it withholds this tool (a dynamic source's `unavailable`). */
+  readonly withheld?: CatalogReason;
 }
 
 interface BuildInput extends CreateResourceCatalogOptions {
@@ -121,6 +123,7 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
     entry: CatalogPluginView,
     fields: Omit<ToolDescriptorFields, 'name' | 'plugin' | 'contract'> & { contract: ToolContract },
     into: KnownTool[],
+    withheld?: CatalogReason,
   ): void => {
     const name = `${entry.id}.${fields.tool}`;
     let descriptor: ToolDescriptor | undefined;
@@ -139,10 +142,11 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
         outputSchema: fields.outputSchema,
         contract: ask && fields.contract.approval !== 'ask' ? { ...fields.contract, approval: 'ask' } : fields.contract,
         source: fields.source,
+        ...(fields.annotations !== undefined ? { annotations: fields.annotations } : {}),
       });
       descriptors.push(descriptor);
     }
-    const tool: KnownTool = { name, plugin: entry.id, entry, descriptor };
+    const tool: KnownTool = withheld === undefined ? { name, plugin: entry.id, entry, descriptor } : { name, plugin: entry.id, entry, descriptor, withheld };
     knownByName.set(name, tool);
     into.push(tool);
   };
@@ -208,7 +212,7 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
         });
         continue;
       }
-      finish(entry, fromDiscoveredSpec(spec, manifest, input), discoveredKnown);
+      finish(entry, fromDiscoveredSpec(spec, manifest, input), discoveredKnown, withheldReason(spec));
     }
   }
   for (const pluginId of discovered.keys()) {
@@ -328,6 +332,7 @@ function createAvailabilityRule(config: CatalogConfigView): (tool: KnownTool) =>
         `${name} is not offered: plugin ${plugin} is ${entry.state}${headline === undefined ? '' : ` (${headline.message})`}`,
       );
     }
+    if (tool.withheld !== undefined) return no(tool.withheld.code, tool.withheld.message);
     const missing = descriptor.contract.capabilities.filter((capability) => !granted.has(capability));
     if (missing.length > 0) {
       return no(
@@ -431,7 +436,10 @@ function fromDiscoveredSpec(spec: ToolSpec, manifest: PluginManifest, input: Bui
   const inputSchema = isRecord(spec.inputSchema) ? spec.inputSchema : { type: 'object' };
   const outputSchema = isRecord(spec.outputSchema) ? spec.outputSchema : undefined;
   const description = isString(spec.description) ? spec.description : '';
-  return withSchemas(spec.name, description, tags, examples, inputSchema, outputSchema, contract, 'discovered');
+  const fields = withSchemas(spec.name, description, tags, examples, inputSchema, outputSchema, contract, 'discovered');
+  // A dynamic source's hints (MCP annotations, title), kept as reported when they are a small JSON object.
+  const annotations = (spec as { annotations?: unknown }).annotations;
+  return isRecord(annotations) && !nestsDeeperThan(annotations, 4) && JSON.stringify(annotations).length <= 4096 ? { ...fields, annotations } : fields;
 }
 
 function withSchemas(
@@ -447,6 +455,13 @@ function withSchemas(
   return outputSchema === undefined
     ? { tool, description, tags, examples, inputSchema, contract, source }
     : { tool, description, tags, examples, inputSchema, outputSchema, contract, source };
+}
+
+/** A discovered spec's `unavailable: { code, message }` (a dynamic tool source withholding it), when well-formed. */
+function withheldReason(spec: ToolSpec): CatalogReason | undefined {
+  const reason = (spec as { unavailable?: unknown }).unavailable;
+  if (!isRecord(reason) || !isString(reason.code) || !isString(reason.message)) return undefined;
+  return { code: reason.code, message: reason.message };
 }
 
 function union(left: readonly string[], right: readonly string[]): string[] {

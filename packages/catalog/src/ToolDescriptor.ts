@@ -20,6 +20,11 @@ export interface ToolDescriptor {
   /** The effective contract; `deadlineMs` is already capped by `[runtime] tool_timeout_seconds`. */
   readonly contract: ToolContract;
   readonly source: ToolSource;
+  /**
+   * Hints a running plugin reported with the tool (an MCP server's `annotations` and `title`), as
+   * it reported them: informative for renderings, never trusted for policy. Absent for most tools.
+   */
+  readonly annotations?: Readonly<Record<string, unknown>>;
   /** sha256 (hex) of the canonical JSON (sorted keys) of `inputSchema`; computed on first read, then cached. */
   readonly schemaHash: string;
 }
@@ -39,6 +44,7 @@ class Descriptor implements ToolDescriptor {
   declare readonly outputSchema?: Readonly<Record<string, unknown>>;
   declare readonly contract: ToolContract;
   declare readonly source: ToolSource;
+  declare readonly annotations?: Readonly<Record<string, unknown>>;
   #schemaHash: string | undefined;
 
   constructor(fields: ToolDescriptorFields) {
@@ -53,6 +59,7 @@ class Descriptor implements ToolDescriptor {
     if (fields.outputSchema !== undefined) this.outputSchema = fields.outputSchema;
     this.contract = fields.contract;
     this.source = fields.source;
+    if (fields.annotations !== undefined) this.annotations = fields.annotations;
     Object.freeze(this);
   }
 

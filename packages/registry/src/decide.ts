@@ -201,7 +201,7 @@ function decidePolicy(c: AdmittedCandidate, config: RuntimeConfig, activeProfile
 }
 
 function hasTools(c: AdmittedCandidate): boolean {
-  if (c.facts.bundled) return c.facts.descriptor.tools.length > 0;
+  if (c.facts.bundled) return c.facts.descriptor.tools.length > 0 || c.facts.descriptor.dynamicTools === true;
   const m = c.manifest!;
   return m.tools.length > 0 || m.runtime?.type === 'process' || m.runtime?.type === 'http';
 }

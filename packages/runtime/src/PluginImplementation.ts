@@ -44,6 +44,10 @@ export interface PluginImplementation {
   start(signal?: AbortSignal): Promise<void>;
   /** Tools the running plugin reports itself (get_tools, GET /tools), when it does. */
   discoveredTools?(): readonly ToolSpec[] | undefined;
+  /** Optional (added later): calls `listener` whenever `discoveredTools()` changes; returns the unsubscribe function. */
+  onToolsChanged?(listener: () => void): () => void;
+  /** Optional (added later): problems of the plugin's parts (e.g. one MCP server down) while it is active. */
+  problems?(): ReadonlyArray<{ readonly code: string; readonly message: string }>;
   /**
    * Optional canonicalization of a call's input, as the tool's own hook would do. `context` (added
    * later, optional) carries the call's id for the tool's context and logs.

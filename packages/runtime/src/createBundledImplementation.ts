@@ -14,6 +14,9 @@ import {
   type ToolContext,
   type ToolDefinition,
   type ToolFailure,
+  type ToolSource,
+  type ToolSourceReason,
+  type ToolSpec,
   type WorkspacePaths,
 } from '@trellis/sdk';
 import { failureFromThrown } from './outcomeFromThrown.ts';
@@ -33,6 +36,8 @@ export interface CreateBundledImplementationOptions {
   readonly workerResourceLimits?: ResourceLimits;
   /** Most worker threads of the tool pool. Default: twice the machine's parallelism, at least 4. */
   readonly maxWorkerThreads?: number;
+  /** How much a plugin's `toolSource` learns on `start` (see `ToolSourceStartOptions.mode`). Default `cached`. */
+  readonly toolSourceMode?: 'cached' | 'refresh';
 }
 
 /** The default limits of a worker-isolated call. */
@@ -101,6 +106,8 @@ class BundledImplementation implements PluginImplementation {
   private readonly setupKey = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
   private readonly logger: Logger;
   private disposed = false;
+  private source: ToolSource | undefined;
+  private readonly sourceListeners = new Set<() => void>();
 
   constructor(private readonly options: CreateBundledImplementationOptions) {
     this.pluginId = options.descriptor.manifest.id;
@@ -118,7 +125,41 @@ class BundledImplementation implements PluginImplementation {
 
   async start(): Promise<void> {
     // A plugin whose every tool runs in a worker never loads in the host's thread.
-    if (this.workerTools.size < this.options.descriptor.tools.length) await this.load();
+    if (this.workerTools.size < this.options.descriptor.tools.length || this.options.descriptor.dynamicTools === true) await this.load();
+    if (this.source !== undefined && !this.disposed) {
+      try {
+        await this.source.start({ mode: this.options.toolSourceMode ?? 'cached' });
+      } catch (error) {
+        this.logger.error(`plugin ${this.pluginId}: its tool source failed to start: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+
+  /** The tools the plugin's `toolSource` knows now (offered or withheld); undefined without one. */
+  discoveredTools(): readonly ToolSpec[] | undefined {
+    if (this.source === undefined) return undefined;
+    try {
+      // The catalog reads a source's specs like a get_tools reply: missing fields get defaults.
+      return this.source.list() as unknown as readonly ToolSpec[];
+    } catch (error) {
+      this.logger.error(`plugin ${this.pluginId}: its tool source failed to list tools: ${error instanceof Error ? error.message : String(error)}`);
+      return [];
+    }
+  }
+
+  /** Calls `listener` whenever the tool source's list changes; returns the unsubscribe function. */
+  onToolsChanged(listener: () => void): () => void {
+    this.sourceListeners.add(listener);
+    return () => this.sourceListeners.delete(listener);
+  }
+
+  /** The tool source's problems (a server down), for `plugins explain` and `doctor`. */
+  problems(): readonly ToolSourceReason[] {
+    try {
+      return this.source?.problems?.() ?? [];
+    } catch {
+      return [];
+    }
   }
 
   canonicalizes(tool: string): boolean {
@@ -161,6 +202,7 @@ class BundledImplementation implements PluginImplementation {
     if (this.failure !== undefined) return Promise.resolve({ ok: false, error: { code: ERROR_CODES.PLUGIN_LOAD_FAILED, message: this.failure, retryable: false } });
     const tool = call.tool;
     const definition = this.tools?.get(tool);
+    if (definition === undefined && this.source !== undefined) return this.callSource(this.source, call);
     if (definition === undefined) {
       return Promise.resolve({
         ok: false,
@@ -182,6 +224,16 @@ class BundledImplementation implements PluginImplementation {
     return Promise.resolve({ ok: true, value: result });
   }
 
+  private async callSource(source: ToolSource, call: ImplementationCall): Promise<ImplementationOutcome> {
+    const name = `${this.pluginId}.${call.tool}`;
+    try {
+      const value = await source.call(call.tool, call.input, this.context(call, call.callId, call.tool));
+      return { ok: true, value };
+    } catch (thrown) {
+      return { ok: false, error: failureFromThrown(thrown, name) };
+    }
+  }
+
   private async callInWorker(call: ImplementationCall): Promise<ImplementationOutcome> {
     const reply = await this.runWorker('run', call.tool, call.input, call.signal, call.callId);
     return reply.type === 'result' ? { ok: true, value: reply.value } : { ok: false, error: this.failureOf(reply, call.tool) };
@@ -194,6 +246,14 @@ class BundledImplementation implements PluginImplementation {
     this.running.clear();
     await this.poolLease?.release();
     this.poolLease = undefined;
+    this.sourceListeners.clear();
+    if (this.source !== undefined) {
+      try {
+        await this.source.close();
+      } catch (error) {
+        this.logger.warn(`plugin ${this.pluginId}: its tool source failed to close: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
     const definition = this.definition;
     if (definition?.dispose !== undefined) {
       try {
@@ -228,6 +288,20 @@ class BundledImplementation implements PluginImplementation {
         if (definition.setup !== undefined) await definition.setup(this.pluginContext());
         this.definition = definition;
         this.tools = new Map(definition.tools.map((tool) => [tool.name, tool as AnyTool]));
+        if (typeof definition.toolSource === 'function' && !this.disposed) {
+          stage = 'creating its tool source';
+          const source = definition.toolSource(this.pluginContext());
+          source.onChanged(() => {
+            for (const listener of this.sourceListeners) {
+              try {
+                listener();
+              } catch (error) {
+                this.logger.error(`plugin ${this.pluginId}: a tools-changed listener threw: ${error instanceof Error ? error.message : String(error)}`);
+              }
+            }
+          });
+          this.source = source;
+        }
         this.lifecycle = this.disposed ? 'disabled' : 'active';
       } catch (error) {
         this.failure = `plugin ${this.pluginId} failed while ${stage}: ${error instanceof Error ? error.message : String(error)}; fix the plugin, then restart the host`;

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { Logger } from './logger.ts';
 import type { ToolDefinition, ToolContract, ToolExample, WorkspacePaths } from './defineTool.ts';
 import type { PluginManifest } from './manifest.ts';
+import type { ToolSourceFactory } from './toolSource.ts';
 
 /** A plugin's settings: read from `[runtime.tools.<key>]`, deep-merged over the schema's defaults. */
 export interface PluginSettings<Settings = unknown> {
@@ -34,6 +35,12 @@ export interface PluginDefinition<Settings = unknown> {
   setup?(ctx: PluginContext<Settings>): void | Promise<void>;
   /** Runs when the host shuts down, if setup ran. */
   dispose?(ctx: PluginContext<Settings>): void | Promise<void>;
+  /**
+   * Tools learned at run time (e.g. from MCP servers), besides the static `tools`. The host starts
+   * the source, lists its tools into the catalog, refreshes them on `onChanged`, and closes it on
+   * shutdown.
+   */
+  readonly toolSource?: ToolSourceFactory<Settings>;
 }
 
 /** Declares a bundled plugin. Export it as `export const plugin = definePlugin({...})`. */
@@ -72,6 +79,8 @@ export interface BundledPluginDescriptor {
    */
   readonly manifestSha256?: string;
   load(): Promise<PluginDefinition>;
+  /** True when the plugin's definition has a `toolSource`: its tools are learned at run time. */
+  readonly dynamicTools?: boolean;
   /** URL of the module `load` imports, so a worker thread can import it too (worker isolation). */
   readonly moduleUrl?: string;
 }

@@ -159,6 +159,13 @@ export const ERROR_CODES = {
   WORKSPACE_UNTRUSTED: 'WORKSPACE_UNTRUSTED',
   /** `trellis doctor` started an external plugin and its handshake or health check failed. */
   PLUGIN_CHECK_FAILED: 'PLUGIN_CHECK_FAILED',
+  // ── MCP bridge (plugin mcp) ───────────────────────────────────────────────
+  /** A bridged MCP tool's description or schema differs from its pin; withheld until `trellis mcp approve <server> [tool]`. */
+  TOOL_CHANGED: 'TOOL_CHANGED',
+  /** An MCP server failed to start, died, or did not answer in time; only its own tools are unavailable while it reconnects. */
+  MCP_SERVER_UNAVAILABLE: 'MCP_SERVER_UNAVAILABLE',
+  /** A `[[plugins.entries.mcp.config.servers]]` entry cannot be used (no or two transports, a bad or duplicate name). */
+  MCP_SERVER_INVALID: 'MCP_SERVER_INVALID',
 } as const;
 
 /** A stable error or reason code. */

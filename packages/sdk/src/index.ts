@@ -48,3 +48,10 @@ export type { SchemaLimits, SchemaSafety } from './checkSchemaSafety.ts';
 export { nestsDeeperThan } from './nestsDeeperThan.ts';
 export { isHandleAt, descriptorPath, hasDescriptorPaths } from './isHandleAt.ts';
 export { isUnsafeFolderMode } from './paths.ts';
+export type {
+  ToolSource,
+  ToolSourceFactory,
+  ToolSourceReason,
+  ToolSourceStartOptions,
+  DynamicToolSpec,
+} from './toolSource.ts';

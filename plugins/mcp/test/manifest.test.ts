@@ -10,8 +10,10 @@ describe('mcp', () => {
     expect(plugin.manifest.id).toBe(manifest.id);
   });
 
-  it('declares no tools yet, so the snapshot reports NO_TOOLS instead of pretending', () => {
+  it('has no static tools: they come from the configured servers through its tool source', () => {
     expect(plugin.tools).toEqual([]);
+    expect(typeof plugin.toolSource).toBe('function');
+    expect(plugin.settings?.schema.parse({})).toEqual({ servers: [] });
   });
 });
 

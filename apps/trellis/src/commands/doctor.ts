@@ -64,6 +64,12 @@ export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembl
         : `missing: ${missingModules.map((d) => `${d.manifest.id} (${d.moduleUrl ?? 'no module URL'})`).join(', ')}; reinstall or rebuild trellis`,
   });
 
+  // A plugin that runs but has a part down (an MCP server) says so here.
+  for (const p of snapshot.plugins) {
+    const problems = p.state === 'enabled' ? (assembly.lifecycle(p.id)?.problems ?? []) : [];
+    if (problems.length > 0) checks.push({ name: `plugin ${p.id}`, ok: false, detail: problems.map((problem) => `${problem.code}: ${problem.message}`).join('; ') });
+  }
+
   const probeInput = { probe: 'trellis doctor' };
   const started = performance.now();
   const outcome = await assembly.runtime.invoke({ name: DOCTOR_PROBE_TOOL, input: probeInput, callId: 'doctor-probe' });

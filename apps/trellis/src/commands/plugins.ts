@@ -58,11 +58,18 @@ export function pluginsExplain(line: CommandLine, io: CommandIO, assembly: Assem
   const id = line.args[0]!;
   const explanation = assembly.explain(id);
   const trust = assembly.workspaceTrust;
+  // Problems of a running plugin's parts (an MCP server down, a changed tool withheld).
+  const problems = assembly.lifecycle(id)?.problems ?? [];
   if (line.flags.json) {
-    io.out(toJson({ ...explanation, workspace: { path: trust.real, trusted: trust.trusted, by: trust.by ?? null } }));
+    const workspace = { path: trust.real, trusted: trust.trusted, by: trust.by ?? null };
+    io.out(toJson(problems.length > 0 ? { ...explanation, problems, workspace } : { ...explanation, workspace }));
   } else {
     io.out(formatExplanation(explanation));
     if (!formatExplanation(explanation).endsWith('\n')) io.out('\n');
+    if (problems.length > 0) {
+      io.out(`\nWhile running:\n`);
+      for (const problem of problems) io.out(`  ${problem.code}  ${problem.message}\n`);
+    }
     io.out(`\n${describeTrust(trust)}\n`);
   }
   if (explanation.candidates.length === 0) throw new FailedError(`no plugin has the id "${id}"`);
