@@ -213,6 +213,10 @@ export function launchChild(options: LaunchChildOptions): LaunchedChild {
   if (!prepared) throw new Error('prepareChildLauncher() must be awaited before launchChild()');
   // Behind a wrapper a missing program would only be the wrapper's exit status; find it first so
   // the caller gets ENOENT / EACCES as from a direct spawn.
+  // Node's own check, done here so the index names the caller's argument, not the wrapper's.
+  (options.args ?? []).forEach((arg, index) => {
+    if (arg.includes('\0')) throw new TypeError(`The argument 'args[${index}]' must be a string without null bytes. Received ${JSON.stringify(arg)}`);
+  });
   const command = findExecutable(options.command, options.env.PATH, options.cwd);
   const line = isolatedCommandLine({ ...options, command });
   const child = prepared.spawn(line.command, line.args, {

@@ -101,6 +101,12 @@ export async function runProcess(options: RunProcessOptions): Promise<RunProcess
     const child = launched.child;
     const killGroup = (sig: NodeJS.Signals) => killProcessGroup(launched.pgid, sig);
     const stop = () => {
+      // An isolated child is pid 1 of its namespace and ignores a SIGTERM it has no handler for,
+      // while its own children would die of it: end the whole namespace at once instead.
+      if (launched.isolated) {
+        killGroup('SIGKILL');
+        return;
+      }
       killGroup('SIGTERM');
       killTimer ??= setTimeout(() => killGroup('SIGKILL'), options.killGraceMs ?? 250);
     };
