@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runSkillTool } from '../src/runSkillTool.ts';
 import { createSandbox, createToolContext, failureOf, normalize, processesWithMarker, writeSkill } from './helpers.ts';
