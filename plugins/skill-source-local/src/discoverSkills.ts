@@ -121,7 +121,19 @@ async function scanRoot(ctx: ScanContext): Promise<SkillCandidate[]> {
   }
   const out: SkillCandidate[] = [];
   for (const entry of entries) {
-    const candidate = await inspectSkillFolder(ctx, entry);
+    let candidate: SkillCandidate | undefined;
+    try {
+      candidate = await inspectSkillFolder(ctx, entry);
+    } catch (error) {
+      // One skill, one verdict: whatever its files do to a reader, only this skill is refused.
+      const dir = join(ctx.rootReal, entry);
+      candidate = {
+        ...emptyCandidate(ctx, entry, dir, null),
+        state: 'rejected',
+        reasons: [{ code: ERROR_CODES.MANIFEST_INVALID, message: `${join(dir, 'SKILL.md')}: could not be read (${errnoText(error)}); fix or remove this skill folder` }],
+        warnings: [],
+      };
+    }
     if (candidate) out.push(candidate);
   }
   return out;
