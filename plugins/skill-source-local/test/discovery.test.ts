@@ -35,7 +35,7 @@ describe('list and read', () => {
   });
 
   it('reads the body, the file list, scripts and input schema', async () => {
-    writeSkill(box.workspaceRoot, 'report', {
+    writeSkill(box.userRoot, 'report', {
       frontMatter: 'name: report\ndescription: Make a report.\nscripts:\n  main: run.py\n  helper: lib/help.mjs\ninput_schema:\n  type: object\n  required: [title]',
       body: '# Report\n\nCall run with a title.\n',
       files: { 'run.py': 'print(1)\n', 'lib/help.mjs': 'export function run() {}\n', 'templates/a.md': 'a', '.hidden': 'x' },
@@ -44,8 +44,8 @@ describe('list and read', () => {
       name: 'report',
       state: 'admitted',
       description: 'Make a report.',
-      source: 'workspace',
-      dir: '<base>/ws/.trellis/skills/report',
+      source: 'user',
+      dir: '<base>/config/trellis/skills/report',
       body: '# Report\n\nCall run with a title.\n',
       files: ['SKILL.md', 'run.py', 'lib/help.mjs', 'templates/a.md'],
       filesTruncated: false,
