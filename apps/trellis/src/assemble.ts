@@ -103,7 +103,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
 
   const host: HostServices = {
     plugins: () => snapshot.plugins,
-    explainPlugin: (id) => explainPlugin(registry, id),
+    explainPlugin: (id) => explainPlugin(registry, id, config),
     searchTools: (query, searchOptions) => catalog.search(query, searchOptions),
   };
 
@@ -169,7 +169,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       return catalog;
     },
     runtime,
-    explain: (id) => explainPlugin(registry, id),
+    explain: (id) => explainPlugin(registry, id, config),
     lifecycle(id) {
       const implementation = implementations.get(id);
       if (implementation === undefined) return entries.has(id) ? { state: 'unloaded' } : undefined;

@@ -51,6 +51,8 @@ export {
   IsolationUnavailableError,
   PRLIMIT_PATH,
 } from './launchChild.ts';
+export { SAFE_CHILD_ENV, findEnvReferences, resolveHostEnvGrant, pickHostEnv } from './hostEnvGrant.ts';
+export type { HostEnvGrant, HostEnvVariable } from './hostEnvGrant.ts';
 export type { LaunchChildOptions, LaunchedChild, SecretIsolation, ChildIsolationMode } from './launchChild.ts';
 export { compileToolGlob, matchesToolGlob } from './compileToolGlob.ts';
 export { lazyCrypto, sha256Hex } from './lazyCrypto.ts';

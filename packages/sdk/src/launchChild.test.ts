@@ -48,7 +48,7 @@ process.stdout.write(JSON.stringify({ isolation, stdout: result.stdout, stderr: 
 `,
   );
   const fromTsx = createRequire(createRequire(import.meta.url).resolve('tsx/package.json'));
-  const esbuild = fromTsx('esbuild') as typeof import('esbuild');
+  const esbuild = fromTsx('esbuild') as { buildSync(options: Record<string, unknown>): unknown };
   hostScript = join(work, 'host.mjs');
   esbuild.buildSync({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: hostScript, logLevel: 'silent' });
   chmodSync(hostScript, 0o644);
