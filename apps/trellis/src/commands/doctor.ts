@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { describeSecretIsolation } from '@trellis/sdk';
 import { fileURLToPath } from 'node:url';
 import type { Assembly } from '../assemble.ts';
 import { BUNDLED_PLUGINS, TRELLIS_VERSION } from '../bundled.gen.ts';
@@ -56,6 +57,10 @@ export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembl
         ? `${BUNDLED_PLUGINS.length} plugin modules present`
         : `missing: ${missingModules.map((d) => `${d.manifest.id} (${d.moduleUrl ?? 'no module URL'})`).join(', ')}; reinstall or rebuild trellis`,
   });
+
+  // Whether children Trellis starts can read the host's secrets (docs/security-model.md).
+  const isolation = await describeSecretIsolation();
+  checks.push({ name: 'secrets', ok: isolation.mode !== 'required' || isolation.mechanism !== 'none', detail: isolation.detail });
 
   const probeInput = { probe: 'trellis doctor' };
   const started = performance.now();
