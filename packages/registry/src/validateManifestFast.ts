@@ -20,6 +20,7 @@ const KINDS: ReadonlySet<unknown> = new Set(PLUGIN_KINDS);
 const SANDBOXES: ReadonlySet<unknown> = new Set(SANDBOX_PROFILES);
 const PROFILES: ReadonlySet<unknown> = new Set(PROFILE_NAMES);
 
+// `env_from_host` is not listed: a manifest that declares host variables is rare and goes to zod.
 const MANIFEST_KEYS: ReadonlySet<string> = new Set([
   'schema_version',
   'id',
