@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams, spawn as SpawnFunction } from 'node:child_process';
 
 /**
  * How children are kept from reading the host's secrets. `pid-namespace`: every child runs as
@@ -61,7 +61,7 @@ function findSystemProgram(name: string): string | undefined {
 const PRLIMIT = findSystemProgram('prlimit');
 
 interface Prepared {
-  readonly spawn: typeof import('node:child_process').spawn;
+  readonly spawn: typeof SpawnFunction;
   readonly prefix: readonly string[] | undefined;
   readonly isolation: SecretIsolation;
 }
