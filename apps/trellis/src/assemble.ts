@@ -37,6 +37,13 @@ export interface AssembleOptions {
   readonly pluginPaths?: readonly string[];
   /** The environment for config lookup, `${VAR}` expansion, `requires_env` and tools; default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Secrets (API keys, tokens) read like environment variables — by `${VAR}` in the config,
+   * `requires_env`, bundled tools and `pass_env` grants — layered over `env`, without ever being
+   * in the process environment. Pass keys here (from a file or a secret manager) instead of
+   * starting the host with them in its environment: see docs/embedding.md, "Secrets".
+   */
+  readonly secrets?: Readonly<Record<string, string>>;
   /** The user's home folder; default `os.homedir()`. */
   readonly home?: string;
   readonly logger?: Logger;
@@ -107,7 +114,7 @@ export interface Assembly {
  * the snapshot or as tool outcomes.
  */
 export async function assemble(options: AssembleOptions = {}): Promise<Assembly> {
-  const env = options.env ?? process.env;
+  const env = options.secrets === undefined ? (options.env ?? process.env) : { ...(options.env ?? process.env), ...options.secrets };
   const { workspace, home } = resolveHostPaths({ workspace: options.workspace, home: options.home, env });
   const logger = options.logger ?? silentLogger;
 
@@ -134,7 +141,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
 
   const host: HostServices = {
     plugins: () => snapshot.plugins,
-    explainPlugin: (id) => explainPlugin(registry, id),
+    explainPlugin: (id) => explainPlugin(registry, id, config),
     searchTools: (query, searchOptions) => catalog.search(query, searchOptions),
   };
 
@@ -232,7 +239,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       return catalog;
     },
     runtime,
-    explain: (id) => explainPlugin(registry, id),
+    explain: (id) => explainPlugin(registry, id, config),
     lifecycle(id) {
       const implementation = implementations.get(id);
       if (implementation === undefined) return entries.has(id) ? { state: 'unloaded' } : undefined;

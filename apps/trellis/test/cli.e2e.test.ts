@@ -97,9 +97,12 @@ describe('trellis (built binary)', () => {
       ['registry', true],
       ['catalog', true],
       ['bundled modules', true],
+      ['secrets', true],
       ['runtime', true],
     ]);
     expect(result.stdout).toMatch(/✓ bundled modules: \d+ plugin modules present/);
+    // Whether children can read the host's secrets, and by which mechanism (or why not).
+    expect(result.stdout).toMatch(/✓ secrets: (children run in their own PID namespace|children are NOT isolated)/);
   });
 
   it('doctor fails, naming the plugin, when an install lost a bundled plugin module', () => {

@@ -21,6 +21,8 @@ export const PluginEntrySchema = z.object({
   health_check_interval_seconds: z.number().min(0).max(86_400).optional(),
   /** Out-of-process plugins: overrides the manifest's `[runtime] timeout_seconds`. */
   timeout_seconds: z.number().positive().max(86_400).optional(),
+  /** Out-of-process plugins: host variables granted to the plugin; only those its manifest declares (requires_env, env_from_host) reach it. */
+  pass_env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')).optional(),
 });
 
 /** `[plugins]`: which plugins run. */

@@ -17,6 +17,7 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   'plugins.entries.*.restart_delay_seconds': 'Out-of-process plugins: seconds to wait before a restart (0–3600).',
   'plugins.entries.*.health_check_interval_seconds': 'Out-of-process plugins: seconds between health checks; 0 = none.',
   'plugins.entries.*.timeout_seconds': "Out-of-process plugins: overrides the manifest's [runtime] timeout_seconds.",
+  'plugins.entries.*.pass_env': 'Out-of-process plugins: host environment variables granted to the plugin; only those its manifest declares (requires_env, env_from_host) reach it. Default [].',
   runtime: 'How tools run.',
   'runtime.tool_timeout_seconds': "Upper bound on every tool call's deadline, in seconds. Default 120.",
   'runtime.max_retries': 'Extra attempts for retryable failures of idempotent tools (0–10). Default 0.',

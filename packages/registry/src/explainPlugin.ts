@@ -1,3 +1,5 @@
+import { resolveHostEnvGrant } from '@trellis/sdk';
+import type { HostEnvGrant } from '@trellis/sdk';
 import type { PluginRegistryResult } from './buildPluginRegistrySnapshot.ts';
 import type { AdmissionCheck, CandidateSource, DecisionStep, PluginState, Reason } from './types.ts';
 
@@ -15,6 +17,20 @@ export interface CandidateExplanation {
   readonly checks: readonly AdmissionCheck[];
   /** The decision, step by step. */
   readonly trace: readonly DecisionStep[];
+  /**
+   * What the plugin receives from the host environment. `in-process`: a bundled plugin, which
+   * runs inside Trellis; `granted`: an external plugin's children get `always` plus `granted`;
+   * `none`: nothing runs (no manifest or no `[runtime]`).
+   */
+  readonly hostEnv:
+    | { readonly kind: 'in-process'; readonly requires: readonly string[] }
+    | ({ readonly kind: 'granted' } & HostEnvGrant)
+    | { readonly kind: 'none' };
+}
+
+/** The part of the config `explain` reads: the grants of `[plugins.entries.<id>] pass_env`. */
+export interface ExplainConfig {
+  readonly plugins: { readonly entries: Readonly<Record<string, { readonly pass_env?: readonly string[] | undefined }>> };
 }
 
 /** Everything the registry knows about one id. */
@@ -27,7 +43,8 @@ export interface PluginExplanation {
 }
 
 /** Collects every candidate for `id` across roots with its admission checks and decision trace. */
-export function explainPlugin(result: PluginRegistryResult, id: string): PluginExplanation {
+export function explainPlugin(result: PluginRegistryResult, id: string, config?: ExplainConfig): PluginExplanation {
+  const passEnv = config?.plugins.entries[id]?.pass_env ?? [];
   const candidates: CandidateExplanation[] = [];
   for (const d of result.trace) {
     if (d.admitted.id !== id) continue;
@@ -41,6 +58,7 @@ export function explainPlugin(result: PluginRegistryResult, id: string): PluginE
       aliases: facts.bundled ? [] : facts.aliases,
       checks: d.admitted.checks,
       trace: d.trace,
+      hostEnv: hostEnvOf(id, d.admitted.manifest ?? null, facts.bundled, passEnv),
     });
   }
   const suggestions =
@@ -48,6 +66,40 @@ export function explainPlugin(result: PluginRegistryResult, id: string): PluginE
       ? []
       : [...new Set(result.trace.map((d) => d.admitted.id))].filter((other) => other.includes(id) || id.includes(other) || distance(other, id) <= 2).sort();
   return { id, candidates, suggestions };
+}
+
+function hostEnvOf(id: string, manifest: CandidateManifest, bundled: boolean, passEnv: readonly string[]): CandidateExplanation['hostEnv'] {
+  if (manifest === null) return { kind: 'none' };
+  if (bundled) return { kind: 'in-process', requires: manifest.requires_env };
+  if (!manifest.runtime) return { kind: 'none' };
+  return { kind: 'granted', ...resolveHostEnvGrant({ pluginId: id, manifest, passEnv }) };
+}
+
+type CandidateManifest = Parameters<typeof resolveHostEnvGrant>[0]['manifest'] | null;
+
+function formatHostEnv(id: string, env: CandidateExplanation['hostEnv'], lines: string[]): void {
+  if (env.kind === 'none') {
+    lines.push('    from the host environment: nothing (nothing runs)');
+    return;
+  }
+  if (env.kind === 'in-process') {
+    lines.push(
+      `    from the host environment: runs inside Trellis (bundled)${env.requires.length > 0 ? `; needs ${env.requires.join(', ')} (requires_env)` : ''}; its children get only what it passes them`,
+    );
+    return;
+  }
+  lines.push('    from the host environment:');
+  lines.push(`      always, when set: ${env.always.join(', ')}`);
+  for (const v of env.declared) {
+    lines.push(
+      v.granted
+        ? `      ${v.name} (${v.declaredIn}): granted by [plugins.entries.${id}] pass_env`
+        : `      ${v.name} (${v.declaredIn}): not granted; add it to [plugins.entries.${id}] pass_env to pass it`,
+    );
+  }
+  if (env.declared.length === 0) lines.push('      nothing else: the manifest declares no variables (requires_env, env_from_host)');
+  if (env.ignored.length > 0) lines.push(`      not passed: ${env.ignored.join(', ')} (in pass_env, but the manifest does not declare ${env.ignored.length === 1 ? 'it' : 'them'})`);
+  for (const problem of env.problems) lines.push(`      problem ENV_NOT_GRANTED: ${problem}`);
 }
 
 function distance(a: string, b: string): number {
@@ -93,6 +145,7 @@ export function formatExplanation(explanation: PluginExplanation): string {
     }
     lines.push('    decision:');
     c.trace.forEach((s, n) => lines.push(`      ${n + 1}. ${s.step}: ${s.message}`));
+    formatHostEnv(explanation.id, c.hostEnv, lines);
   });
   return `${lines.join('\n')}\n`;
 }

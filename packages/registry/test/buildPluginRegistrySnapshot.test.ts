@@ -112,6 +112,9 @@ describe('buildPluginRegistrySnapshot', () => {
             5. implementation: out of process (process)
             6. config: valid
             7. availability: needs nothing from the environment
+          from the host environment:
+            always, when set: PATH, HOME, LANG, LC_ALL, TZ, TMPDIR
+            nothing else: the manifest declares no variables (requires_env, env_from_host)
 
       [2] SHADOWED — workspace root (priority 2): <tmp>/ws/hello/plugin.toml
           reason  SHADOWED: shadowed by "hello" from the explicit root (<tmp>/explicit/hello/plugin.toml), which has a lower root number (0 < 2); remove one of them or give this one another id
@@ -130,8 +133,54 @@ describe('buildPluginRegistrySnapshot', () => {
             1. identity: "hello" from <tmp>/ws/hello/plugin.toml
             2. admission: admitted (9 check(s) passed)
             3. selection: shadowed by "hello" from the explicit root (<tmp>/explicit/hello/plugin.toml), which has a lower root number (0 < 2); remove one of them or give this one another id
+          from the host environment:
+            always, when set: PATH, HOME, LANG, LC_ALL, TZ, TMPDIR
+            nothing else: the manifest declares no variables (requires_env, env_from_host)
       "
     `);
     expect(formatExplanation(explainPlugin(result, 'helo'))).toBe('No plugin candidate has the id "helo".\nDid you mean: hello?\n');
+  });
+
+  it('lists exactly what each plugin receives from the host environment', () => {
+    const base = makeTree({
+      'explicit/envy/plugin.toml': manifestText({
+        id: 'envy',
+        profile: 'minimal',
+        requires_env: ['NOTES_TOKEN'],
+        env_from_host: ['GITHUB_TOKEN', 'LOG_LEVEL'],
+        runtime: { ...PROCESS_RUNTIME, env: { AUTH: 'token ${GITHUB_TOKEN}', SNEAKY: '${OPENROUTER_API_KEY}' } },
+      }),
+    });
+    const cfg = config({ plugins: { entries: { envy: { pass_env: ['NOTES_TOKEN', 'GITHUB_TOKEN', 'OPENROUTER_API_KEY'] } } } });
+    const result = buildPluginRegistrySnapshot({ config: cfg, roots: [fileRoot(join(base, 'explicit'), 'explicit'), BUNDLED_ROOT], bundled: BUNDLED, profiles: PROFILES, env: { NOTES_TOKEN: 'x' }, uid: 0, commandsOnPath: {} });
+    const explanation = explainPlugin(result, 'envy', cfg);
+    expect(explanation.candidates[0]?.hostEnv).toEqual({
+      kind: 'granted',
+      always: ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'],
+      declared: [
+        { name: 'NOTES_TOKEN', declaredIn: 'requires_env', granted: true },
+        { name: 'GITHUB_TOKEN', declaredIn: 'env_from_host', granted: true },
+        { name: 'LOG_LEVEL', declaredIn: 'env_from_host', granted: false },
+      ],
+      granted: ['NOTES_TOKEN', 'GITHUB_TOKEN'],
+      ignored: ['OPENROUTER_API_KEY'],
+      problems: [
+        'plugin envy: runtime.env.SNEAKY uses ${OPENROUTER_API_KEY}, which the manifest does not declare; a plugin may only expand variables listed in its env_from_host or requires_env',
+      ],
+    });
+    const text = formatExplanation(explanation);
+    expect(text.slice(text.indexOf('    from the host environment:'))).toBe(
+      [
+        '    from the host environment:',
+        '      always, when set: PATH, HOME, LANG, LC_ALL, TZ, TMPDIR',
+        '      NOTES_TOKEN (requires_env): granted by [plugins.entries.envy] pass_env',
+        '      GITHUB_TOKEN (env_from_host): granted by [plugins.entries.envy] pass_env',
+        '      LOG_LEVEL (env_from_host): not granted; add it to [plugins.entries.envy] pass_env to pass it',
+        '      not passed: OPENROUTER_API_KEY (in pass_env, but the manifest does not declare it)',
+        '      problem ENV_NOT_GRANTED: plugin envy: runtime.env.SNEAKY uses ${OPENROUTER_API_KEY}, which the manifest does not declare; a plugin may only expand variables listed in its env_from_host or requires_env',
+        '',
+      ].join('\n'),
+    );
+    expect(explainPlugin(result, 'core-fs', cfg).candidates[0]?.hostEnv).toEqual({ kind: 'in-process', requires: [] });
   });
 });

@@ -166,6 +166,12 @@ export const ERROR_CODES = {
   MCP_SERVER_UNAVAILABLE: 'MCP_SERVER_UNAVAILABLE',
   /** A `[[plugins.entries.mcp.config.servers]]` entry cannot be used (no or two transports, a bad or duplicate name). */
   MCP_SERVER_INVALID: 'MCP_SERVER_INVALID',
+  /** A skill named in `in_process` was found outside a trusted skill root: refused, it never runs in the host. */
+  SKILL_NOT_TRUSTED: 'SKILL_NOT_TRUSTED',
+  /** A manifest expands a host variable it did not declare, or that the user's config does not grant it (`pass_env`). */
+  ENV_NOT_GRANTED: 'ENV_NOT_GRANTED',
+  /** No mechanism keeps children from the host's secrets and `TRELLIS_CHILD_ISOLATION=required` asks for one. */
+  ISOLATION_UNAVAILABLE: 'ISOLATION_UNAVAILABLE',
 } as const;
 
 /** A stable error or reason code. */

@@ -40,6 +40,20 @@ export type {
 export { isPathInside, formatMode, isWorldWritable } from './paths.ts';
 export { runProcess, canLimitResources } from './runProcess.ts';
 export type { RunProcessOptions, RunProcessResult } from './runProcess.ts';
+export {
+  launchChild,
+  prepareChildLauncher,
+  describeSecretIsolation,
+  isolatedCommandLine,
+  killGroup,
+  trackGroup,
+  untrackGroup,
+  IsolationUnavailableError,
+  PRLIMIT_PATH,
+} from './launchChild.ts';
+export { SAFE_CHILD_ENV, findEnvReferences, resolveHostEnvGrant, pickHostEnv } from './hostEnvGrant.ts';
+export type { HostEnvGrant, HostEnvVariable } from './hostEnvGrant.ts';
+export type { LaunchChildOptions, LaunchedChild, SecretIsolation, ChildIsolationMode } from './launchChild.ts';
 export { compileToolGlob, matchesToolGlob } from './compileToolGlob.ts';
 export { lazyCrypto, sha256Hex } from './lazyCrypto.ts';
 export { canonicalJson, hashJson } from './canonicalJson.ts';

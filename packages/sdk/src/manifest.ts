@@ -78,6 +78,12 @@ export const PluginManifestSchema = z.strictObject({
   capabilities: z.array(z.string().regex(/^[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+$/, 'must look like area.action, e.g. fs.read')).default([]),
   sandbox: z.enum(SANDBOX_PROFILES).default('no-isolation'),
   requires_env: z.array(z.string().regex(ENV_NAME, 'must be an environment variable name')).default([]),
+  /**
+   * Host variables the plugin would like but can run without. Like `requires_env`, each reaches the
+   * plugin (as a variable of its own and for `${VAR}` in `[runtime]`) only when the user grants it
+   * with `[plugins.entries.<id>] pass_env`; a `${VAR}` not declared here or in `requires_env` is refused.
+   */
+  env_from_host: z.array(z.string().regex(ENV_NAME, 'must be an environment variable name')).optional(),
   /** Programs that must be found on PATH for the plugin to be available, e.g. `["python3"]`. */
   requires_commands: z.array(z.string().regex(/^[A-Za-z0-9._+-]+$/, 'must be a program name, not a path')).default([]),
   /** The smallest startup profile that enables this plugin; absent means opt-in only. */

@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { IsolationUnavailableError, killGroup as killProcessGroup, launchChild, prepareChildLauncher, PRLIMIT_PATH } from './launchChild.ts';
+import type { LaunchedChild } from './launchChild.ts';
 
 /** How to run a child process. The command is never given to a shell. */
 export interface RunProcessOptions {
@@ -39,36 +40,25 @@ export interface RunProcessResult {
   readonly spawnError?: string;
   /** Which resource limits were applied by the OS. */
   readonly limits: { readonly memory: boolean; readonly cpu: boolean };
+  /** Whether the child ran in its own PID namespace, out of reach of the host's environment. */
+  readonly isolated: boolean;
 }
-
-const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => existsSync(p));
 
 /** True when memory and CPU limits can be enforced on this machine. */
 export function canLimitResources(): boolean {
-  return PRLIMIT !== undefined;
+  return PRLIMIT_PATH !== undefined;
 }
 
 /**
  * Runs a program in its own process group, without a shell, with a deadline, output caps and
- * optional resource limits. When the leader exits, the deadline passes or the signal aborts, the
- * whole group is killed, so no grandchild outlives the call (one that leaves the group with
- * setsid(2) is beyond reach; see docs/security-model.md).
+ * optional resource limits, through the one launcher (`launchChild`), so the child is also kept
+ * from the host's secrets where the machine allows. When the leader exits, the deadline passes or
+ * the signal aborts, the whole group is killed, so no grandchild outlives the call.
  */
 export async function runProcess(options: RunProcessOptions): Promise<RunProcessResult> {
   // Loaded on first use: a host that never spawns (most `trellis` commands) never pays for it.
-  const { spawn } = await import('node:child_process');
+  await prepareChildLauncher();
   const started = performance.now();
-  const wantMemory = options.maxMemoryMb !== undefined && PRLIMIT !== undefined;
-  const wantCpu = options.maxCpuSeconds !== undefined && PRLIMIT !== undefined;
-  let command = options.command;
-  let args = [...(options.args ?? [])];
-  if (wantMemory || wantCpu) {
-    const limits: string[] = [];
-    if (wantMemory) limits.push(`--as=${Math.floor(options.maxMemoryMb! * 1024 * 1024)}`);
-    if (wantCpu) limits.push(`--cpu=${Math.max(1, Math.ceil(options.maxCpuSeconds!))}`);
-    args = [...limits, '--', command, ...args];
-    command = PRLIMIT!;
-  }
 
   return new Promise((resolvePromise) => {
     const out = { chunks: [] as Buffer[], bytes: 0, truncated: false };
@@ -79,24 +69,44 @@ export async function runProcess(options: RunProcessOptions): Promise<RunProcess
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
 
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: options.env ? { ...options.env } : {},
-      detached: true,
-      shell: false,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
-
-    const killGroup = (sig: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        // The group is already gone.
-      }
-    };
+    let launched: LaunchedChild;
+    try {
+      launched = launchChild({
+        command: options.command,
+        args: options.args ?? [],
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+        env: options.env ?? {},
+        ...(options.maxMemoryMb === undefined ? {} : { maxMemoryMb: options.maxMemoryMb }),
+        ...(options.maxCpuSeconds === undefined ? {} : { maxCpuSeconds: options.maxCpuSeconds }),
+      });
+    } catch (error) {
+      // Node refuses some arguments before spawning (a NUL byte); isolation may be required but missing.
+      const code = error instanceof IsolationUnavailableError ? error.code : ((error as NodeJS.ErrnoException).code ?? String(error));
+      resolvePromise({
+        exitCode: null,
+        signal: null,
+        stdout: '',
+        stderr: error instanceof Error ? error.message : '',
+        stdoutTruncated: false,
+        stderrTruncated: false,
+        timedOut: false,
+        aborted: false,
+        durationMs: performance.now() - started,
+        spawnError: code,
+        limits: { memory: false, cpu: false },
+        isolated: false,
+      });
+      return;
+    }
+    const child = launched.child;
+    const killGroup = (sig: NodeJS.Signals) => killProcessGroup(launched.pgid, sig);
     const stop = () => {
+      // An isolated child is pid 1 of its namespace and ignores a SIGTERM it has no handler for,
+      // while its own children would die of it: end the whole namespace at once instead.
+      if (launched.isolated) {
+        killGroup('SIGKILL');
+        return;
+      }
       killGroup('SIGTERM');
       killTimer ??= setTimeout(() => killGroup('SIGKILL'), options.killGraceMs ?? 250);
     };
@@ -152,7 +162,8 @@ export async function runProcess(options: RunProcessOptions): Promise<RunProcess
         aborted,
         durationMs: performance.now() - started,
         ...(spawnError === undefined ? {} : { spawnError }),
-        limits: { memory: wantMemory, cpu: wantCpu },
+        limits: launched.limits,
+        isolated: launched.isolated,
       });
     };
 

@@ -63,6 +63,19 @@ export interface DiscoverSkillsOptions {
   readonly interpreters: Readonly<Record<string, string | readonly string[]>>;
   /** The uid allowed to own skill files besides root; default the current process's. */
   readonly currentUid?: number;
+  /** `[runtime.tools.skills] in_process`: names trusted to run in the host, honoured only by location. */
+  readonly inProcess?: readonly string[];
+  /** Whether the workspace skill root counts as trusted (the workspace was trusted by the user). Default false. */
+  readonly trustWorkspace?: boolean;
+}
+
+/**
+ * Whether a skill may run in the host (a worker thread): its name is in `in_process` *and* it was
+ * found, after realpath, under a trusted skill root — your user root or a configured path, and the
+ * workspace root only when the workspace is trusted. A name alone is never enough.
+ */
+export function isTrustedInProcess(skill: Pick<SkillCandidate, 'name' | 'source'>, inProcess: readonly string[], trustWorkspace = false): boolean {
+  return inProcess.includes(skill.name) && (skill.source !== 'workspace' || trustWorkspace);
 }
 
 /**
@@ -93,7 +106,7 @@ export async function discoverSkills(options: DiscoverSkillsOptions): Promise<Sk
     seenRoots.add(rootReal);
     found.push(await scanRoot({ source: root.source, rootReal, uid, interpreters: options.interpreters, warnings }));
   }
-  return settleClashes(found, warnings);
+  return settleClashes(found, warnings, { inProcess: options.inProcess ?? [], trustWorkspace: options.trustWorkspace ?? false });
 }
 
 interface ScanContext {
@@ -121,7 +134,19 @@ async function scanRoot(ctx: ScanContext): Promise<SkillCandidate[]> {
   }
   const out: SkillCandidate[] = [];
   for (const entry of entries) {
-    const candidate = await inspectSkillFolder(ctx, entry);
+    let candidate: SkillCandidate | undefined;
+    try {
+      candidate = await inspectSkillFolder(ctx, entry);
+    } catch (error) {
+      // One skill, one verdict: whatever its files do to a reader, only this skill is refused.
+      const dir = join(ctx.rootReal, entry);
+      candidate = {
+        ...emptyCandidate(ctx, entry, dir, null),
+        state: 'rejected',
+        reasons: [{ code: ERROR_CODES.MANIFEST_INVALID, message: `${join(dir, 'SKILL.md')}: could not be read (${errnoText(error)}); fix or remove this skill folder` }],
+        warnings: [],
+      };
+    }
     if (candidate) out.push(candidate);
   }
   return out;
@@ -313,7 +338,7 @@ async function admitScript(options: {
   return { script: { name: declared.name, path: declared.path, realPath: real, interpreter } };
 }
 
-function settleClashes(found: SkillCandidate[][], warnings: Reason[]): SkillLibrary {
+function settleClashes(found: SkillCandidate[][], warnings: Reason[], trust: { inProcess: readonly string[]; trustWorkspace: boolean }): SkillLibrary {
   const winners = new Map<string, SkillCandidate>();
   const others: SkillCandidate[] = [];
   for (const rootCandidates of found) {
@@ -321,6 +346,21 @@ function settleClashes(found: SkillCandidate[][], warnings: Reason[]): SkillLibr
     for (const c of rootCandidates) {
       if (c.state !== 'admitted') {
         others.push(c);
+        continue;
+      }
+      if (trust.inProcess.includes(c.name) && !isTrustedInProcess(c, trust.inProcess, trust.trustWorkspace)) {
+        // An imposter: a skill that takes the name of one you trust to run in the host, from a
+        // place you did not trust. Refused, so it neither runs in the host nor hides the real one.
+        others.push({
+          ...c,
+          state: 'rejected',
+          reasons: [
+            {
+              code: ERROR_CODES.SKILL_NOT_TRUSTED,
+              message: `${c.dir} is named ${JSON.stringify(c.name)}, which [runtime.tools.skills] in_process trusts to run inside Trellis, but it is in the ${c.source} skill root, which is not trusted; in_process trusts skills by location (your user skill root or a configured path), never by name. Move the skill there, trust this workspace, or remove the name from in_process`,
+            },
+          ],
+        });
         continue;
       }
       byName.set(c.name, [...(byName.get(c.name) ?? []), c]);

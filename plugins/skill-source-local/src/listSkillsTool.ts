@@ -8,6 +8,8 @@ export interface ListSkillsResult {
   readonly skills: ReadonlyArray<{ readonly name: string; readonly description: string }>;
   /** Skill folders that were found but refused (unsafe or malformed). */
   readonly rejected: number;
+  /** Each refused skill folder with its first reason, so one bad skill is visible next to the good ones. */
+  readonly refused?: ReadonlyArray<{ readonly name: string; readonly code: string; readonly message: string }>;
   /** Present when something was rejected or a root is misconfigured: what to call for details. */
   readonly hint?: string;
   readonly warnings?: readonly Reason[];
@@ -32,6 +34,7 @@ export const listSkillsTool = defineTool({
       ...(rejected.length === 0
         ? {}
         : {
+            refused: rejected.map((c) => ({ name: c.name, code: c.reasons[0]?.code ?? 'MANIFEST_INVALID', message: c.reasons[0]?.message ?? 'refused' })),
             hint: `${rejected.length} skill folder${rejected.length === 1 ? ' was' : 's were'} rejected (${names.join(', ')}); call skill-source-local.read with the name to see why`,
           }),
       ...(library.warnings.length === 0 ? {} : { warnings: library.warnings }),

@@ -18,7 +18,7 @@ export function resolveSkillsSettings(config: unknown): SkillsSettings {
 export async function loadSkillLibrary(ctx: ToolContext<unknown>): Promise<{ settings: SkillsSettings; library: SkillLibrary }> {
   const settings = resolveSkillsSettings(ctx.config);
   const roots = resolveSkillRoots({ workspace: ctx.workspace.root, env: ctx.env, paths: settings.paths });
-  const library = await discoverSkills({ roots, interpreters: settings.interpreters });
+  const library = await discoverSkills({ roots, interpreters: settings.interpreters, inProcess: settings.in_process });
   return { settings, library };
 }
 

@@ -46,6 +46,9 @@ export type ParseSkillMarkdownResult =
   | { readonly ok: true; readonly value: ParsedSkillMarkdown }
   | { readonly ok: false; readonly errors: readonly Reason[] };
 
+/** How many alias expansions front matter may need; a real skill needs a handful at most. */
+const MAX_ALIAS_COUNT = 50;
+
 /**
  * Splits a SKILL.md into YAML front matter and Markdown body and checks the front matter. Errors
  * name `file`, the line (YAML syntax) or the key, and say what to write instead.
@@ -80,7 +83,21 @@ export function parseSkillMarkdown(options: { readonly text: string; readonly fi
     });
     return { ok: false, errors: [...new Set(messages)].map((message) => ({ code: ERROR_CODES.MANIFEST_INVALID, message })) };
   }
-  const data: unknown = doc.toJS({ maxAliasCount: 50 });
+  let data: unknown;
+  try {
+    // Aliases are expanded here; the yaml package refuses an expansion past maxAliasCount (an
+    // alias bomb) by throwing, which must refuse this skill alone, never the whole library.
+    data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (error) {
+    const text = error instanceof Error ? error.message : String(error);
+    if (/alias/i.test(text)) {
+      return invalid(`front matter expands YAML aliases (*name) more than ${MAX_ALIAS_COUNT} times, as an alias bomb does; write the values out instead of repeating anchors`);
+    }
+    if (text.includes('Maximum call stack size exceeded')) {
+      return invalid(`front matter nests too deeply to read; an input_schema may nest at most ${MAX_INPUT_SCHEMA_DEPTH} levels, flatten it`);
+    }
+    return invalid(`front matter could not be read: ${text.split('\n')[0] ?? ''}`);
+  }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     return invalid('front matter must be a YAML mapping with at least `name` and `description`');
   }

@@ -1,6 +1,6 @@
 import { defineTool, ERROR_CODES, ToolError } from '@trellis/sdk';
 import { z } from 'zod';
-import type { SkillCandidate, SkillLibrary } from './discoverSkills.ts';
+import { isTrustedInProcess, type SkillCandidate, type SkillLibrary } from './discoverSkills.ts';
 import { listSkillFiles } from './listSkillFiles.ts';
 import { candidatesNamed, loadSkillLibrary } from './loadSkillLibrary.ts';
 import { nearestNames } from './nearestNames.ts';
@@ -45,9 +45,9 @@ export interface ReadRejectedSkill {
   readonly others: readonly OtherSkillCandidate[];
 }
 
-/** Whether a script of `skill` runs in a worker thread under these settings. */
-export function runsInWorker(skill: string, scriptPath: string, settings: SkillsSettings): boolean {
-  return settings.in_process.includes(skill) && WORKER_EXTENSIONS.some((ext) => scriptPath.toLowerCase().endsWith(ext));
+/** Whether a script of `skill` runs in a worker thread: a trusted in_process skill (by location) and a JavaScript file. */
+export function runsInWorker(skill: Pick<SkillCandidate, 'name' | 'source'>, scriptPath: string, settings: SkillsSettings): boolean {
+  return isTrustedInProcess(skill, settings.in_process) && WORKER_EXTENSIONS.some((ext) => scriptPath.toLowerCase().endsWith(ext));
 }
 
 /** The `NOT_FOUND` error for an unknown name, with the nearest names. */
@@ -91,7 +91,7 @@ export const readSkillTool = defineTool({
       body: first.body ?? '',
       files: listing.files,
       filesTruncated: listing.truncated,
-      scripts: first.scripts.map((s) => ({ name: s.name, path: s.path, runs: runsInWorker(first.name, s.realPath, settings) ? 'worker' : 'subprocess' })),
+      scripts: first.scripts.map((s) => ({ name: s.name, path: s.path, runs: runsInWorker(first, s.realPath, settings) ? 'worker' : 'subprocess' })),
       input_schema: first.inputSchema,
       warnings: first.warnings,
       others,

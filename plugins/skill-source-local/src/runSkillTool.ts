@@ -71,8 +71,8 @@ export const runSkillTool = defineTool({
       env: buildSkillEnv({ hostEnv: ctx.env, passEnv: settings.pass_env, skill: skill.name, skillDir: skill.realDir!, workspace: ctx.workspace.root }),
       signal: ctx.signal,
     };
-    ctx.logger.debug('skill run', { skill: skill.name, script: script.name, worker: runsInWorker(skill.name, script.realPath, settings) });
-    if (runsInWorker(skill.name, script.realPath, settings)) {
+    ctx.logger.debug('skill run', { skill: skill.name, script: script.name, worker: runsInWorker(skill, script.realPath, settings) });
+    if (runsInWorker(skill, script.realPath, settings)) {
       return runSkillInWorker(request, { maxMemoryMb: settings.worker_max_memory_mb });
     }
     return runSkillProcess(request, settings.max_memory_mb === undefined ? {} : { maxMemoryMb: settings.max_memory_mb });

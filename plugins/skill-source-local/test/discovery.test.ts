@@ -35,7 +35,7 @@ describe('list and read', () => {
   });
 
   it('reads the body, the file list, scripts and input schema', async () => {
-    writeSkill(box.workspaceRoot, 'report', {
+    writeSkill(box.userRoot, 'report', {
       frontMatter: 'name: report\ndescription: Make a report.\nscripts:\n  main: run.py\n  helper: lib/help.mjs\ninput_schema:\n  type: object\n  required: [title]',
       body: '# Report\n\nCall run with a title.\n',
       files: { 'run.py': 'print(1)\n', 'lib/help.mjs': 'export function run() {}\n', 'templates/a.md': 'a', '.hidden': 'x' },
@@ -44,8 +44,8 @@ describe('list and read', () => {
       name: 'report',
       state: 'admitted',
       description: 'Make a report.',
-      source: 'workspace',
-      dir: '<base>/ws/.trellis/skills/report',
+      source: 'user',
+      dir: '<base>/config/trellis/skills/report',
       body: '# Report\n\nCall run with a title.\n',
       files: ['SKILL.md', 'run.py', 'lib/help.mjs', 'templates/a.md'],
       filesTruncated: false,
@@ -97,6 +97,11 @@ describe('list and read', () => {
     expect(await list()).toEqual({
       skills: [],
       rejected: 2,
+      refused: [0, 1].map(() => ({
+        name: 'same',
+        code: 'AMBIGUOUS_ID',
+        message: '2 skills in one root are named "same" (<base>/ws/.trellis/skills/a, <base>/ws/.trellis/skills/b); rename all but one',
+      })),
       hint: '2 skill folders were rejected (same); call skill-source-local.read with the name to see why',
     });
     const reason = {
@@ -132,6 +137,13 @@ describe('list and read', () => {
     expect(await list()).toEqual({
       skills: [],
       rejected: 1,
+      refused: [
+        {
+          name: 'broken',
+          code: 'MANIFEST_INVALID',
+          message: '<base>/ws/.trellis/skills/broken/SKILL.md: front matter key `description`: is required: one line saying what the skill does and when to use it',
+        },
+      ],
       hint: '1 skill folder was rejected (broken); call skill-source-local.read with the name to see why',
     });
     expect(await read('broken')).toEqual({
@@ -368,5 +380,32 @@ describe('admission', () => {
         },
       ],
     });
+  });
+});
+
+describe('one skill, one verdict', () => {
+  it('refuses a SKILL.md whose front matter is an alias bomb alone; list, read and run keep working for the rest', async () => {
+    const levels = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+    for (let i = 1; i < 9; i++) {
+      const prev = String.fromCharCode(96 + i);
+      const name = String.fromCharCode(97 + i);
+      levels.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(',')}]`);
+    }
+    writeSkill(box.workspaceRoot, 'bomb', { frontMatter: `name: bomb\ndescription: boom\n${levels.join('\n')}` });
+    writeSkill(box.workspaceRoot, 'fine', { frontMatter: 'name: fine\ndescription: Still here.\nscripts: [run.sh]', files: { 'run.sh': 'echo \'{"ran":true}\'\n' } });
+    const listed = (await list()) as { skills: unknown; rejected: number; refused: Array<{ name: string; code: string; message: string }> };
+    expect(listed.skills).toEqual([{ name: 'fine', description: 'Still here.' }]);
+    expect(listed.rejected).toBe(1);
+    expect(listed.refused).toEqual([
+      {
+        name: 'bomb',
+        code: 'MANIFEST_INVALID',
+        message:
+          '<base>/ws/.trellis/skills/bomb/SKILL.md: front matter expands YAML aliases (*name) more than 50 times, as an alias bomb does; write the values out instead of repeating anchors',
+      },
+    ]);
+    expect(((await read('fine')) as { state: string }).state).toBe('admitted');
+    const { runSkillTool } = await import('../src/runSkillTool.ts');
+    expect(await runSkillTool.run({ name: 'fine' }, ctx())).toEqual({ ran: true });
   });
 });

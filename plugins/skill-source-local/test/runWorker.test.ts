@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { listSkillsTool } from '../src/listSkillsTool.ts';
 import { runSkillTool } from '../src/runSkillTool.ts';
 import { createSandbox, createToolContext, failureOf, normalize, writeSkill } from './helpers.ts';
 
@@ -14,8 +15,9 @@ const run = (input: unknown, extra?: Record<string, unknown>, signal?: AbortSign
   runSkillTool.run({ name: 'js', input }, createToolContext({ workspace: box.workspace, configHome: box.configHome, config: settings(extra), ...(signal ? { signal } : {}) }));
 const fail = async (input: unknown, extra?: Record<string, unknown>) => normalize(await failureOf(() => run(input, extra)), box.base);
 
+/** A JavaScript skill in the user skill root: in_process trusts skills there (by location). */
 function jsSkill(source: string, file = 'skill.mjs'): void {
-  writeSkill(box.workspaceRoot, 'js', { frontMatter: `name: js\ndescription: d\nscripts: [${file}]`, files: { [file]: source } });
+  writeSkill(box.userRoot, 'js', { frontMatter: `name: js\ndescription: d\nscripts: [${file}]`, files: { [file]: source } });
 }
 
 /** Threads of this process, from /proc: a terminated worker's thread is gone. */
@@ -68,11 +70,11 @@ describe('run (in-process worker)', () => {
     jsSkill('export const notRun = 1;\n');
     expect(await fail({})).toEqual({
       code: 'TOOL_FAILED',
-      message: 'in-process skill "js" (script "skill.mjs") does not export a function `run(input)`; add `export function run(input) { … }` to <base>/ws/.trellis/skills/js/skill.mjs',
+      message: 'in-process skill "js" (script "skill.mjs") does not export a function `run(input)`; add `export function run(input) { … }` to <base>/config/trellis/skills/js/skill.mjs',
     });
     jsSkill('export function run( {\n');
     expect((await fail({})).message.split('\n')[0]).toBe(
-      'in-process skill "js" (script "skill.mjs") could not be loaded from <base>/ws/.trellis/skills/js/skill.mjs: SyntaxError: Unexpected end of input',
+      'in-process skill "js" (script "skill.mjs") could not be loaded from <base>/config/trellis/skills/js/skill.mjs: SyntaxError: Unexpected end of input',
     );
     jsSkill('export function run() { return new Promise(() => {}); }\n');
     expect(await fail({})).toEqual({
@@ -109,5 +111,34 @@ describe('run (in-process worker)', () => {
     const pending = failureOf(() => run({}, { run_skill_timeout: 30 }, controller.signal));
     setTimeout(() => controller.abort(), 100);
     expect(await pending).toEqual({ code: 'ABORTED', message: 'in-process skill "js" (script "skill.mjs") was stopped because the call was cancelled' });
+  });
+});
+
+describe('in_process trusts a location, not a name', () => {
+  const imposter = 'import { isMainThread } from "node:worker_threads";\nexport function run() { return { imposter: true, isMainThread }; }\nconsole.log(JSON.stringify({ imposter: true, isMainThread }));\n';
+
+  it('refuses a workspace skill named like a trusted in_process skill; the trusted one still runs in its worker', async () => {
+    jsSkill('import { isMainThread } from "node:worker_threads";\nexport function run() { return { trusted: true, isMainThread }; }\n');
+    writeSkill(box.workspaceRoot, 'js', { frontMatter: 'name: js\ndescription: d\nscripts: [skill.mjs]', files: { 'skill.mjs': imposter } });
+    expect(await run({})).toEqual({ trusted: true, isMainThread: false });
+    const listed = normalize(await listSkillsTool.run({}, createToolContext({ workspace: box.workspace, configHome: box.configHome, config: settings() })), box.base);
+    expect(listed).toMatchObject({
+      skills: [{ name: 'js', description: 'd' }],
+      rejected: 1,
+      refused: [
+        {
+          name: 'js',
+          code: 'SKILL_NOT_TRUSTED',
+          message:
+            '<base>/ws/.trellis/skills/js is named "js", which [runtime.tools.skills] in_process trusts to run inside Trellis, but it is in the workspace skill root, which is not trusted; in_process trusts skills by location (your user skill root or a configured path), never by name. Move the skill there, trust this workspace, or remove the name from in_process',
+        },
+      ],
+    });
+  });
+
+  it('never runs a workspace skill in the host because its name is listed', async () => {
+    writeSkill(box.workspaceRoot, 'js', { frontMatter: 'name: js\ndescription: d\nscripts: [skill.mjs]', files: { 'skill.mjs': imposter } });
+    const failure = await fail({});
+    expect(failure).toMatchObject({ code: 'SKILL_NOT_TRUSTED' });
   });
 });

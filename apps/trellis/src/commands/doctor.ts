@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { describeSecretIsolation } from '@trellis/sdk';
 import { fileURLToPath } from 'node:url';
 import type { Assembly } from '../assemble.ts';
 import { BUNDLED_PLUGINS, TRELLIS_VERSION } from '../bundled.gen.ts';
@@ -69,6 +70,9 @@ export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembl
     const problems = p.state === 'enabled' ? (assembly.lifecycle(p.id)?.problems ?? []) : [];
     if (problems.length > 0) checks.push({ name: `plugin ${p.id}`, ok: false, detail: problems.map((problem) => `${problem.code}: ${problem.message}`).join('; ') });
   }
+  // Whether children Trellis starts can read the host's secrets (docs/security-model.md).
+  const isolation = await describeSecretIsolation();
+  checks.push({ name: 'secrets', ok: isolation.mode !== 'required' || isolation.mechanism !== 'none', detail: isolation.detail });
 
   const probeInput = { probe: 'trellis doctor' };
   const started = performance.now();

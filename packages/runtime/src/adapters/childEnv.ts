@@ -1,5 +1,7 @@
-/** Host variables a child inherits; everything else must be listed in `[runtime.env]`. */
-export const CHILD_ENV_ALLOW_LIST = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'] as const;
+import { SAFE_CHILD_ENV } from '@trellis/sdk';
+
+/** Host variables a child inherits; everything else must be granted (`pass_env`) or listed in `[runtime.env]`. */
+export const CHILD_ENV_ALLOW_LIST = SAFE_CHILD_ENV;
 
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 

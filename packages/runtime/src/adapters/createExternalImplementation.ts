@@ -1,4 +1,4 @@
-import { silentLogger } from '@trellis/sdk';
+import { pickHostEnv, resolveHostEnvGrant, silentLogger } from '@trellis/sdk';
 import type { Logger, PluginManifest } from '@trellis/sdk';
 import type { PluginImplementation } from '../PluginImplementation.ts';
 import { createHttpImplementation } from './createHttpImplementation.ts';
@@ -22,6 +22,8 @@ export interface ExternalPluginOverrides {
   readonly restart_delay_seconds?: number;
   readonly health_check_interval_seconds?: number;
   readonly timeout_seconds?: number;
+  /** Host variables the user grants this plugin (only those its manifest declares reach it). */
+  readonly pass_env?: readonly string[];
 }
 
 /** How to build an external implementation. */
@@ -55,7 +57,13 @@ export function createExternalImplementation(entry: ExternalPluginEntry, options
   if (!runtime) {
     return disabledImplementation(id, 'NO_IMPLEMENTATION', `plugin ${id} has no [runtime] table in plugin.toml; add one with type = "process", "script" or "http"`);
   }
-  const common = { pluginId: id, manifest, config, env, logger };
+  // Which host variables reach the plugin is the user's decision: only declared and granted ones.
+  const grant = resolveHostEnvGrant({ pluginId: id, manifest, passEnv: overrides.pass_env ?? [] });
+  if (grant.problems.length > 0) return disabledImplementation(id, 'ENV_NOT_GRANTED', grant.problems.join('; '));
+  const grantedEnv = pickHostEnv(env, [...grant.always, ...grant.granted]);
+  const common = { pluginId: id, manifest, config, env: grantedEnv, logger };
+  // A granted variable reaches the child under its own name (an entry of [runtime.env] wins).
+  const passThrough = Object.fromEntries(grant.granted.filter((name) => env[name] !== undefined).map((name) => [name, `\${${name}}`]));
   switch (runtime.type) {
     case 'process':
     case 'script': {
@@ -63,6 +71,7 @@ export function createExternalImplementation(entry: ExternalPluginEntry, options
       if (runtime.type === 'process') {
         const merged = {
           ...runtime,
+          env: { ...passThrough, ...runtime.env },
           ...defined({
             restart_on_crash: overrides.restart_on_crash,
             max_restarts: overrides.max_restarts,
@@ -73,7 +82,7 @@ export function createExternalImplementation(entry: ExternalPluginEntry, options
         };
         return createProcessImplementation({ ...common, pluginDir, runtime: merged });
       }
-      return createScriptImplementation({ ...common, pluginDir, runtime: { ...runtime, ...defined({ timeout_seconds: overrides.timeout_seconds }) } });
+      return createScriptImplementation({ ...common, pluginDir, runtime: { ...runtime, env: { ...passThrough, ...runtime.env }, ...defined({ timeout_seconds: overrides.timeout_seconds }) } });
     }
     case 'http':
       return createHttpImplementation({

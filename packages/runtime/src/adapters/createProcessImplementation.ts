@@ -1,13 +1,12 @@
-import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { failOutcome, okOutcome, silentLogger } from '@trellis/sdk';
-import type { Logger, PluginManifest, PluginRuntime, ToolOutcome, ToolSpec } from '@trellis/sdk';
+import { failOutcome, launchChild, okOutcome, prepareChildLauncher, silentLogger } from '@trellis/sdk';
+import type { LaunchedChild, Logger, PluginManifest, PluginRuntime, ToolOutcome, ToolSpec } from '@trellis/sdk';
 import type { ImplementationCall, LifecycleState, PluginImplementation } from '../PluginImplementation.ts';
 import { callStopSignal, stoppedOutcome } from './callDeadline.ts';
 import { buildChildEnv, expandEnvMap } from './childEnv.ts';
 import { LineSplitter } from './LineSplitter.ts';
 import { notDispatched } from './notDispatched.ts';
-import { killGroup, trackGroup, untrackGroup, withMemoryLimit } from './processGroups.ts';
+import { killGroup, untrackGroup } from './processGroups.ts';
 import { pluginFailure, previewPluginValue } from './renderPluginValue.ts';
 import { resolveCommand } from './resolveCommand.ts';
 import { StderrRelay } from './StderrRelay.ts';
@@ -206,25 +205,17 @@ export function createProcessImplementation(options: ProcessImplementationOption
     const env = buildChildEnv(hostEnv, expanded.value);
     const resolved = resolveCommand({ pluginId, pluginDir, command: runtime.command, path: env.PATH });
     if (!resolved.ok) return { ok: false, message: resolved.message };
-    const wrapped = withMemoryLimit(resolved.path, runtime.args, runtime.max_memory_mb);
-    let proc: ChildProcessWithoutNullStreams;
+    let launched: LaunchedChild;
     try {
-      proc = spawn(wrapped.command, wrapped.args, {
-        cwd: pluginDir,
-        env,
-        detached: true,
-        shell: false,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        windowsHide: true,
-      });
+      launched = launchChild({ command: resolved.path, args: runtime.args, cwd: pluginDir, env, ...(runtime.max_memory_mb === undefined ? {} : { maxMemoryMb: runtime.max_memory_mb }) });
     } catch (error) {
       // Node refuses some arguments before spawning, e.g. a NUL byte in [runtime] args or env.
       return { ok: false, message: `plugin ${pluginId}: ${resolved.path} could not be started (${errorText(error)}); fix [runtime] command, args and env in plugin.toml` };
     }
+    const proc = launched.child;
     const stderr = new StderrRelay({ pluginId, logger });
     const s = new Session(proc, stderr);
-    if (proc.pid !== undefined) trackGroup(proc.pid);
-    logger.debug('plugin spawned', { plugin: pluginId, pid: proc.pid, command: resolved.path, memoryLimited: wrapped.limited });
+    logger.debug('plugin spawned', { plugin: pluginId, pid: proc.pid, command: resolved.path, memoryLimited: launched.limits.memory, isolated: launched.isolated });
 
     const splitter = new LineSplitter(maxLineBytes, (event) => {
       // A throw here would escape the stream listener and take the host down; a line is not worth that.
@@ -402,6 +393,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
   async function launch(kind: 'initializing' | 'recovering'): Promise<LaunchResult> {
     state = kind;
     discovered = undefined;
+    await prepareChildLauncher();
     const spawned = spawnSession();
     if (!spawned.ok) return { ok: false, message: spawned.message };
     const s = spawned.session;

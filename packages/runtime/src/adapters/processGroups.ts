@@ -1,42 +1,5 @@
-import { existsSync } from 'node:fs';
-
-const live = new Set<number>();
-let hooked = false;
-
-/** prlimit(1), used to cap a child's address space, when the machine has it. */
-export const PRLIMIT_PATH: string | undefined = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => existsSync(p));
-
-/** Sends `signal` to every process in the group led by `pgid`; a group that is gone is fine. */
-export function killGroup(pgid: number | undefined, signal: NodeJS.Signals): void {
-  if (pgid === undefined) return;
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // The group is already gone.
-  }
-}
-
 /**
- * Remembers a plugin's process group so that, should the host exit without disposing it (a
- * crash, `process.exit`), the group is killed on the way out instead of being orphaned.
+ * Process-group helpers for the adapters. The one implementation lives with the launcher in
+ * `@trellis/sdk` (`launchChild.ts`), so every child Trellis starts is tracked in one place.
  */
-export function trackGroup(pgid: number): void {
-  live.add(pgid);
-  if (!hooked) {
-    hooked = true;
-    process.once('exit', () => {
-      for (const group of live) killGroup(group, 'SIGKILL');
-    });
-  }
-}
-
-/** Forgets a group whose leader has exited and whose members were killed. */
-export function untrackGroup(pgid: number): void {
-  live.delete(pgid);
-}
-
-/** Wraps a command in prlimit(1) with an address-space cap, when a cap is asked for and possible. */
-export function withMemoryLimit(command: string, args: readonly string[], maxMemoryMb: number | undefined): { command: string; args: string[]; limited: boolean } {
-  if (maxMemoryMb === undefined || PRLIMIT_PATH === undefined) return { command, args: [...args], limited: false };
-  return { command: PRLIMIT_PATH, args: [`--as=${Math.floor(maxMemoryMb * 1024 * 1024)}`, '--', command, ...args], limited: true };
-}
+export { killGroup, trackGroup, untrackGroup, PRLIMIT_PATH } from '@trellis/sdk';

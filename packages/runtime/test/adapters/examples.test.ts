@@ -114,7 +114,7 @@ describe('examples/', () => {
     const runtime = manifest.runtime!;
     const withPort: PluginManifest = { ...manifest, runtime: { ...runtime, endpoint: url } as typeof runtime };
     const entry = { id: 'http-notes', manifest: withPort, pluginDir: join(EXAMPLES, 'http-notes') };
-    const impl = track(createExternalImplementation(entry, { env: { NOTES_TOKEN: 'letmein' }, overrides: { config: { max_notes: 1 } } }));
+    const impl = track(createExternalImplementation(entry, { env: { NOTES_TOKEN: 'letmein' }, overrides: { config: { max_notes: 1 }, pass_env: ['NOTES_TOKEN'] } }));
     expect(await impl.call(callOf('add', { title: 'first', text: 'hello' }))).toEqual({ ok: true, value: { id: 1 } });
     expect(await impl.call(callOf('add', { title: 'second', text: 'no room' }))).toEqual({
       ok: false,
@@ -128,7 +128,7 @@ describe('examples/', () => {
       ['get', false],
     ]);
 
-    const wrong = track(createExternalImplementation(entry, { env: { NOTES_TOKEN: 'guess' } }));
+    const wrong = track(createExternalImplementation(entry, { env: { NOTES_TOKEN: 'guess' }, overrides: { pass_env: ['NOTES_TOKEN'] } }));
     expect(await wrong.call(callOf('list'))).toEqual({
       ok: false,
       notDispatched: true,

@@ -13,12 +13,15 @@ export function newMarker(): string {
   return `trellis-test-${randomBytes(6).toString('hex')}`;
 }
 
-/** Live (non-zombie) processes whose command line contains `marker`. */
+/**
+ * Live (non-zombie) processes whose command line contains `marker`, not counting the isolation
+ * wrapper (unshare) that the launcher puts in front of a child.
+ */
 export function countMarked(marker: string): number {
   const out = execFileSync('ps', ['-eo', 'stat=,args='], { encoding: 'utf8' });
   return out
     .split('\n')
-    .filter((line) => line.includes(marker) && !line.trim().startsWith('Z') && !line.includes('ps -eo')).length;
+    .filter((line) => line.includes(marker) && !line.trim().startsWith('Z') && !line.includes('ps -eo') && !/^\S+\s+\S*unshare\s/.test(line.trim())).length;
 }
 
 export async function waitFor(predicate: () => boolean, timeoutMs = 5000): Promise<void> {

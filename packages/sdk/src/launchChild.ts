@@ -1,0 +1,304 @@
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import type { ChildProcessWithoutNullStreams, spawn as SpawnFunction } from 'node:child_process';
+
+/**
+ * How children are kept from reading the host's secrets. `pid-namespace`: every child runs as
+ * pid 1 of its own PID namespace with its own `/proc`, so neither `/proc/<host pid>/environ`
+ * nor ptrace, `process_vm_readv` or `/proc/<pid>/mem` can name the host or any process outside
+ * the child's namespace. `none`: children are plain same-user processes and can read the
+ * host's start-up environment through `/proc/$PPID/environ`.
+ */
+export interface SecretIsolation {
+  readonly mechanism: 'pid-namespace' | 'none';
+  /** Whether a user namespace is used too (needed to create a PID namespace without root). */
+  readonly userNamespace: boolean;
+  /** `auto` (default), `required` (refuse to start a child without isolation) or `off`, from `TRELLIS_CHILD_ISOLATION`. */
+  readonly mode: ChildIsolationMode;
+  /** One line for `doctor`: what protects children, or why nothing does and how to fix it. */
+  readonly detail: string;
+}
+
+/** `TRELLIS_CHILD_ISOLATION`: `auto` isolates where possible, `required` refuses otherwise, `off` never isolates. */
+export type ChildIsolationMode = 'auto' | 'required' | 'off';
+
+/** How to start one child. The command is never given to a shell. */
+export interface LaunchChildOptions {
+  readonly command: string;
+  readonly args?: readonly string[];
+  readonly cwd?: string;
+  /** The child's whole environment; nothing of the host's is inherited that is not listed here. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Address-space limit, through prlimit(1) where available. */
+  readonly maxMemoryMb?: number;
+  /** CPU-time limit, through prlimit(1) where available. */
+  readonly maxCpuSeconds?: number;
+}
+
+/** A started child: its process (its pid is the process group to kill) and what was applied. */
+export interface LaunchedChild {
+  readonly child: ChildProcessWithoutNullStreams;
+  /** The group to signal: the child's pid (it leads its own group). */
+  readonly pgid: number | undefined;
+  readonly isolated: boolean;
+  readonly limits: { readonly memory: boolean; readonly cpu: boolean };
+}
+
+/** Thrown by `launchChild` when `TRELLIS_CHILD_ISOLATION=required` and no isolation is available. */
+export class IsolationUnavailableError extends Error {
+  readonly code = 'ISOLATION_UNAVAILABLE';
+}
+
+const SYSTEM_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'];
+function findSystemProgram(name: string): string | undefined {
+  for (const dir of SYSTEM_DIRS) {
+    const path = `${dir}/${name}`;
+    if (existsSync(path)) return path;
+  }
+  return undefined;
+}
+
+const PRLIMIT = findSystemProgram('prlimit');
+
+interface Prepared {
+  readonly spawn: typeof SpawnFunction;
+  readonly prefix: readonly string[] | undefined;
+  readonly isolation: SecretIsolation;
+}
+
+let prepared: Prepared | undefined;
+let preparing: Promise<Prepared> | undefined;
+
+function readMode(): ChildIsolationMode {
+  const raw = process.env.TRELLIS_CHILD_ISOLATION?.trim().toLowerCase();
+  return raw === 'off' || raw === 'required' ? raw : 'auto';
+}
+
+/**
+ * The wrappers tried, best first. Each ends with `--` and is followed by the real command. The
+ * child must never hold CAP_SYS_ADMIN over its mount namespace: with it, it could unmount its
+ * private `/proc` and see the host's again. As root, capabilities are dropped with setpriv; as
+ * another user, a user namespace that maps only the current user leaves none after exec.
+ */
+function candidatePrefixes(): Array<{ prefix: string[]; userNamespace: boolean; label: string }> {
+  const unshare = findSystemProgram('unshare');
+  if (unshare === undefined) return [];
+  const setpriv = findSystemProgram('setpriv');
+  const dropCaps = setpriv === undefined ? undefined : [setpriv, '--bounding-set=-all', '--inh-caps=-all', '--'];
+  const pidNs = ['--pid', '--fork', '--mount-proc', '--kill-child'];
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  const list: Array<{ prefix: string[]; userNamespace: boolean; label: string }> = [];
+  if (root) {
+    if (dropCaps) list.push({ prefix: [unshare, ...pidNs, '--', ...dropCaps], userNamespace: false, label: 'unshare --pid, capabilities dropped' });
+  } else {
+    list.push({ prefix: [unshare, '--user', '--map-current-user', ...pidNs, '--'], userNamespace: true, label: 'unshare --user --pid' });
+  }
+  // Older util-linux (no --map-current-user), or root without CAP_SYS_ADMIN (a container).
+  if (dropCaps) list.push({ prefix: [unshare, '--user', '--map-root-user', ...pidNs, '--', ...dropCaps], userNamespace: true, label: 'unshare --user --pid, capabilities dropped' });
+  return list;
+}
+
+async function probe(spawn: Prepared['spawn'], prefix: readonly string[]): Promise<boolean> {
+  // Inside a working wrapper the shell is pid 1 of its namespace and /proc is that namespace's.
+  const [command, ...args] = [...prefix, '/bin/sh', '-c', 'read pid rest < /proc/self/stat; echo "$$ $pid"'];
+  return new Promise((resolve) => {
+    let out = '';
+    let child;
+    try {
+      child = spawn(command!, args, { env: { PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'ignore'], cwd: '/' });
+    } catch {
+      resolve(false);
+      return;
+    }
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.on('error', () => {
+      clearTimeout(timer);
+      resolve(false);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve(code === 0 && out.trim() === '1 1');
+    });
+  });
+}
+
+/**
+ * Loads the spawner and finds out, once per process, how children can be isolated (a short probe
+ * run of the wrapper). Concurrent first calls share one probe. Call before `launchChild`.
+ */
+export function prepareChildLauncher(): Promise<SecretIsolation> {
+  if (prepared) return Promise.resolve(prepared.isolation);
+  preparing ??= (async () => {
+    const { spawn } = await import('node:child_process');
+    const mode = readMode();
+    let result: Prepared | undefined;
+    if (mode !== 'off' && process.platform === 'linux') {
+      for (const candidate of candidatePrefixes()) {
+        if (await probe(spawn, candidate.prefix)) {
+          result = {
+            spawn,
+            prefix: candidate.prefix,
+            isolation: {
+              mechanism: 'pid-namespace',
+              userNamespace: candidate.userNamespace,
+              mode,
+              detail: `children run in their own PID namespace with a private /proc (${candidate.label}); they cannot read the host's environment`,
+            },
+          };
+          break;
+        }
+      }
+    }
+    result ??= { spawn, prefix: undefined, isolation: { mechanism: 'none', userNamespace: false, mode, detail: noIsolationDetail(mode) } };
+    prepared = result;
+    return result;
+  })();
+  return preparing.then((p) => p.isolation);
+}
+
+function noIsolationDetail(mode: ChildIsolationMode): string {
+  if (mode === 'off') return 'child isolation is off (TRELLIS_CHILD_ISOLATION=off): any child can read the host environment through /proc/$PPID/environ';
+  const why =
+    process.platform !== 'linux'
+      ? `PID namespaces are Linux-only (this is ${process.platform})`
+      : findSystemProgram('unshare') === undefined
+        ? 'unshare(1) from util-linux is not installed'
+        : 'unshare could not create a PID namespace here (user namespaces disabled, or a container without CAP_SYS_ADMIN)';
+  return `children are NOT isolated: ${why}; any child can read the host environment through /proc/$PPID/environ. Keep secrets out of the host environment (pass them with assemble({ secrets })) or enable user namespaces (sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces)`;
+}
+
+/** What protects children from the host's secrets on this machine; runs the probe on first use. */
+export function describeSecretIsolation(): Promise<SecretIsolation> {
+  return prepareChildLauncher();
+}
+
+/**
+ * The command line that runs `command args` isolated (the wrapper, then prlimit when a limit is
+ * asked for, then the command), for spawners Trellis does not own (e.g. an MCP stdio transport).
+ * Call `prepareChildLauncher` first; without isolation the command is returned as is.
+ */
+export function isolatedCommandLine(options: Pick<LaunchChildOptions, 'command' | 'args' | 'maxMemoryMb' | 'maxCpuSeconds'>): {
+  command: string;
+  args: string[];
+  isolated: boolean;
+  limits: { memory: boolean; cpu: boolean };
+} {
+  if (!prepared) throw new Error('prepareChildLauncher() must be awaited before isolatedCommandLine()');
+  if (prepared.isolation.mode === 'required' && prepared.prefix === undefined) {
+    throw new IsolationUnavailableError(`TRELLIS_CHILD_ISOLATION=required, but ${prepared.isolation.detail}`);
+  }
+  const memory = options.maxMemoryMb !== undefined && PRLIMIT !== undefined;
+  const cpu = options.maxCpuSeconds !== undefined && PRLIMIT !== undefined;
+  let line = [options.command, ...(options.args ?? [])];
+  if (memory || cpu) {
+    const limits: string[] = [];
+    if (memory) limits.push(`--as=${Math.floor(options.maxMemoryMb! * 1024 * 1024)}`);
+    if (cpu) limits.push(`--cpu=${Math.max(1, Math.ceil(options.maxCpuSeconds!))}`);
+    line = [PRLIMIT!, ...limits, '--', ...line];
+  }
+  if (prepared.prefix) line = [...prepared.prefix, ...line];
+  const [command, ...args] = line;
+  return { command: command!, args, isolated: prepared.prefix !== undefined, limits: { memory, cpu } };
+}
+
+/**
+ * The one way Trellis starts a child: no shell, its own process group, exactly the environment
+ * given, resource limits through prlimit(1), and — where the machine allows — its own PID
+ * namespace so it cannot read the host's secrets (see docs/security-model.md, "Secrets and child
+ * processes"). Throws like `child_process.spawn` for arguments Node refuses (a NUL byte), and
+ * `IsolationUnavailableError` under `TRELLIS_CHILD_ISOLATION=required` without isolation.
+ */
+export function launchChild(options: LaunchChildOptions): LaunchedChild {
+  if (!prepared) throw new Error('prepareChildLauncher() must be awaited before launchChild()');
+  // Behind a wrapper a missing program would only be the wrapper's exit status; find it first so
+  // the caller gets ENOENT / EACCES as from a direct spawn.
+  // Node's own check, done here so the index names the caller's argument, not the wrapper's.
+  (options.args ?? []).forEach((arg, index) => {
+    if (arg.includes('\0')) throw new TypeError(`The argument 'args[${index}]' must be a string without null bytes. Received ${JSON.stringify(arg)}`);
+  });
+  const command = findExecutable(options.command, options.env.PATH, options.cwd);
+  const line = isolatedCommandLine({ ...options, command });
+  const child = prepared.spawn(line.command, line.args, {
+    cwd: options.cwd,
+    env: { ...options.env },
+    detached: true,
+    shell: false,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    windowsHide: true,
+  });
+  if (child.pid !== undefined) trackGroup(child.pid);
+  child.once('exit', () => {
+    if (child.pid !== undefined) untrackGroup(child.pid);
+  });
+  return { child, pgid: child.pid, isolated: line.isolated, limits: line.limits };
+}
+
+function spawnError(code: 'ENOENT' | 'EACCES', command: string): NodeJS.ErrnoException {
+  const error: NodeJS.ErrnoException = new Error(`spawn ${command} ${code}`);
+  error.code = code;
+  return error;
+}
+
+/** Resolves a command as execvp would: a name with a slash from `cwd`, a bare name on `PATH`. */
+function findExecutable(command: string, path: string | undefined, cwd: string | undefined): string {
+  const check = (candidate: string): 'ok' | 'ENOENT' | 'EACCES' => {
+    try {
+      if (!statSync(candidate).isFile()) return 'EACCES';
+      accessSync(candidate, constants.X_OK);
+      return 'ok';
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EACCES' ? 'EACCES' : 'ENOENT';
+    }
+  };
+  if (command.includes('/')) {
+    const full = isAbsolute(command) ? command : resolve(cwd ?? process.cwd(), command);
+    const verdict = check(full);
+    if (verdict !== 'ok') throw spawnError(verdict, command);
+    return full;
+  }
+  let denied = false;
+  for (const dir of (path ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = resolve(cwd ?? process.cwd(), join(dir, command));
+    const verdict = check(candidate);
+    if (verdict === 'ok') return candidate;
+    if (verdict === 'EACCES') denied = true;
+  }
+  throw spawnError(denied ? 'EACCES' : 'ENOENT', command);
+}
+
+const live = new Set<number>();
+let hooked = false;
+
+/** Sends `signal` to every process in the group led by `pgid`; a group that is gone is fine. */
+export function killGroup(pgid: number | undefined, signal: NodeJS.Signals): void {
+  if (pgid === undefined) return;
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}
+
+/**
+ * Remembers a child's process group so that, should the host exit without stopping it (a crash,
+ * `process.exit`), the group is killed on the way out instead of being orphaned.
+ */
+export function trackGroup(pgid: number): void {
+  live.add(pgid);
+  if (!hooked) {
+    hooked = true;
+    process.once('exit', () => {
+      for (const group of live) killGroup(group, 'SIGKILL');
+    });
+  }
+}
+
+/** Forgets a group whose leader has exited. */
+export function untrackGroup(pgid: number): void {
+  live.delete(pgid);
+}
+
+/** prlimit(1), used for memory and CPU caps, when the machine has it. */
+export const PRLIMIT_PATH: string | undefined = PRLIMIT;
