@@ -2,6 +2,8 @@ import type { z } from 'zod';
 import type { Logger } from './logger.ts';
 import type { ToolDefinition, ToolContract, ToolExample, WorkspacePaths } from './defineTool.ts';
 import type { PluginManifest } from './manifest.ts';
+import type { ProviderDefinition } from './provider.ts';
+import type { ConnectorDefinition } from './connector.ts';
 
 /** A plugin's settings: read from `[runtime.tools.<key>]`, deep-merged over the schema's defaults. */
 export interface PluginSettings<Settings = unknown> {
@@ -30,15 +32,27 @@ export interface PluginDefinition<Settings = unknown> {
   // Tools are heterogeneous in their input types; each was checked by defineTool.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly tools: ReadonlyArray<ToolDefinition<any, any, Settings>>;
+  /** A provider plugin's model (kind `provider`); see `ProviderDefinition`. */
+  readonly provider?: ProviderDefinition<Settings>;
+  /** A connector plugin's channel (kind `connector`); see `ConnectorDefinition`. */
+  readonly connector?: ConnectorDefinition<Settings>;
   /** Runs once, before the first call to any of the plugin's tools. */
   setup?(ctx: PluginContext<Settings>): void | Promise<void>;
   /** Runs when the host shuts down, if setup ran. */
   dispose?(ctx: PluginContext<Settings>): void | Promise<void>;
 }
 
+/** What `definePlugin` accepts: a plugin with a provider or connector may leave out `tools`. */
+export type PluginDefinitionInput<Settings = unknown> = Omit<PluginDefinition<Settings>, 'tools'> & {
+  readonly tools?: PluginDefinition<Settings>['tools'];
+};
+
+/** The contracts a bundled plugin implements besides tools, as the build records them. */
+export type PluginContract = 'provider' | 'connector';
+
 /** Declares a bundled plugin. Export it as `export const plugin = definePlugin({...})`. */
-export function definePlugin<Settings = unknown>(definition: PluginDefinition<Settings>): PluginDefinition<Settings> {
-  return definition;
+export function definePlugin<Settings = unknown>(definition: PluginDefinitionInput<Settings>): PluginDefinition<Settings> {
+  return definition.tools === undefined ? { ...definition, tools: [] } : (definition as PluginDefinition<Settings>);
 }
 
 /** A tool as the build embeds it: JSON only, computed from a `ToolDefinition` at build time. */
@@ -71,6 +85,8 @@ export interface BundledPluginDescriptor {
    * nothing never loads node:crypto. When absent the registry computes the same digest.
    */
   readonly manifestSha256?: string;
+  /** The contracts the plugin's code implements besides tools (`definePlugin({ provider })`…); absent means none. */
+  readonly contracts?: readonly PluginContract[];
   load(): Promise<PluginDefinition>;
   /** URL of the module `load` imports, so a worker thread can import it too (worker isolation). */
   readonly moduleUrl?: string;

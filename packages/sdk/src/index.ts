@@ -36,6 +36,8 @@ export type {
   PluginContext,
   ToolSpec,
   BundledPluginDescriptor,
+  PluginDefinitionInput,
+  PluginContract,
 } from './definePlugin.ts';
 export { isPathInside, formatMode, isWorldWritable } from './paths.ts';
 export { runProcess, canLimitResources } from './runProcess.ts';
@@ -46,3 +48,16 @@ export { canonicalJson, hashJson } from './canonicalJson.ts';
 export { checkSchemaSafety, DEFAULT_SCHEMA_LIMITS } from './checkSchemaSafety.ts';
 export type { SchemaLimits, SchemaSafety } from './checkSchemaSafety.ts';
 export { nestsDeeperThan } from './nestsDeeperThan.ts';
+export { ProviderError, isProviderError } from './provider.ts';
+export type {
+  Provider,
+  ProviderDefinition,
+  ProviderRequest,
+  ProviderEvent,
+  ProviderTool,
+  ProviderToolCall,
+  ProviderUsage,
+  FinishReason,
+  ChatMessage,
+} from './provider.ts';
+export type { Connector, ConnectorDefinition, ConnectorHost, InboundMessage, ReplyEvent } from './connector.ts';
