@@ -20,7 +20,6 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
   const allowed = new Set(settings.allowed_chat_ids);
   const working = new Set<Promise<void>>();
   let runner: RunnerHandle | undefined;
-  let bot: Bot | undefined;
 
   const answer = async (ctx: Context, host: ConnectorHost): Promise<void> => {
     const chatId = ctx.chat!.id;
@@ -101,7 +100,6 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
         const message = error instanceof Error ? error.message : String(error);
         throw Object.assign(new Error(`telegram: cannot start the bot at ${settings.api_root}: ${message}; check TELEGRAM_BOT_TOKEN and api_root`), { code: ERROR_CODES.CONNECTOR_FAILED });
       }
-      bot = created;
       runner = run(created, {
         runner: { silent: true, fetch: { timeout: settings.poll_timeout_seconds, allowed_updates: ['message'] } },
       });
@@ -112,7 +110,6 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
       runner = undefined;
       if (handle?.isRunning()) await handle.stop();
       await Promise.allSettled([...working]);
-      bot = undefined;
     },
   };
 }
