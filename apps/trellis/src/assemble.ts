@@ -59,6 +59,8 @@ export interface Assembly {
   /** Config warnings (unknown keys and the like); errors make `assemble` throw a `ConfigError`. */
   readonly configWarnings: readonly ConfigProblem[];
   readonly workspace: string;
+  /** The environment it was assembled with (what `requires_env` and plugins read). */
+  readonly env: Readonly<Record<string, string | undefined>>;
   readonly snapshot: PluginRegistrySnapshot;
   /** The registry's full result: snapshot, resolved settings and the decision trace. */
   readonly registry: PluginRegistryResult;
@@ -163,6 +165,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     configSource: { source: loaded.source, ...(loaded.path !== undefined ? { path: loaded.path } : {}) },
     configWarnings: loaded.warnings,
     workspace,
+    env,
     snapshot,
     registry,
     get catalog() {

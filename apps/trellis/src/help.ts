@@ -12,6 +12,10 @@ Commands:
   tools describe <name>           One tool: description, schemas, contract, availability
   tools search <query> [--limit N]  Ranked search over names, descriptions and tags
   tools call <name> --args JSON   Call a tool; --json prints exactly the outcome
+  chat ["prompt"]                 Ask the model (openrouter; needs OPENROUTER_API_KEY) with the tools; no prompt
+                                  on a terminal: an interactive chat (/tools, /reset, Ctrl-C cancels, Ctrl-D exits)
+  run [--grace S]                 Serve the enabled connectors (telegram) until SIGINT/SIGTERM, then let running
+                                  answers finish for S seconds (default 10)
 
 Global options:
   --config FILE          Use this runtime.toml (else TRELLIS_CONFIG, <workspace>/.trellis/runtime.toml,

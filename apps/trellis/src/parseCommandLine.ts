@@ -24,13 +24,14 @@ export interface CommandLine {
     readonly format?: string;
     readonly limit?: string;
     readonly state?: string;
+    readonly grace?: string;
   };
   readonly help: boolean;
   readonly version: boolean;
 }
 
 /** The commands and how many positional arguments each takes. */
-export const COMMANDS: Readonly<Record<string, { words: readonly string[]; positionals: readonly string[]; options: readonly string[] }>> = {
+export const COMMANDS: Readonly<Record<string, { words: readonly string[]; positionals: readonly string[]; options: readonly string[]; minPositionals?: number }>> = {
   doctor: { words: ['doctor'], positionals: [], options: [] },
   'config check': { words: ['config', 'check'], positionals: [], options: [] },
   'plugins list': { words: ['plugins', 'list'], positionals: [], options: ['state'] },
@@ -39,6 +40,8 @@ export const COMMANDS: Readonly<Record<string, { words: readonly string[]; posit
   'tools describe': { words: ['tools', 'describe'], positionals: ['name'], options: [] },
   'tools search': { words: ['tools', 'search'], positionals: ['query'], options: ['limit'] },
   'tools call': { words: ['tools', 'call'], positionals: ['name'], options: ['args'] },
+  chat: { words: ['chat'], positionals: ['prompt'], options: [], minPositionals: 0 },
+  run: { words: ['run'], positionals: [], options: ['grace'] },
 };
 
 /** Parses argv (without `node` and the script), checking flags and arity; throws `UsageError`. */
@@ -61,6 +64,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         format: { type: 'string' },
         limit: { type: 'string' },
         state: { type: 'string' },
+        grace: { type: 'string' },
       },
     });
   } catch (error) {
@@ -99,7 +103,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   const rest = positionals.slice(spec.words.length);
   const name = spec.words.join(' ');
   if (!help) {
-    if (rest.length < spec.positionals.length) {
+    if (rest.length < (spec.minPositionals ?? spec.positionals.length)) {
       throw new UsageError(`\`trellis ${name}\` needs <${spec.positionals[rest.length]}>`);
     }
     if (rest.length > spec.positionals.length) {
@@ -107,7 +111,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     }
   }
   const options: Record<string, string> = {};
-  for (const key of ['args', 'format', 'limit', 'state'] as const) {
+  for (const key of ['args', 'format', 'limit', 'state', 'grace'] as const) {
     const value = values[key];
     if (value === undefined) continue;
     if (!spec.options.includes(key)) throw new UsageError(`\`trellis ${name}\` does not take --${key}`);
