@@ -65,7 +65,7 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
 
   return {
     async start(host) {
-      const created = new Bot(options.token, { client: { apiRoot: settings.api_root } });
+      const created = new Bot(options.token, { client: { apiRoot: settings.api_root, fetch: nativeFetch } });
       // getUpdates failures are retried by the runner; log them as structured lines instead of its console output.
       created.api.config.use(async (prev, method, payload, signal) => {
         try {
@@ -73,7 +73,7 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
           if (!result.ok) logger.warn('Bot API error', { method, code: result.error_code, description: result.description });
           return result;
         } catch (error) {
-          if (!(signal?.aborted ?? false)) logger.warn('Bot API request failed', { method, error: error instanceof Error ? error.message : String(error) });
+          if (!(signal?.aborted ?? false)) logger.warn('Bot API request failed', { method, error: describeError(error) });
           throw error;
         }
       });
@@ -113,3 +113,25 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
     },
   };
 }
+
+/** An error's message with its cause (grammY's HttpError keeps the network error in `error`). */
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const inner = (error as { error?: unknown }).error ?? error.cause;
+  return inner instanceof Error ? `${error.message} (${inner.message})` : error.message;
+}
+
+/**
+ * Node's own fetch for grammY, instead of its bundled node-fetch 2: node-fetch recognises abort
+ * signals by class name, which minified builds rename, and then refuses every request. grammY and
+ * the runner hand over signals of the abort-controller polyfill, so they are bridged to native ones.
+ */
+const nativeFetch = ((input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+  const given = init?.signal as { readonly aborted: boolean; addEventListener(type: 'abort', listener: () => void): void } | null | undefined;
+  if (given === undefined || given === null || given instanceof AbortSignal) return fetch(input, init);
+  const controller = new AbortController();
+  if (given.aborted) controller.abort();
+  else given.addEventListener('abort', () => controller.abort());
+  const streamed = init?.body !== undefined && init.body !== null && typeof init.body !== 'string';
+  return fetch(input, { ...init, signal: controller.signal, ...(streamed ? { duplex: 'half' } : {}) } as RequestInit);
+}) as typeof fetch;
