@@ -81,7 +81,7 @@ it('the interactive chat streams answers, traces tools, handles /tools and /rese
 
   // Ctrl-C at the prompt does not exit either; Ctrl-D does.
   type('\x03');
-  mark = await waitFor('(Ctrl-D exits)', mark);
+  await waitFor('(Ctrl-D exits)', mark);
   type('\x04');
   expect(await exited).toBe(0);
 });

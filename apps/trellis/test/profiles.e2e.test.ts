@@ -41,7 +41,7 @@ afterAll(async () => {
 });
 
 describe.each(CASES)('profile $profile, variables set: $vars', ({ profile, vars, enabled, unavailable, tools }) => {
-  const env = vars ? { OPENROUTER_API_KEY: 'sk-profile', TELEGRAM_BOT_TOKEN: '1:profile' } : {};
+  const env: Record<string, string> = vars ? { OPENROUTER_API_KEY: 'sk-profile', TELEGRAM_BOT_TOKEN: '1:profile' } : {};
 
   it('enables and marks unavailable exactly the expected plugins, and offers exactly the expected tools', async () => {
     const plugins = await runCliAsync(sandbox, ['plugins', 'list', '--json', '--profile', profile, '--config', config], env);
