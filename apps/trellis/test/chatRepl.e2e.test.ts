@@ -30,7 +30,7 @@ afterEach(async () => {
 
 it('the interactive chat streams answers, traces tools, handles /tools and /reset, cancels on Ctrl-C and exits on Ctrl-D', async () => {
   const config = join(sandbox.dir, 'runtime.toml');
-  writeFileSync(config, `[plugins.entries.openrouter.config]\nbase_url = "${server.baseUrl}"\nmodel = "test/model"\n`);
+  writeFileSync(config, `[plugins.entries.openrouter.config]\nbase_url = "${server.baseUrl}"\nmodel = "test/model"\n[runtime.policy]\nask = ["builtin-tools.now"]\n`);
   const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} chat --config ${JSON.stringify(config)}`;
   child = spawn('script', ['-qfec', command, '/dev/null'], {
     cwd: sandbox.workspace,
@@ -78,6 +78,14 @@ it('the interactive chat streams answers, traces tools, handles /tools and /rese
   mark = await waitFor('still alive', mark);
   // After /reset and a cancelled turn, the model sees only the new message.
   expect(server.requests.at(-1)!.body.messages.filter((m) => m.role !== 'system')).toEqual([{ role: 'user', content: 'again' }]);
+
+  // A tool under [runtime.policy] ask prompts in the chat; the answer is not taken as a message.
+  server.script({ kind: 'stream', toolCalls: [{ name: 'builtin-tools__now', arguments: '{"timezone":"UTC"}' }] }, { kind: 'stream', text: ['It is now.'] });
+  type('what time is it\r');
+  mark = await waitFor('Allow builtin-tools.now', mark);
+  type('y\r');
+  mark = await waitFor(/⚙ builtin-tools\.now \{"timezone":"UTC"\} → ok[^\n]*\nIt is now\.\n/, mark);
+  expect(server.requests.at(-1)!.body.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['again', 'what time is it']);
 
   // Ctrl-C at the prompt does not exit either; Ctrl-D does.
   type('\x03');

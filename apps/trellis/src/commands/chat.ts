@@ -111,6 +111,11 @@ async function repl(io: CommandIO, session: AgentSession): Promise<number> {
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true, prompt: '› ' });
   const write = (text: string) => void process.stdout.write(text);
   const printer = createPrinter(write, write);
+  // Approval prompts (tools under [runtime.policy] ask) go through this readline: a second one on the
+  // same terminal would also hand the answer to the chat as a message.
+  const mutableIO = io as { ask?: CommandIO['ask'] };
+  const previousAsk = mutableIO.ask;
+  mutableIO.ask = (question) => new Promise<string>((resolve) => rl.question(`\n${question}`, resolve));
   let running: { cancel(): void } | undefined;
   rl.on('SIGINT', () => {
     if (running !== undefined) {
@@ -157,6 +162,7 @@ async function repl(io: CommandIO, session: AgentSession): Promise<number> {
     rl.prompt();
   }
   rl.close();
+  mutableIO.ask = previousAsk;
   write('\n');
   return EXIT.OK;
 }

@@ -49,6 +49,8 @@ export async function runConnectors(line: CommandLine, io: CommandIO, assembly: 
   if (!Number.isFinite(graceSeconds) || graceSeconds < 0 || graceSeconds > 3600) {
     throw new UsageError(`--grace must be a number of seconds between 0 and 3600; got "${graceText}"`);
   }
+  // Nobody answers prompts while serving: a tool that needs approval ends with APPROVAL_DENIED.
+  (io as { ask?: CommandIO['ask'] }).ask = undefined;
   const logger = createJsonLogger(io.err, 'trellis');
   const agent = await createAssemblyAgent(assembly, { system: CHAT_SYSTEM_PROMPT, logger: createJsonLogger(io.err, 'agent') });
   const connectors = await createAssemblyConnectors(assembly, { loggerFor: (id) => createJsonLogger(io.err, id) });
