@@ -5,7 +5,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parse, TomlError } from 'smol-toml';
-import { formatIssues, issueToString, resolveContract, type PluginDefinition, type PluginManifest, type ToolSpec } from '@trellis/sdk';
+import { formatIssues, issueToString, resolveContract, type PluginContract, type PluginDefinition, type PluginManifest, type ToolSpec } from '@trellis/sdk';
 import { PluginManifestSchema, toolJsonSchema } from '@trellis/sdk/schema';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { bundledManifestDigest } from '@trellis/registry';
@@ -22,6 +22,8 @@ export interface LinkedPlugin {
   readonly settings?: { key: string; jsonSchema: Record<string, unknown>; defaults: Record<string, unknown> };
   /** True when the plugin's definition has a `toolSource` (tools learned at run time). */
   readonly dynamicTools?: boolean;
+  /** The contracts besides tools its code implements (`provider`, `connector`). */
+  readonly contracts?: readonly PluginContract[];
 }
 
 /** The result of linking: the plugins, or every problem found (the build fails on any). */
@@ -140,7 +142,14 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
         defaults: defaults.data as Record<string, unknown>,
       };
     }
-    plugins.push({ ...plugin, tools, ...(settings ? { settings } : {}), ...(typeof definition.toolSource === 'function' ? { dynamicTools: true } : {}) });
+    const contracts = CONTRACT_KINDS.filter((kind) => definition[kind] !== undefined);
+    plugins.push({
+      ...plugin,
+      tools,
+      ...(settings ? { settings } : {}),
+      ...(typeof definition.toolSource === 'function' ? { dynamicTools: true } : {}),
+      ...(contracts.length > 0 ? { contracts } : {}),
+    });
   }
   return { plugins, errors };
 }
@@ -154,8 +163,19 @@ export function metaSchemaProblems(schema: Readonly<Record<string, unknown>>): s
   return (metaSchemaChecker.errors ?? []).map((e) => `${e.instancePath === '' ? '(root)' : e.instancePath} ${e.message ?? 'is invalid'}`);
 }
 
+const CONTRACT_KINDS: readonly PluginContract[] = ['provider', 'connector'];
+
 function checkDefinition(manifest: PluginManifest, definition: PluginDefinition): string[] {
   const problems: string[] = [];
+  // A provider or connector is found by kind: its code must export the contract, and only it may.
+  for (const kind of CONTRACT_KINDS) {
+    const exported = definition[kind] as { create?: unknown } | undefined;
+    if (manifest.kind === kind && typeof exported?.create !== 'function') {
+      problems.push(`plugin.toml says kind = "${kind}" but the code exports no ${kind}; add \`${kind}: { create(ctx) {…} }\` to definePlugin`);
+    } else if (manifest.kind !== kind && exported !== undefined) {
+      problems.push(`the code exports a ${kind} but plugin.toml says kind = "${manifest.kind}"; set kind = "${kind}" or remove the ${kind}`);
+    }
+  }
   if (definition.manifest?.id !== manifest.id) {
     problems.push(`manifest.id is "${String(definition.manifest?.id)}" but plugin.toml says "${manifest.id}"; they must match`);
   }
@@ -209,6 +229,7 @@ export function renderBundledIndex(options: {
     tools: plugin.tools,
     ...(plugin.settings ? { settings: plugin.settings } : {}),
     ...(plugin.dynamicTools ? { dynamicTools: true } : {}),
+    ...(plugin.contracts ? { contracts: plugin.contracts } : {}),
   }));
   lines.push(`const DATA = JSON.parse(${JSON.stringify(JSON.stringify(data))}) as Array<Omit<BundledPluginDescriptor, 'load' | 'moduleUrl'>>;`, '');
   lines.push('export const BUNDLED_PLUGINS: readonly BundledPluginDescriptor[] = [');

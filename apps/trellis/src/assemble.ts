@@ -80,6 +80,8 @@ export interface Assembly {
    */
   readonly workspaceTrust: WorkspaceTrust;
   readonly workspace: string;
+  /** The environment it was assembled with (what `requires_env` and plugins read). */
+  readonly env: Readonly<Record<string, string | undefined>>;
   readonly snapshot: PluginRegistrySnapshot;
   /** The registry's full result: snapshot, resolved settings and the decision trace. */
   readonly registry: PluginRegistryResult;
@@ -233,6 +235,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     configLayers: loaded.layers ?? [],
     workspaceTrust: loaded.workspaceTrust,
     workspace,
+    env,
     snapshot,
     registry,
     get catalog() {

@@ -18,6 +18,10 @@ Commands:
   tools call <name> --args JSON   Call a tool; --json prints exactly the outcome
   mcp import <file>               Add the servers of an mcpServers JSON file (Claude, Cursor, VS Code) to your config
   mcp approve <server> [tool]     Approve changed MCP tools (TOOL_CHANGED) so they are offered again
+  chat ["prompt"]                 Ask the model (openrouter; needs OPENROUTER_API_KEY) with the tools; no prompt
+                                  on a terminal: an interactive chat (/tools, /reset, Ctrl-C cancels, Ctrl-D exits)
+  run [--grace S]                 Serve the enabled connectors (telegram) until SIGINT/SIGTERM, then let running
+                                  answers finish for S seconds (default 10)
 
 Global options:
   --config FILE          The top config layer (else TRELLIS_CONFIG); layers, lowest first: built-in

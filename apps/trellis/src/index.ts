@@ -4,3 +4,7 @@ export { main } from './main.ts';
 export { ConfigError, UsageError, FailedError, EXIT } from './errors.ts';
 export type { CommandIO } from './io.ts';
 export { TRELLIS_VERSION } from './bundled.gen.ts';
+export { createAssemblyAgent, createAssemblyConnectors, AgentSetupError } from './agentHost.ts';
+export type { AssemblyAgentOptions, AssemblyConnector } from './agentHost.ts';
+export { createAgent, createConnectorHost } from '@trellis/agent';
+export type { Agent, AgentSession, AgentTurn, AgentEvent, TurnResult, ToolStep, TurnUsage } from '@trellis/agent';

@@ -1,12 +1,14 @@
 import type { ApprovalHook } from '@trellis/runtime';
 import { assemble } from './assemble.ts';
 import { TRELLIS_VERSION } from './bundled.gen.ts';
+import { chat } from './commands/chat.ts';
 import { configCheck } from './commands/configCheck.ts';
 import { configShow } from './commands/configShow.ts';
 import { trust } from './commands/trust.ts';
 import { doctor } from './commands/doctor.ts';
 import { mcpCommand } from './commands/mcp.ts';
 import { pluginsExplain, pluginsList } from './commands/plugins.ts';
+import { runConnectors } from './commands/run.ts';
 import { toolsCall, toolsDescribe, toolsList, toolsSearch } from './commands/tools.ts';
 import { createFdWriter } from './fdWriter.ts';
 import { ConfigError, EXIT, FailedError, UsageError, exitCodeFor } from './errors.ts';
@@ -90,10 +92,11 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
       pluginPaths: line.flags.pluginPaths,
       env,
       approve: approvalHook(io),
-      discoverExternalTools: name.startsWith('tools') || name === 'doctor' || name === 'plugins explain',
+      discoverExternalTools: name.startsWith('tools') || name === 'doctor' || name === 'plugins explain' || name === 'chat' || name === 'run',
       refreshToolSources: name === 'doctor' || name === 'plugins explain',
     });
-    const untrap = io.trapSignals?.(() => assembly.dispose());
+    // `run` handles SIGINT/SIGTERM itself: it stops its connectors gracefully before disposing.
+    const untrap = name === 'run' ? undefined : io.trapSignals?.(() => assembly.dispose());
     try {
       if (!line.flags.json) for (const w of assembly.configWarnings) io.err(`warning: ${w.message}\n`);
       switch (name) {
@@ -111,6 +114,10 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
           return toolsSearch(line, io, assembly);
         case 'tools call':
           return await toolsCall(line, io, assembly);
+        case 'chat':
+          return await chat(line, io, assembly);
+        case 'run':
+          return await runConnectors(line, io, assembly);
         default:
           throw new Error(`command "${name}" is parsed but not wired`);
       }

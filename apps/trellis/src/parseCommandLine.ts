@@ -30,6 +30,7 @@ export interface CommandLine {
     readonly list?: boolean;
     /** `trust --revoke DIR`. */
     readonly revoke?: string;
+    readonly grace?: string;
   };
   readonly help: boolean;
   readonly version: boolean;
@@ -49,6 +50,8 @@ export const COMMANDS: Readonly<Record<string, { words: readonly string[]; posit
   trust: { words: ['trust'], positionals: [], optionalPositionals: ['dir'], options: ['list', 'revoke'] },
   'mcp import': { words: ['mcp', 'import'], positionals: ['file'], options: [] },
   'mcp approve': { words: ['mcp', 'approve'], positionals: ['server'], options: [], optionalPositionals: ['tool'] },
+  chat: { words: ['chat'], positionals: [], optionalPositionals: ['prompt'], options: [] },
+  run: { words: ['run'], positionals: [], options: ['grace'] },
 };
 
 /** Parses argv (without `node` and the script), checking flags and arity; throws `UsageError`. */
@@ -74,6 +77,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         origin: { type: 'boolean' },
         list: { type: 'boolean' },
         revoke: { type: 'string' },
+        grace: { type: 'string' },
       },
     });
   } catch (error) {
@@ -122,7 +126,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     }
   }
   const options: Record<string, string | boolean> = {};
-  for (const key of ['args', 'format', 'limit', 'state'] as const) {
+  for (const key of ['args', 'format', 'limit', 'state', 'grace'] as const) {
     const value = values[key];
     if (value === undefined) continue;
     if (!spec.options.includes(key)) throw new UsageError(`\`trellis ${name}\` does not take --${key}`);

@@ -190,4 +190,22 @@ export const plugin = {
     expect(metaSchemaProblems({ type: 'string', minLength: -1 })).toEqual(['/minLength must be >= 0']);
     expect(metaSchemaProblems({ type: 'strang' })).not.toEqual([]);
   });
+
+  it('records a provider or connector contract, and fails when the code and the kind disagree', async () => {
+    freshWorkspace();
+    const provider = `export const plugin = { manifest: { id: 'model' }, tools: [], provider: { create: () => ({ model: 'm', stream: async function* () {} }) } };\n`;
+    addPlugin('model', { toml: manifest('model').replace('kind = "toolset"', 'kind = "provider"'), index: provider });
+    const ok = await linkBundledPlugins(workspace);
+    expect(ok.errors).toEqual([]);
+    expect(ok.plugins[0]!.contracts).toEqual(['provider']);
+
+    freshWorkspace();
+    addPlugin('lonely', { toml: manifest('lonely').replace('kind = "toolset"', 'kind = "connector"') });
+    addPlugin('stray', { toml: manifest('stray'), index: provider.replace("'model'", "'stray'") });
+    const bad = await linkBundledPlugins(workspace);
+    expect(bad.errors).toEqual([
+      'plugins/lonely/src/index.ts: plugin.toml says kind = "connector" but the code exports no connector; add `connector: { create(ctx) {…} }` to definePlugin',
+      'plugins/stray/src/index.ts: the code exports a provider but plugin.toml says kind = "toolset"; set kind = "provider" or remove the provider',
+    ]);
+  });
 });

@@ -201,7 +201,11 @@ function decidePolicy(c: AdmittedCandidate, config: RuntimeConfig, activeProfile
 }
 
 function hasTools(c: AdmittedCandidate): boolean {
-  if (c.facts.bundled) return c.facts.descriptor.tools.length > 0 || c.facts.descriptor.dynamicTools === true;
+  // A provider or connector adds a model or a channel, not tools; its contract is what it offers.
+  if (c.facts.bundled) {
+    const d = c.facts.descriptor;
+    return d.tools.length > 0 || d.dynamicTools === true || (d.contracts?.length ?? 0) > 0;
+  }
   const m = c.manifest!;
   return m.tools.length > 0 || m.runtime?.type === 'process' || m.runtime?.type === 'http';
 }

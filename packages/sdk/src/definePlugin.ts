@@ -3,6 +3,8 @@ import type { Logger } from './logger.ts';
 import type { ToolDefinition, ToolContract, ToolExample, WorkspacePaths } from './defineTool.ts';
 import type { PluginManifest } from './manifest.ts';
 import type { ToolSourceFactory } from './toolSource.ts';
+import type { ProviderDefinition } from './provider.ts';
+import type { ConnectorDefinition } from './connector.ts';
 
 /** A plugin's settings: read from `[runtime.tools.<key>]`, deep-merged over the schema's defaults. */
 export interface PluginSettings<Settings = unknown> {
@@ -31,6 +33,10 @@ export interface PluginDefinition<Settings = unknown> {
   // Tools are heterogeneous in their input types; each was checked by defineTool.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly tools: ReadonlyArray<ToolDefinition<any, any, Settings>>;
+  /** A provider plugin's model (kind `provider`); see `ProviderDefinition`. */
+  readonly provider?: ProviderDefinition<Settings>;
+  /** A connector plugin's channel (kind `connector`); see `ConnectorDefinition`. */
+  readonly connector?: ConnectorDefinition<Settings>;
   /** Runs once, before the first call to any of the plugin's tools. */
   setup?(ctx: PluginContext<Settings>): void | Promise<void>;
   /** Runs when the host shuts down, if setup ran. */
@@ -43,9 +49,17 @@ export interface PluginDefinition<Settings = unknown> {
   readonly toolSource?: ToolSourceFactory<Settings>;
 }
 
+/** What `definePlugin` accepts: a plugin with a provider or connector may leave out `tools`. */
+export type PluginDefinitionInput<Settings = unknown> = Omit<PluginDefinition<Settings>, 'tools'> & {
+  readonly tools?: PluginDefinition<Settings>['tools'];
+};
+
+/** The contracts a bundled plugin implements besides tools, as the build records them. */
+export type PluginContract = 'provider' | 'connector';
+
 /** Declares a bundled plugin. Export it as `export const plugin = definePlugin({...})`. */
-export function definePlugin<Settings = unknown>(definition: PluginDefinition<Settings>): PluginDefinition<Settings> {
-  return definition;
+export function definePlugin<Settings = unknown>(definition: PluginDefinitionInput<Settings>): PluginDefinition<Settings> {
+  return definition.tools === undefined ? { ...definition, tools: [] } : (definition as PluginDefinition<Settings>);
 }
 
 /** A tool as the build embeds it: JSON only, computed from a `ToolDefinition` at build time. */
@@ -78,6 +92,8 @@ export interface BundledPluginDescriptor {
    * nothing never loads node:crypto. When absent the registry computes the same digest.
    */
   readonly manifestSha256?: string;
+  /** The contracts the plugin's code implements besides tools (`definePlugin({ provider })`…); absent means none. */
+  readonly contracts?: readonly PluginContract[];
   load(): Promise<PluginDefinition>;
   /** True when the plugin's definition has a `toolSource`: its tools are learned at run time. */
   readonly dynamicTools?: boolean;

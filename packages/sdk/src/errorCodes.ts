@@ -172,6 +172,21 @@ export const ERROR_CODES = {
   ENV_NOT_GRANTED: 'ENV_NOT_GRANTED',
   /** No mechanism keeps children from the host's secrets and `TRELLIS_CHILD_ISOLATION=required` asks for one. */
   ISOLATION_UNAVAILABLE: 'ISOLATION_UNAVAILABLE',
+  // ── providers, the agent loop and connectors ────────────────────────────────
+  /** No provider plugin is enabled and available (e.g. OPENROUTER_API_KEY is not set). */
+  PROVIDER_UNAVAILABLE: 'PROVIDER_UNAVAILABLE',
+  /** The provider refused the API key (HTTP 401/403). */
+  PROVIDER_AUTH: 'PROVIDER_AUTH',
+  /** The provider wants payment or credits (HTTP 402); never retried. */
+  PROVIDER_PAYMENT_REQUIRED: 'PROVIDER_PAYMENT_REQUIRED',
+  /** The provider kept rate-limiting (HTTP 429) after the configured retries. */
+  PROVIDER_RATE_LIMITED: 'PROVIDER_RATE_LIMITED',
+  /** The provider answered with another error status, an error event mid-stream, or could not be reached. */
+  PROVIDER_FAILED: 'PROVIDER_FAILED',
+  /** The provider's answer broke its protocol (unparseable stream, a tool call without a name). */
+  PROVIDER_PROTOCOL: 'PROVIDER_PROTOCOL',
+  /** A connector could not start (bad token, unreachable API) or failed while serving. */
+  CONNECTOR_FAILED: 'CONNECTOR_FAILED',
 } as const;
 
 /** A stable error or reason code. */

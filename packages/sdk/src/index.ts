@@ -36,6 +36,8 @@ export type {
   PluginContext,
   ToolSpec,
   BundledPluginDescriptor,
+  PluginDefinitionInput,
+  PluginContract,
 } from './definePlugin.ts';
 export { isPathInside, formatMode, isWorldWritable } from './paths.ts';
 export { runProcess, canLimitResources } from './runProcess.ts';
@@ -69,3 +71,16 @@ export type {
   ToolSourceStartOptions,
   DynamicToolSpec,
 } from './toolSource.ts';
+export { ProviderError, isProviderError } from './provider.ts';
+export type {
+  Provider,
+  ProviderDefinition,
+  ProviderRequest,
+  ProviderEvent,
+  ProviderTool,
+  ProviderToolCall,
+  ProviderUsage,
+  FinishReason,
+  ChatMessage,
+} from './provider.ts';
+export type { Connector, ConnectorDefinition, ConnectorHost, InboundMessage, ReplyEvent } from './connector.ts';

@@ -1,0 +1,92 @@
+import { createConnectorHost } from '@trellis/agent';
+import type { Logger } from '@trellis/sdk';
+import { createAssemblyAgent, createAssemblyConnectors, type AssemblyConnector } from '../agentHost.ts';
+import type { Assembly } from '../assemble.ts';
+import { EXIT, UsageError } from '../errors.ts';
+import type { CommandIO } from '../io.ts';
+import type { CommandLine } from '../parseCommandLine.ts';
+import { CHAT_SYSTEM_PROMPT } from './chat.ts';
+
+/** Default seconds `trellis run` lets running turns finish after SIGINT/SIGTERM. */
+export const DEFAULT_GRACE_SECONDS = 10;
+
+/** Structured log lines on stderr: one JSON object per line with time, level, component and message. */
+export function createJsonLogger(write: (text: string) => void, component: string): Logger {
+  const log = (level: string) => (message: string, fields?: Readonly<Record<string, unknown>>) =>
+    write(`${JSON.stringify({ time: new Date().toISOString(), level, component, msg: message, ...fields })}\n`);
+  return { debug: () => {}, info: log('info'), warn: log('warn'), error: log('error') };
+}
+
+/** Resolves with the first of SIGINT/SIGTERM; a second one calls `again`. */
+function signals(again: () => void): { first: Promise<NodeJS.Signals>; dispose(): void } {
+  let seen = 0;
+  let resolve!: (signal: NodeJS.Signals) => void;
+  const first = new Promise<NodeJS.Signals>((r) => (resolve = r));
+  const handler = (signal: NodeJS.Signals) => {
+    seen += 1;
+    if (seen === 1) resolve(signal);
+    else again();
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    first,
+    dispose() {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    },
+  };
+}
+
+/**
+ * `trellis run`: starts every enabled connector on one agent and serves until SIGINT/SIGTERM; then
+ * stops taking messages, lets running turns finish for the grace period, cancels the rest, and
+ * returns (the caller disposes the assembly, so no plugin process outlives it).
+ */
+export async function runConnectors(line: CommandLine, io: CommandIO, assembly: Assembly): Promise<number> {
+  const graceText = line.options.grace;
+  const graceSeconds = graceText === undefined ? DEFAULT_GRACE_SECONDS : Number(graceText);
+  if (!Number.isFinite(graceSeconds) || graceSeconds < 0 || graceSeconds > 3600) {
+    throw new UsageError(`--grace must be a number of seconds between 0 and 3600; got "${graceText}"`);
+  }
+  // Nobody answers prompts while serving: a tool that needs approval ends with APPROVAL_DENIED.
+  (io as { ask?: CommandIO['ask'] }).ask = undefined;
+  const logger = createJsonLogger(io.err, 'trellis');
+  const agent = await createAssemblyAgent(assembly, { system: CHAT_SYSTEM_PROMPT, logger: createJsonLogger(io.err, 'agent') });
+  const connectors = await createAssemblyConnectors(assembly, { loggerFor: (id) => createJsonLogger(io.err, id) });
+  const host = createConnectorHost({ agent, logger: createJsonLogger(io.err, 'agent') });
+  const trap = signals(() => {
+    logger.warn('second signal: cancelling running turns now', { running: host.running() });
+    host.cancelAll();
+  });
+  const started: AssemblyConnector[] = [];
+  try {
+    for (const item of connectors) {
+      try {
+        await item.connector.start(host);
+        started.push(item);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        logger.error('connector failed to start', { connector: item.id, code: 'CONNECTOR_FAILED', error: message });
+        await Promise.allSettled(started.map((s) => s.connector.stop()));
+        return EXIT.FAILED;
+      }
+    }
+    logger.info('serving', { connectors: started.map((s) => s.id), model: agent.model, pid: process.pid });
+    const signal = await trap.first;
+    logger.info('stopping', { signal, running: host.running(), graceSeconds });
+    const stopping = Promise.allSettled(started.map((s) => s.connector.stop()));
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceSeconds * 1000)));
+    if ((await Promise.race([stopping.then(() => 'stopped' as const), graceOver])) === 'timeout') {
+      logger.warn('grace period over: cancelling running turns', { running: host.running() });
+      host.cancelAll();
+      await stopping;
+    }
+    clearTimeout(timer);
+    logger.info('stopped', { signal });
+    return EXIT.OK;
+  } finally {
+    trap.dispose();
+  }
+}
