@@ -739,7 +739,7 @@ describe('parseRuntimeConfig: hostile nesting never crashes or hangs', () => {
             "file": "runtime.toml",
             "keyPath": "a",
             "line": 1,
-            "message": "runtime.toml:1:1: a: unknown key, ignored; the keys at the top level are \`plugins\`, \`runtime\`",
+            "message": "runtime.toml:1:1: a: unknown key, ignored; the keys at the top level are \`plugins\`, \`runtime\`, \`serve\`",
           },
         ],
       }
