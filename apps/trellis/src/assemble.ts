@@ -20,7 +20,7 @@ import {
   type PluginImplementation,
   type ToolRuntime,
 } from '@trellis/runtime';
-import { silentLogger, type HostServices, type Logger, type ProfileName } from '@trellis/sdk';
+import { silentLogger, type HostServices, type Logger, type ProfileName, type ToolSpec } from '@trellis/sdk';
 import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
 import { ConfigError } from './errors.ts';
 import { loadConfig, resolveHostPaths } from './loadConfig.ts';
@@ -70,6 +70,11 @@ export interface Assembly {
   lifecycle(id: string): { state: LifecycleState; lastError?: string } | undefined;
   /** Shuts every plugin down (external processes included) and closes the audit log. */
   dispose(): Promise<void>;
+  /**
+   * Calls `listener` after `catalog` was replaced because the offered tools changed (an external
+   * plugin reported a different tool list after a restart); returns a function that unsubscribes.
+   */
+  onCatalogChange(listener: () => void): () => void;
 }
 
 /**
@@ -132,9 +137,43 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
         { env, logger, ...(overrides !== undefined ? { overrides } : {}) },
       );
     }
+    if (made && !entry.bundled) made = watchDiscoveredTools(made);
     if (made) implementations.set(pluginId, made);
     return made;
   };
+
+  // The catalog changes when a running external plugin reports other tools than before (get_tools
+  // after a restart). Checked after each of its calls: an identity compare, content only on change.
+  const catalogListeners = new Set<() => void>();
+  const seenTools = new Map<string, readonly ToolSpec[] | undefined>();
+  const noteDiscoveredTools = (pluginId: string, tools: readonly ToolSpec[] | undefined): void => {
+    const before = seenTools.get(pluginId);
+    if (tools === undefined || tools === before) return;
+    seenTools.set(pluginId, tools);
+    if (before !== undefined && JSON.stringify(before) === JSON.stringify(tools)) return;
+    if (before === undefined && tools.length === 0) return;
+    catalog = catalog.withDiscoveredTools(pluginId, tools);
+    if (before === undefined) return;
+    for (const listener of [...catalogListeners]) {
+      try {
+        listener();
+      } catch (error) {
+        logger.warn('a catalog change listener failed', { error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+  };
+  function watchDiscoveredTools(implementation: PluginImplementation): PluginImplementation {
+    if (implementation.discoveredTools === undefined) return implementation;
+    const read = implementation.discoveredTools.bind(implementation);
+    const call = implementation.call.bind(implementation);
+    return Object.assign(Object.create(implementation) as PluginImplementation, {
+      call: async (request: Parameters<PluginImplementation['call']>[0]) => {
+        const outcome = await call(request);
+        noteDiscoveredTools(implementation.pluginId, read());
+        return outcome;
+      },
+    });
+  }
 
   if (options.discoverExternalTools ?? true) {
     for (const entry of entries.values()) {
@@ -143,13 +182,13 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       const implementation = implementationFor(entry.id);
       if (implementation === undefined) continue;
       await implementation.start();
-      const tools = implementation.discoveredTools?.();
-      if (tools !== undefined && tools.length > 0) catalog = catalog.withDiscoveredTools(entry.id, tools);
+      noteDiscoveredTools(entry.id, implementation.discoveredTools?.());
     }
   }
 
   const runtime = createToolRuntime({
-    catalog,
+    // Read through, so calls see the catalog after a plugin's tools changed.
+    catalog: { lookup: (name) => catalog.lookup(name) },
     implementations: implementationFor,
     config,
     logger,
@@ -182,6 +221,10 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
         await Promise.allSettled([...implementations.values()].map((i) => i.dispose()));
       })();
       return disposed;
+    },
+    onCatalogChange(listener) {
+      catalogListeners.add(listener);
+      return () => catalogListeners.delete(listener);
     },
   };
 }

@@ -12,6 +12,10 @@ Commands:
   tools describe <name>           One tool: description, schemas, contract, availability
   tools search <query> [--limit N]  Ranked search over names, descriptions and tags
   tools call <name> --args JSON   Call a tool; --json prints exactly the outcome
+  serve [--http [--host H] [--port N] [--no-auth]]
+                                  Be an MCP server: stdio, or Streamable HTTP at http://H:N/mcp (default
+                                  127.0.0.1, bearer token from TRELLIS_SERVE_TOKEN or [serve] token, else
+                                  generated and printed to stderr); see docs/serve.md
 
 Global options:
   --config FILE          Use this runtime.toml (else TRELLIS_CONFIG, <workspace>/.trellis/runtime.toml,

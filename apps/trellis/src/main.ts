@@ -84,7 +84,7 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
       pluginPaths: line.flags.pluginPaths,
       env,
       approve: approvalHook(io),
-      discoverExternalTools: name.startsWith('tools') || name === 'doctor',
+      discoverExternalTools: name.startsWith('tools') || name === 'doctor' || name === 'serve',
     });
     const untrap = io.trapSignals?.(() => assembly.dispose());
     try {
@@ -104,6 +104,9 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
           return toolsSearch(line, io, assembly);
         case 'tools call':
           return await toolsCall(line, io, assembly);
+        case 'serve':
+          // Loaded on demand: the MCP SDK is not worth parsing on every other command's start.
+          return await (await import('./commands/serve.ts')).serve(line, io, assembly, env);
         default:
           throw new Error(`command "${name}" is parsed but not wired`);
       }
