@@ -1,5 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLI, createSandbox, runCli, type Sandbox } from './cliHarness.ts';
@@ -145,6 +147,30 @@ describe('trellis serve (stdio)', () => {
     expect(stderr()).toMatch(/trellis serve: MCP over stdio, \d+ tools; close stdin to stop/);
     // A stray line on stdout would have reached the client as a parse error.
     expect(errors).toEqual([]);
+  });
+});
+
+describe('trellis serve: skills over MCP (SEP-2640)', () => {
+  it('serves the skills skill-source-local admits, and not the ones it rejects', async () => {
+    const skills = join(sandbox.env.XDG_CONFIG_HOME!, 'trellis', 'skills');
+    mkdirSync(join(skills, 'greeting', 'references'), { recursive: true });
+    writeFileSync(join(skills, 'greeting', 'SKILL.md'), '---\nname: greeting\ndescription: Greets someone by name.\n---\n# Greeting\n\nSay hello by name.\n');
+    writeFileSync(join(skills, 'greeting', 'references', 'TONE.md'), 'Warm and short.\n');
+    mkdirSync(join(skills, 'broken'));
+    writeFileSync(join(skills, 'broken', 'SKILL.md'), 'no front matter at all\n');
+    const { config } = writeServeFixture(sandbox);
+    const { client } = await stdioClient(['--config', config]);
+    const skillsClient = new SkillsClient(client);
+    expect(skillsClient.supported).toBe(true);
+    const listing = await skillsClient.list();
+    expect(listing.skills.map((s) => s.frontmatter.name)).toEqual(['greeting']);
+    const skill = listing.skills[0]!;
+    expect(skill.frontmatter.description).toBe('Greets someone by name.');
+    const manifest = await skillsClient.read(skill);
+    expect(manifest.verified).toBe(true);
+    expect(manifest.text).toContain('Say hello by name.');
+    const tone = await skillsClient.read(skill, 'references/TONE.md');
+    expect(tone.text).toBe('Warm and short.\n');
   });
 });
 
