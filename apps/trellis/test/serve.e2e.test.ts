@@ -200,6 +200,33 @@ describe('trellis serve --http', () => {
     expect(server.stderr()).not.toContain(TOKEN);
   });
 
+  it('aborts a call when an HTTP client cancels it (2026-07-28) or drops the request (2025 stateless)', async () => {
+    const { config, auditLog } = writeServeFixture(sandbox);
+    const server = await startHttpServe(sandbox, ['--config', config], { TRELLIS_SERVE_TOKEN: TOKEN });
+    servers.push(server);
+    const aborted = () => readFileSync(auditLog, 'utf8').split('\n').filter((line) => line.includes('"serve-fixture.slow"') && line.includes('"ABORTED"')).length;
+    // 2026-07-28: the client's cancellation ends the call.
+    const client = await httpClient(server.url, { Authorization: `Bearer ${TOKEN}` }, true);
+    const controller = new AbortController();
+    const call = client.callTool({ name: 'serve-fixture__slow', arguments: {} }, { signal: controller.signal, onprogress: (p) => (p.progress === 3 ? controller.abort() : undefined) });
+    await expect(call).rejects.toThrow();
+    expect(await waitFor(() => aborted() === 1)).toBe(true);
+    // 2025-era stateless serving: dropping the request's connection ends the call.
+    const drop = new AbortController();
+    const response = await fetch(server.url, {
+      method: 'POST',
+      signal: drop.signal,
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-06-18', Authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'serve-fixture__slow', arguments: {}, _meta: { progressToken: 'p' } } }),
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    let seen = '';
+    while (!seen.includes('"progress":3')) seen += new TextDecoder().decode((await reader.read()).value);
+    drop.abort();
+    expect(await waitFor(() => aborted() === 2)).toBe(true);
+  });
+
   it('refuses a missing or wrong token with 401, and a foreign Origin or Host with 403', async () => {
     const { config } = writeServeFixture(sandbox);
     const server = await startHttpServe(sandbox, ['--config', config], { TRELLIS_SERVE_TOKEN: TOKEN });
