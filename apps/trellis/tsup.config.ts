@@ -11,7 +11,7 @@ const pluginEntries: Record<string, string> = existsSync('bundled-entries.gen.js
 
 export default defineConfig({
   ...sharedTsup,
-  entry: { cli: 'src/cli.ts', index: 'src/index.ts', ...pluginEntries },
+  entry: { cli: 'src/cli.ts', index: 'src/index.ts', 'mcp-server': 'src/mcpServer.ts', ...pluginEntries },
   // Self-contained: workspace packages and third-party code are bundled; nothing resolves at run time.
   noExternal: [/.*/],
   // Bundled CommonJS dependencies call require() for Node built-ins.

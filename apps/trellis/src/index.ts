@@ -4,5 +4,3 @@ export { main } from './main.ts';
 export { ConfigError, UsageError, FailedError, EXIT } from './errors.ts';
 export type { CommandIO } from './io.ts';
 export { TRELLIS_VERSION } from './bundled.gen.ts';
-export { createTrellisMcpServer, serveMcpStdio, serveMcpHttp, loadMcpSkills } from '@trellis/mcp-server';
-export type { McpServeHost, TrellisMcpServer, TrellisMcpServerOptions, McpHttpServing, McpStdioServing, ServeMcpHttpOptions, ServeMcpStdioOptions } from '@trellis/mcp-server';

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -290,5 +291,28 @@ describe('trellis serve --http', () => {
     expect(badPort.code).toBe(2);
     expect(badPort.stderr).toContain('--port must be a whole number from 0 to 65535');
     expect(runCli(sandbox, ['tools', 'list', '--http']).stderr).toContain('`trellis tools list` does not take --http');
+  });
+
+  it('lets an embedder serve its own assembly (trellis/mcp-server, the built files)', async () => {
+    const dist = dirname(CLI);
+    const { assemble } = (await import(pathToFileURL(join(dist, 'index.js')).href)) as typeof import('../src/index.ts');
+    const mcp = (await import(pathToFileURL(join(dist, 'mcp-server.js')).href)) as typeof import('../src/mcpServer.ts');
+    const assembly = await assemble({ workspace: sandbox.workspace, home: sandbox.home, env: sandbox.env });
+    const server = mcp.createTrellisMcpServer({
+      host: { catalog: () => assembly.catalog, runtime: assembly.runtime, onCatalogChange: (listener) => assembly.onCatalogChange(listener) },
+      version: '9.9.9',
+      name: 'my-host',
+    });
+    const http = await mcp.serveMcpHttp(server, { token: TOKEN });
+    try {
+      const client = await httpClient(http.url, { Authorization: `Bearer ${TOKEN}` });
+      expect(client.getServerVersion()).toMatchObject({ name: 'my-host', version: '9.9.9' });
+      expect((await client.callTool({ name: 'builtin-tools__echo', arguments: { a: 1 } })).structuredContent).toEqual({ a: 1 });
+      await client.close();
+    } finally {
+      await http.close();
+      server.close();
+      await assembly.dispose();
+    }
   });
 });
