@@ -5,6 +5,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type * as TrellisApi from '../src/index.ts';
+import type * as TrellisMcpApi from '../src/mcpServer.ts';
 import { CLI, createSandbox, runCli, type Sandbox } from './cliHarness.ts';
 import { fixturePids, isAlive, startHttpServe, waitFor, writeServeFixture, type HttpServe } from './serveFixture.ts';
 
@@ -295,8 +297,8 @@ describe('trellis serve --http', () => {
 
   it('lets an embedder serve its own assembly (trellis/mcp-server, the built files)', async () => {
     const dist = dirname(CLI);
-    const { assemble } = (await import(pathToFileURL(join(dist, 'index.js')).href)) as typeof import('../src/index.ts');
-    const mcp = (await import(pathToFileURL(join(dist, 'mcp-server.js')).href)) as typeof import('../src/mcpServer.ts');
+    const { assemble } = (await import(pathToFileURL(join(dist, 'index.js')).href)) as typeof TrellisApi;
+    const mcp = (await import(pathToFileURL(join(dist, 'mcp-server.js')).href)) as typeof TrellisMcpApi;
     const assembly = await assemble({ workspace: sandbox.workspace, home: sandbox.home, env: sandbox.env });
     const server = mcp.createTrellisMcpServer({
       host: { catalog: () => assembly.catalog, runtime: assembly.runtime, onCatalogChange: (listener) => assembly.onCatalogChange(listener) },

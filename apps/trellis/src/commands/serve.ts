@@ -30,7 +30,7 @@ export async function serve(line: CommandLine, io: CommandIO, assembly: Assembly
   const server = createTrellisMcpServer({
     host: { catalog: () => assembly.catalog, runtime: assembly.runtime, onCatalogChange: (listener) => assembly.onCatalogChange(listener) },
     version: TRELLIS_VERSION,
-    naming: assembly.config.serve?.tool_names ?? 'qualified',
+    naming: assembly.config.serve.tool_names,
     openWorldPlugins: assembly.snapshot.plugins.filter((p) => p.kind === 'bridge').map((p) => p.id),
     ...(skills !== undefined ? { skills } : {}),
     instructions: 'Trellis tools. Each tool title is its Trellis name, `<plugin>.<tool>`.',
@@ -73,7 +73,7 @@ async function serveHttp(server: TrellisMcpServer, io: CommandIO, settings: Http
     if (fromEnv !== undefined && fromEnv.length > 0 && fromEnv.length < 16) {
       throw new UsageError('TRELLIS_SERVE_TOKEN must be at least 16 characters; e.g. `openssl rand -hex 24`');
     }
-    token = fromEnv || assembly.config.serve?.token;
+    token = fromEnv || assembly.config.serve.token || undefined;
     if (token === undefined) {
       token = randomBytes(24).toString('base64url');
       io.err(`trellis serve: token (generated; set TRELLIS_SERVE_TOKEN or [serve] token to fix one): ${token}\n`);
@@ -85,7 +85,7 @@ async function serveHttp(server: TrellisMcpServer, io: CommandIO, settings: Http
       host: settings.host,
       port: settings.port,
       ...(token !== undefined ? { token } : {}),
-      allowedOrigins: assembly.config.serve?.allowed_origins ?? [],
+      allowedOrigins: assembly.config.serve.allowed_origins,
       onerror: (error) => io.err(`trellis serve: ${error.message}\n`),
     });
   } catch (error) {
