@@ -154,12 +154,17 @@ export function createTrellisMcpServer(options: TrellisMcpServerOptions): Trelli
     mcp.server.setRequestHandler('tools/list', (request) => listTools(request.params?.cursor, era));
     mcp.server.setRequestHandler('tools/call', (request, ctx) => callTool(request.params, ctx, mcp));
     options.skills?.attach(mcp);
-    live.add(mcp);
-    const previous = mcp.server.onclose;
-    mcp.server.onclose = () => {
-      live.delete(mcp);
-      previous?.();
-    };
+    // Connection instances (stdio) are told about changes directly. HTTP instances serve one
+    // request each and are not kept: 2026-07-28 clients hear of changes through the handler's
+    // subscriptions/listen bus (onToolsChanged), stateless 2025-era HTTP has no stream for them.
+    if (context.requestInfo === undefined) {
+      live.add(mcp);
+      const previous = mcp.server.onclose;
+      mcp.server.onclose = () => {
+        live.delete(mcp);
+        previous?.();
+      };
+    }
     return mcp;
   };
 
