@@ -18,7 +18,7 @@ const tinypoolEntry = join(dirname(createRequire(join(import.meta.dirname, '../.
 
 export default defineConfig({
   ...sharedTsup,
-  entry: { cli: 'src/cli.ts', index: 'src/index.ts', ...pluginEntries, 'entry/worker': tinypoolEntry },
+  entry: { cli: 'src/cli.ts', index: 'src/index.ts', 'mcp-server': 'src/mcpServer.ts', ...pluginEntries, 'entry/worker': tinypoolEntry },
   // Self-contained: workspace packages and third-party code are bundled; nothing resolves at run time.
   noExternal: [/.*/],
   // Bundled CommonJS dependencies call require() for Node built-ins.

@@ -20,7 +20,7 @@ import {
   type PluginImplementation,
   type ToolRuntime,
 } from '@trellis/runtime';
-import { silentLogger, type HostServices, type Logger, type ProfileName } from '@trellis/sdk';
+import { silentLogger, type HostServices, type Logger, type ProfileName, type ToolSpec } from '@trellis/sdk';
 import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
 import { ConfigError } from './errors.ts';
 import { loadConfig, resolveHostPaths } from './loadConfig.ts';
@@ -103,7 +103,8 @@ export interface Assembly {
   checkPluginHealth(id: string, signal: AbortSignal): Promise<{ healthy: boolean; message?: string } | undefined>;
   /**
    * Calls `listener` whenever `catalog` is replaced because a running plugin's tools changed (an MCP
-   * server's `tools/list_changed`); returns the unsubscribe function.
+   * server's `tools/list_changed`, an external plugin reporting other tools after a restart);
+   * returns the unsubscribe function.
    */
   onCatalogChanged(listener: (catalog: ResourceCatalog) => void): () => void;
   /** Shuts every plugin down (external processes included) and closes the audit log. */
@@ -180,12 +181,50 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
         { env, logger, ...(overrides !== undefined ? { overrides } : {}) },
       );
     }
+    if (made && !entry.bundled) made = watchDiscoveredTools(made);
     if (made) implementations.set(pluginId, made);
     return made;
   };
 
+  // One signal for every way the offered tools change: a bundled tool source's change event, or an
+  // external plugin that reports other tools than before.
   const catalogListeners = new Set<(catalog: ResourceCatalog) => void>();
   const unsubscribers: Array<() => void> = [];
+  const notifyCatalogChanged = (): void => {
+    for (const listener of [...catalogListeners]) {
+      try {
+        listener(catalog);
+      } catch (error) {
+        logger.error(`a catalog-changed listener threw: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  };
+  // The catalog changes when a running external plugin reports other tools than before (get_tools
+  // after a restart). Checked after each of its calls: an identity compare, content only on change.
+  const seenTools = new Map<string, readonly ToolSpec[] | undefined>();
+  const noteDiscoveredTools = (pluginId: string, tools: readonly ToolSpec[] | undefined): void => {
+    const before = seenTools.get(pluginId);
+    if (tools === undefined || tools === before) return;
+    seenTools.set(pluginId, tools);
+    if (before !== undefined && JSON.stringify(before) === JSON.stringify(tools)) return;
+    if (before === undefined && tools.length === 0) return;
+    catalog = catalog.withDiscoveredTools(pluginId, tools);
+    if (before === undefined) return;
+    notifyCatalogChanged();
+  };
+  function watchDiscoveredTools(implementation: PluginImplementation): PluginImplementation {
+    if (implementation.discoveredTools === undefined) return implementation;
+    const read = implementation.discoveredTools.bind(implementation);
+    const call = implementation.call.bind(implementation);
+    return Object.assign(Object.create(implementation) as PluginImplementation, {
+      call: async (request: Parameters<PluginImplementation['call']>[0]) => {
+        const outcome = await call(request);
+        noteDiscoveredTools(implementation.pluginId, read());
+        return outcome;
+      },
+    });
+  }
+
   if (options.discoverExternalTools ?? true) {
     // Bundled plugins whose tools are learned at run time: listed now, refreshed on every change.
     for (const entry of entries.values()) {
@@ -196,13 +235,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       catalog = catalog.withDiscoveredTools(entry.id, implementation.discoveredTools?.() ?? []);
       const unsubscribe = implementation.onToolsChanged?.(() => {
         catalog = catalog.withDiscoveredTools(entry.id, implementation.discoveredTools?.() ?? []);
-        for (const listener of catalogListeners) {
-          try {
-            listener(catalog);
-          } catch (error) {
-            logger.error(`a catalog-changed listener threw: ${error instanceof Error ? error.message : String(error)}`);
-          }
-        }
+        notifyCatalogChanged();
       });
       if (unsubscribe !== undefined) unsubscribers.push(unsubscribe);
     }
@@ -212,8 +245,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       const implementation = implementationFor(entry.id);
       if (implementation === undefined) continue;
       await implementation.start();
-      const tools = implementation.discoveredTools?.();
-      if (tools !== undefined && tools.length > 0) catalog = catalog.withDiscoveredTools(entry.id, tools);
+      noteDiscoveredTools(entry.id, implementation.discoveredTools?.());
     }
   }
 

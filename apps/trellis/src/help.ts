@@ -22,6 +22,10 @@ Commands:
                                   on a terminal: an interactive chat (/tools, /reset, Ctrl-C cancels, Ctrl-D exits)
   run [--grace S]                 Serve the enabled connectors (telegram) until SIGINT/SIGTERM, then let running
                                   answers finish for S seconds (default 10)
+  serve [--http [--host H] [--port N] [--no-auth]]
+                                  Be an MCP server: stdio, or Streamable HTTP at http://H:N/mcp (default
+                                  127.0.0.1, bearer token from TRELLIS_SERVE_TOKEN or [serve] token, else
+                                  generated and printed to stderr); see docs/serve.md
 
 Global options:
   --config FILE          The top config layer (else TRELLIS_CONFIG); layers, lowest first: built-in

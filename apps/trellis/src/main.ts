@@ -92,7 +92,7 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
       pluginPaths: line.flags.pluginPaths,
       env,
       approve: approvalHook(io),
-      discoverExternalTools: name.startsWith('tools') || name === 'doctor' || name === 'plugins explain' || name === 'chat' || name === 'run',
+      discoverExternalTools: name.startsWith('tools') || name === 'doctor' || name === 'plugins explain' || name === 'chat' || name === 'run' || name === 'serve',
       refreshToolSources: name === 'doctor' || name === 'plugins explain',
     });
     // `run` handles SIGINT/SIGTERM itself: it stops its connectors gracefully before disposing.
@@ -118,6 +118,9 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
           return await chat(line, io, assembly);
         case 'run':
           return await runConnectors(line, io, assembly);
+        case 'serve':
+          // Loaded on demand: the MCP SDK is not worth parsing on every other command's start.
+          return await (await import('./commands/serve.ts')).serve(line, io, assembly, env);
         default:
           throw new Error(`command "${name}" is parsed but not wired`);
       }

@@ -36,6 +36,16 @@ describe('parseCommandLine', () => {
     expect(parseCommandLine(['config', 'show', '--origin', '--json'])).toMatchObject({ command: ['config', 'show'], options: { origin: true }, flags: { json: true } });
   });
 
+  it('parses serve and its HTTP flags, and refuses them on other commands', () => {
+    expect(parseCommandLine(['serve']).options).toEqual({});
+    expect(parseCommandLine(['serve', '--http', '--host', '::1', '--port', '0', '--no-auth'])).toMatchObject({
+      command: ['serve'],
+      options: { http: true, host: '::1', port: '0', noAuth: true },
+    });
+    expect(() => parseCommandLine(['serve', 'extra'])).toThrow('`trellis serve` takes no arguments; unexpected "extra"');
+    expect(() => parseCommandLine(['doctor', '--no-auth'])).toThrow('`trellis doctor` does not take --no-auth');
+  });
+
   it('names an unknown flag', () => {
     expect(() => parseCommandLine(['doctor', '--nope'])).toThrow(/Unknown option '--nope'.*trellis --help/);
   });

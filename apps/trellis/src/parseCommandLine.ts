@@ -31,6 +31,14 @@ export interface CommandLine {
     /** `trust --revoke DIR`. */
     readonly revoke?: string;
     readonly grace?: string;
+    /** `serve`: speak Streamable HTTP instead of stdio. */
+    readonly http?: boolean;
+    /** `serve --http`: the address to bind. */
+    readonly host?: string;
+    /** `serve --http`: the port (0 = any free one). */
+    readonly port?: string;
+    /** `serve --http`: no bearer token (loopback only). */
+    readonly noAuth?: boolean;
   };
   readonly help: boolean;
   readonly version: boolean;
@@ -52,6 +60,7 @@ export const COMMANDS: Readonly<Record<string, { words: readonly string[]; posit
   'mcp approve': { words: ['mcp', 'approve'], positionals: ['server'], options: [], optionalPositionals: ['tool'] },
   chat: { words: ['chat'], positionals: [], optionalPositionals: ['prompt'], options: [] },
   run: { words: ['run'], positionals: [], options: ['grace'] },
+  serve: { words: ['serve'], positionals: [], options: ['http', 'host', 'port', 'no-auth'] },
 };
 
 /** Parses argv (without `node` and the script), checking flags and arity; throws `UsageError`. */
@@ -78,6 +87,10 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         list: { type: 'boolean' },
         revoke: { type: 'string' },
         grace: { type: 'string' },
+        http: { type: 'boolean' },
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'no-auth': { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -138,5 +151,14 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     if (!spec.options.includes(key)) throw new UsageError(`\`trellis ${name}\` does not take --${key}`);
     options[key] = value;
   }
-  return { command: spec.words, args: rest, flags, options, help, version };
+  const serveOptions: { http?: boolean; host?: string; port?: string; noAuth?: boolean } = {};
+  for (const key of ['http', 'host', 'port', 'no-auth'] as const) {
+    const value = values[key];
+    if (value === undefined) continue;
+    if (!spec.options.includes(key)) throw new UsageError(`\`trellis ${name}\` does not take --${key}`);
+    if (key === 'no-auth') serveOptions.noAuth = value as boolean;
+    else if (key === 'http') serveOptions.http = value as boolean;
+    else serveOptions[key] = value as string;
+  }
+  return { command: spec.words, args: rest, flags, options: { ...options, ...serveOptions }, help, version };
 }

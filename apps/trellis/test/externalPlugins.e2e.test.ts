@@ -40,6 +40,7 @@ describe('external plugins through the CLI', () => {
     const listed = runCli(sandbox, ['plugins', 'list', '--json', '--plugin-path', root]);
     expect(listed.code).toBe(0);
     expect(pluginRows(listed.stdout)).toEqual({
+      'conformance-tools': 'explicit:disabled:NOT_IN_PROFILE',
       'git-helper': 'explicit:disabled:NOT_IN_PROFILE',
       'http-notes': 'explicit:rejected:SIDE_EFFECTS_NOT_ALLOWED',
       'word-count': 'explicit:disabled:NOT_IN_PROFILE',

@@ -77,10 +77,24 @@ export const RuntimeSectionSchema = z.object({
   tools: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
 });
 
+/** `[serve]`: `trellis serve`, Trellis as an MCP server. */
+export const ServeSectionSchema = z.object({
+  /** The bearer token `trellis serve --http` requires (TRELLIS_SERVE_TOKEN wins); empty = one is generated at start. */
+  token: z
+    .string()
+    .refine((value) => value === '' || value.length >= 16, 'must be empty or at least 16 characters; e.g. token = "${TRELLIS_SERVE_TOKEN}" with a value from `openssl rand -hex 24`')
+    .default(''),
+  /** How tool names appear to MCP clients: `qualified` (`core-fs__read_file`) or `short` (the tool's own name when unique). */
+  tool_names: z.enum(['qualified', 'short']).default('qualified'),
+  /** Browser origins (hostnames) allowed besides loopback, e.g. ["app.example.com"]. */
+  allowed_origins: z.array(z.string().min(1)).default([]),
+});
+
 /** The whole of `runtime.toml`. */
 export const RuntimeConfigSchema = z.object({
   plugins: PluginsConfigSchema.default(() => PluginsConfigSchema.parse({})),
   runtime: RuntimeSectionSchema.default(() => RuntimeSectionSchema.parse({})),
+  serve: ServeSectionSchema.default(() => ServeSectionSchema.parse({})),
 });
 
 /**
@@ -94,5 +108,7 @@ export type PluginsConfig = z.infer<typeof PluginsConfigSchema>;
 export type PluginEntry = z.infer<typeof PluginEntrySchema>;
 /** `[runtime]`. */
 export type RuntimeSection = z.infer<typeof RuntimeSectionSchema>;
+/** `[serve]`. */
+export type ServeSection = z.infer<typeof ServeSectionSchema>;
 /** `[runtime.policy]`. */
 export type ToolPolicy = z.infer<typeof ToolPolicySchema>;

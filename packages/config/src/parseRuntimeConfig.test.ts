@@ -36,6 +36,10 @@ deny = ["core-command.*"]
 [runtime.tools.fs]
 root = "."
 max_read_bytes = 1048576
+
+[serve]
+token = "0123456789abcdef0123"
+tool_names = "short"
 `);
     expect(result).toEqual({
       value: {
@@ -54,10 +58,16 @@ max_read_bytes = 1048576
           policy: { allow: ['*'], deny: ['core-command.*'], ask: [] },
           tools: { fs: { root: '.', max_read_bytes: 1048576 } },
         },
+        serve: { token: '0123456789abcdef0123', tool_names: 'short', allowed_origins: [] },
       },
       warnings: [],
       errors: [],
     });
+  });
+
+  it('refuses a [serve] token shorter than 16 characters, naming the key', () => {
+    const result = parseRuntimeConfig('[serve]\ntoken = "short"\n', { fileName: 'runtime.toml', env: {} });
+    expect(result.errors.map((e) => e.message).join('\n')).toMatch(/serve\.token.*must be empty or at least 16 characters/);
   });
 
   it('resolves relative paths against the folder of fileName when no baseDir is given', () => {
@@ -368,6 +378,11 @@ max_retires = 2
             "retry_backoff_ms": 200,
             "tool_timeout_seconds": 120,
             "tools": {},
+          },
+          "serve": {
+            "allowed_origins": [],
+            "token": "",
+            "tool_names": "qualified",
           },
         },
         "warnings": [
@@ -739,7 +754,7 @@ describe('parseRuntimeConfig: hostile nesting never crashes or hangs', () => {
             "file": "runtime.toml",
             "keyPath": "a",
             "line": 1,
-            "message": "runtime.toml:1:1: a: unknown key, ignored; the keys at the top level are \`plugins\`, \`runtime\`",
+            "message": "runtime.toml:1:1: a: unknown key, ignored; the keys at the top level are \`plugins\`, \`runtime\`, \`serve\`",
           },
         ],
       }

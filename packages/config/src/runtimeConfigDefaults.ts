@@ -20,6 +20,7 @@ export function runtimeConfigDefaults(): RuntimeConfig {
       policy: { allow: ['*'], deny: [], ask: [] },
       tools: {},
     },
+    serve: { token: '', tool_names: 'qualified', allowed_origins: [] },
   };
 }
 

@@ -11,7 +11,7 @@ describe('schema/runtime.schema.json', () => {
   it('describes the file as written: the top-level tables and no required keys', () => {
     const schema = runtimeConfigJsonSchema();
     expect(schema.$id).toBe('https://trellis.dev/schema/runtime.schema.json');
-    expect(Object.keys(schema.properties as object)).toEqual(['plugins', 'runtime']);
+    expect(Object.keys(schema.properties as object)).toEqual(['plugins', 'runtime', 'serve']);
     expect(schema.required).toBeUndefined();
   });
 });

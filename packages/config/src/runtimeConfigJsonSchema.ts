@@ -33,6 +33,10 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   'runtime.policy.ask': 'Tools that need approval before every call. Default [].',
   'runtime.tools': "Per-plugin tool settings: [runtime.tools.<key>] is a patch deep-merged over that plugin's defaults.",
   'runtime.tools.*': "A patch over one plugin's settings, validated by the plugin; see docs/plugins/<plugin-id>.md.",
+  serve: '`trellis serve`: Trellis as an MCP server (see docs/serve.md).',
+  'serve.token': 'Bearer token `trellis serve --http` requires; TRELLIS_SERVE_TOKEN wins; empty = generated at start and printed to stderr. Else at least 16 characters. Default "".',
+  'serve.tool_names': 'How tool names appear to MCP clients: "qualified" (core-fs__read_file) or "short" (the own name when unique). Default "qualified".',
+  'serve.allowed_origins': 'Browser Origin hostnames allowed besides loopback. Default [].',
 };
 
 type JsonObject = Record<string, unknown>;

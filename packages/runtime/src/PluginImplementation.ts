@@ -1,4 +1,4 @@
-import type { ToolFailure, ToolOutcome, ToolSpec } from '@trellis/sdk';
+import type { ToolFailure, ToolOutcome, ToolProgress, ToolSpec } from '@trellis/sdk';
 
 /** Lifecycle of a plugin's implementation, shown by `trellis plugins list`. */
 export type LifecycleState = 'unloaded' | 'initializing' | 'active' | 'error' | 'recovering' | 'disabled';
@@ -13,6 +13,8 @@ export interface ImplementationCall {
   readonly signal: AbortSignal;
   /** Absolute deadline, `performance.now()` clock. */
   readonly deadlineAt: number;
+  /** Where the tool's progress reports go (the caller's `InvokeOptions.onProgress`); absent when nobody listens. */
+  readonly onProgress?: (update: ToolProgress) => void;
 }
 
 /** Extra facts about a canonicalize request. */

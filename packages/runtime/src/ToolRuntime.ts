@@ -1,5 +1,5 @@
 import type { RuntimeConfig } from '@trellis/config';
-import { CAPABILITIES, ERROR_CODES, compileToolGlob, isToolError, lazyCrypto, silentLogger, type Logger, type ToolContract, type ToolFailure, type ToolOutcome } from '@trellis/sdk';
+import { CAPABILITIES, ERROR_CODES, compileToolGlob, isToolError, lazyCrypto, silentLogger, type Logger, type ToolContract, type ToolFailure, type ToolOutcome, type ToolProgress } from '@trellis/sdk';
 import type { AuditRecord, AuditSink } from './AuditLog.ts';
 import { createFileAuditLog } from './AuditLog.ts';
 import { checkOutput } from './checkOutput.ts';
@@ -28,6 +28,8 @@ export interface InvokeOptions {
   readonly signal?: AbortSignal;
   /** The caller's own deadline for this call, in milliseconds from now (capped by the tool's). */
   readonly deadlineMs?: number;
+  /** Receives the tool's progress reports while the call runs (`ctx.progress`, a process plugin's `progress` messages). */
+  readonly onProgress?: (update: ToolProgress) => void;
 }
 
 /** What the approval hook is asked: the call as it will really run. */
@@ -212,6 +214,7 @@ class Invocation implements ImplementationCall, Expirable {
   attempts = 0;
   gate: PluginGate | undefined;
   interrupted: ToolFailure | undefined;
+  onProgress: ((update: ToolProgress) => void) | undefined = undefined;
   private controller: AbortController | undefined;
   private wake: ((value: Interrupted | undefined) => void) | undefined;
 
@@ -407,6 +410,7 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
     const call = new Invocation(typeof request?.callId === 'string' && request.callId !== '' ? request.callId : (idPrefix ??= `call-${lazyCrypto().randomBytes(4).toString('hex')}-`) + ++idCounter, name);
     if (disposed) return finish(call, request, fail(ERROR_CODES.ABORTED, `the runtime was shut down; ${name} was not run`), started);
     const signal = options?.signal;
+    if (options?.onProgress !== undefined) call.onProgress = options.onProgress;
     let onAbort: (() => void) | undefined;
     if (signal !== undefined) {
       if (signal.aborted) return finish(call, request, fail(ERROR_CODES.ABORTED, `the caller aborted the call to ${name} before it started`), started);

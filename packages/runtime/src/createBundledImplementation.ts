@@ -17,6 +17,7 @@ import {
   type ToolSource,
   type ToolSourceReason,
   type ToolSpec,
+  type ToolProgress,
   type WorkspacePaths,
 } from '@trellis/sdk';
 import { failureFromThrown } from './outcomeFromThrown.ts';
@@ -74,7 +75,7 @@ type WorkerReply =
 /** A tool's context, built per call; the signal is read through, so it is created only if the tool looks. */
 class BundledToolContext implements ToolContext {
   constructor(
-    private readonly source: { readonly signal: AbortSignal },
+    private readonly source: { readonly signal: AbortSignal; readonly onProgress?: ((update: ToolProgress) => void) | undefined },
     readonly config: unknown,
     readonly logger: Logger,
     readonly workspace: WorkspacePaths,
@@ -86,6 +87,17 @@ class BundledToolContext implements ToolContext {
 
   get signal(): AbortSignal {
     return this.source.signal;
+  }
+
+  progress(update: ToolProgress): void {
+    const listener = this.source.onProgress;
+    if (listener === undefined) return;
+    // A listener's failure must not fail the tool that reported progress.
+    try {
+      listener(update);
+    } catch {
+      // ignored
+    }
   }
 }
 
@@ -264,7 +276,7 @@ class BundledImplementation implements PluginImplementation {
     }
   }
 
-  private context(source: { readonly signal: AbortSignal }, callId: string, tool: string): BundledToolContext {
+  private context(source: { readonly signal: AbortSignal; readonly onProgress?: ((update: ToolProgress) => void) | undefined }, callId: string, tool: string): BundledToolContext {
     const o = this.options;
     return new BundledToolContext(source, o.settings, this.logger, o.workspace, o.env, callId, `${this.pluginId}.${tool}`, o.host);
   }

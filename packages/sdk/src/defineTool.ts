@@ -95,6 +95,18 @@ export interface ToolContext<Settings = unknown> {
   /** The fully qualified tool name, `<plugin-id>.<tool>`. */
   readonly tool: string;
   readonly host: HostServices;
+  /**
+   * Reports how far a long call has got (added later, so optional: call it as `ctx.progress?.(…)`).
+   * The host forwards it to whoever waits, e.g. as MCP `notifications/progress`; values should grow.
+   */
+  readonly progress?: (update: ToolProgress) => void;
+}
+
+/** One progress report of a running call: `progress` out of `total` (when known), with an optional message. */
+export interface ToolProgress {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
 }
 
 /** What a tool's canonicalize hook returns: the input as it will really run, and a summary for policy and audit. */

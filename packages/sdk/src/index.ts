@@ -28,6 +28,7 @@ export type {
   HostPluginView,
   HostToolHit,
   WorkspacePaths,
+  ToolProgress,
 } from './defineTool.ts';
 export { definePlugin } from './definePlugin.ts';
 export type {

@@ -53,6 +53,8 @@ interface Pending {
   /** For fast-path calls: the absolute deadline the shared sweep timer enforces, and how. */
   readonly deadlineAt?: number;
   readonly expire?: () => void;
+  /** The call's progress listener: `{"id":N,"type":"progress",...}` lines for this request go there. */
+  readonly onProgress?: ImplementationCall['onProgress'];
 }
 
 /** One run of the child: its process, pipes, outstanding requests and protocol mode. */
@@ -292,6 +294,18 @@ export function createProcessImplementation(options: ProcessImplementationOption
       return;
     }
     const id = parsed.id;
+    if (parsed.type === 'progress') {
+      // A progress report is not a reply: the request stays outstanding.
+      const listener = typeof id === 'number' ? s.pending.get(id)?.onProgress : undefined;
+      if (listener !== undefined && typeof parsed.progress === 'number' && Number.isFinite(parsed.progress)) {
+        listener({
+          progress: parsed.progress,
+          ...(typeof parsed.total === 'number' && Number.isFinite(parsed.total) ? { total: parsed.total } : {}),
+          ...(typeof parsed.message === 'string' ? { message: parsed.message.slice(0, 1000) } : {}),
+        });
+      }
+      return;
+    }
     if (id !== undefined) {
       if (typeof id === 'number' && s.pending.has(id)) {
         deliver(s, id, { kind: 'message', message: parsed });
@@ -313,7 +327,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
   }
 
   /** Sends one request and waits for its reply, the child's exit, or `signal`. */
-  async function request(s: Session, body: Message, signal: AbortSignal): Promise<Reply> {
+  async function request(s: Session, body: Message, signal: AbortSignal, onProgress?: ImplementationCall['onProgress']): Promise<Reply> {
     if (s.exited) return { kind: 'exit', message: s.exitMessage };
     const serial = s.echoesIds !== true;
     if (serial) {
@@ -329,7 +343,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
       }
     }
     const id = nextId++;
-    const replied = new Promise<Reply>((resolve) => s.pending.set(id, { id, resolve }));
+    const replied = new Promise<Reply>((resolve) => s.pending.set(id, { id, resolve, ...(onProgress !== undefined ? { onProgress } : {}) }));
     s.proc.stdin.write(`${JSON.stringify({ id, ...body })}\n`);
     const reply = await race(replied, signal);
     if (serial) s.release();
@@ -604,7 +618,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
         if (!s.pending.delete(id)) return;
         settle({ kind: 'stopped' });
       }
-      s.pending.set(id, { id, resolve: settle, deadlineAt: call.deadlineAt, expire: onStop });
+      s.pending.set(id, { id, resolve: settle, deadlineAt: call.deadlineAt, expire: onStop, ...(call.onProgress !== undefined ? { onProgress: call.onProgress } : {}) });
       signal.addEventListener('abort', onStop);
       if (Number.isFinite(call.deadlineAt)) armSweep(call.deadlineAt);
       s.proc.stdin.write(`{"id":${id},${line}\n`);
@@ -631,7 +645,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
       for (let round = 0; round < 3; round += 1) {
         const ready = await ensureReady(stop.signal, call);
         if (!(ready instanceof Session)) return ready;
-        const reply = await request(ready, { type: 'call_tool', tool_name: call.tool, arguments: call.input ?? {} }, stop.signal);
+        const reply = await request(ready, { type: 'call_tool', tool_name: call.tool, arguments: call.input ?? {} }, stop.signal, call.onProgress);
         const outcome = outcomeOf(call, ready, reply, stop.signal);
         if (outcome) return outcome;
       }

@@ -35,10 +35,11 @@ function track(impl: PluginImplementation): PluginImplementation {
 
 describe('examples/', () => {
   it('every example manifest is valid against the plugin.toml schema', () => {
-    expect(['git-helper', 'word-count', 'http-notes'].map((id) => [load(id).id, load(id).runtime?.type])).toEqual([
+    expect(['git-helper', 'word-count', 'http-notes', 'conformance-tools'].map((id) => [load(id).id, load(id).runtime?.type])).toEqual([
       ['git-helper', 'process'],
       ['word-count', 'script'],
       ['http-notes', 'http'],
+      ['conformance-tools', 'process'],
     ]);
   });
 
@@ -53,6 +54,7 @@ describe('examples/', () => {
       env: { PATH: process.env.PATH },
     });
     expect(snapshot.plugins.map((p) => [p.id, p.state, p.reasons[0]?.code])).toEqual([
+      ['conformance-tools', 'disabled', 'NOT_IN_PROFILE'],
       ['git-helper', 'enabled', 'ALLOWED'],
       ['http-notes', 'unavailable', 'MISSING_ENV'],
       ['word-count', 'enabled', 'ALLOWED'],

@@ -1,0 +1,13 @@
+export { createTrellisMcpServer } from './createTrellisMcpServer.ts';
+export type { McpServeHost, TrellisMcpServer, TrellisMcpServerOptions } from './createTrellisMcpServer.ts';
+export { createMcpToolTable, MCP_TOOL_NAME_PATTERN } from './McpToolTable.ts';
+export type { McpToolEntry, McpToolNaming, McpToolTable } from './McpToolTable.ts';
+export { renderMcpTool } from './renderMcpTool.ts';
+export type { RenderMcpToolOptions } from './renderMcpTool.ts';
+export { toCallToolResult, TRELLIS_ERROR_META_KEY } from './toCallToolResult.ts';
+export { serveMcpStdio } from './serveMcpStdio.ts';
+export type { McpStdioServing, ServeMcpStdioOptions } from './serveMcpStdio.ts';
+export { serveMcpHttp, isLoopbackHost } from './serveMcpHttp.ts';
+export type { McpHttpServing, ServeMcpHttpOptions } from './serveMcpHttp.ts';
+export { loadMcpSkills, mountSkillFolders } from './loadMcpSkills.ts';
+export type { LoadMcpSkillsOptions } from './loadMcpSkills.ts';

@@ -1,0 +1,120 @@
+import { timingSafeEqual } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isIP } from 'node:net';
+import { createMcpHandler } from '@modelcontextprotocol/server';
+import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
+import type { TrellisMcpServer } from './createTrellisMcpServer.ts';
+
+/** Options of {@link serveMcpHttp}. */
+export interface ServeMcpHttpOptions {
+  /** Address to bind; default `127.0.0.1`. */
+  readonly host?: string;
+  /** Port; default 0 (any free port). */
+  readonly port?: number;
+  /** The endpoint path; default `/mcp`. */
+  readonly path?: string;
+  /** Bearer token every request must carry; undefined serves without auth (loopback only: the caller checks). */
+  readonly token?: string;
+  /** Extra browser origins (hostnames) allowed besides loopback; a request with another `Origin` gets 403. */
+  readonly allowedOrigins?: readonly string[];
+  /** Out-of-band errors (reporting only). */
+  readonly onerror?: (error: Error) => void;
+}
+
+/** A listening Streamable HTTP server. */
+export interface McpHttpServing {
+  /** The endpoint, e.g. `http://127.0.0.1:41234/mcp`. */
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/** True for a loopback bind address (`127.0.0.0/8`, `::1`, `localhost`). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (bare === 'localhost' || bare === '::1') return true;
+  return isIP(bare) === 4 && bare.startsWith('127.');
+}
+
+/**
+ * Serves MCP over Streamable HTTP with the SDK's `createMcpHandler` (2026-07-28 per-request
+ * serving, and stateless serving for 2025-era clients), in this order per request: the path;
+ * `Host` (on a loopback bind: only loopback names, against DNS rebinding) and `Origin` (browsers
+ * only from loopback or `allowedOrigins`), 403 otherwise; the bearer token, 401 otherwise; then
+ * the SDK, which checks the MCP headers itself. `tools/list_changed` reaches 2026-07-28 clients
+ * through `subscriptions/listen`; 2025-era stateless serving has no stream to carry it.
+ */
+export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHttpOptions = {}): Promise<McpHttpServing> {
+  const host = options.host ?? '127.0.0.1';
+  const path = options.path ?? '/mcp';
+  const loopback = isLoopbackHost(host);
+  const handler = createMcpHandler(server.factory, { legacy: 'stateless', ...(options.onerror !== undefined ? { onerror: options.onerror } : {}) });
+  const unsubscribe = server.onToolsChanged(() => handler.notify.toolsChanged());
+  const serveNode = toNodeHandler(handler, options.onerror !== undefined ? { onerror: options.onerror } : {});
+  const bareHost = isIP(host) === 6 ? `[${host}]` : host;
+  const checkHost = loopback ? hostHeaderValidation([...new Set([...LOOPBACK_NAMES, bareHost])]) : undefined;
+  const checkOrigin = originValidation([...new Set([...LOOPBACK_NAMES, ...(loopback ? [] : [bareHost]), ...(options.allowedOrigins ?? [])])]);
+  const expected = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`, 'utf8');
+
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    const pathname = (req.url ?? '/').split('?')[0];
+    if (pathname !== path) {
+      sendJsonError(res, 404, `not found: the MCP endpoint is ${path}`);
+      return;
+    }
+    if (checkHost !== undefined && !checkHost(req, res)) return;
+    if (!checkOrigin(req, res)) return;
+    if (expected !== undefined && !authorized(req.headers.authorization, expected)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="trellis"');
+      sendJsonError(res, 401, 'missing or wrong bearer token: send "Authorization: Bearer <token>" (the token `trellis serve --http` printed, TRELLIS_SERVE_TOKEN or [serve] token)');
+      return;
+    }
+    serveNode(req, res).catch((error: unknown) => {
+      options.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      if (!res.headersSent) sendJsonError(res, 500, 'internal error');
+      else res.end();
+    });
+  };
+
+  const http: HttpServer = createServer(listener);
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port ?? 0, host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const address = http.address() as AddressInfo;
+  const url = `http://${bareHost}:${address.port}${path}`;
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port: address.port,
+    close() {
+      closing ??= (async () => {
+        unsubscribe();
+        await handler.close();
+        await new Promise<void>((resolve) => {
+          http.close(() => resolve());
+          http.closeAllConnections();
+        });
+      })();
+      return closing;
+    },
+  };
+}
+
+function authorized(header: string | undefined, expected: Buffer): boolean {
+  if (header === undefined) return false;
+  const given = Buffer.from(header, 'utf8');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+function sendJsonError(res: ServerResponse, status: number, message: string): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } });
+  res.writeHead(status, { 'Content-Type': 'application/json' }).end(body);
+}

@@ -1,0 +1,145 @@
+import { Client } from '@modelcontextprotocol/client';
+import { InMemoryTransport, type McpServer } from '@modelcontextprotocol/server';
+import { createModelNameTable, createToolDescriptor, type ResourceCatalog, type ToolDescriptor } from '@trellis/catalog';
+import { DEFAULT_TOOL_CONTRACT, type ToolOutcome } from '@trellis/sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTrellisMcpServer, type McpServeHost } from '../src/index.ts';
+
+function descriptor(name: string, extra: Partial<Parameters<typeof createToolDescriptor>[0]> = {}): ToolDescriptor {
+  const [plugin, ...rest] = name.split('.');
+  return createToolDescriptor({
+    name,
+    plugin: plugin!,
+    tool: rest.join('.'),
+    description: `The ${name} tool.`,
+    tags: [],
+    examples: [],
+    inputSchema: { type: 'object', properties: {} },
+    contract: DEFAULT_TOOL_CONTRACT,
+    source: 'bundled',
+    ...extra,
+  });
+}
+
+/** A catalog holding exactly `descriptors`, all offered: what the server reads. */
+function catalogOf(descriptors: readonly ToolDescriptor[]): ResourceCatalog {
+  const names = createModelNameTable(descriptors.map((d) => d.name));
+  return {
+    offered: () => descriptors,
+    toModelToolName: (name: string) => names.toModel(name),
+  } as unknown as ResourceCatalog;
+}
+
+class TestHost implements McpServeHost {
+  current: ResourceCatalog;
+  readonly calls: Array<{ name: string; input: unknown }> = [];
+  private readonly listeners = new Set<() => void>();
+  outcome: ToolOutcome = { ok: true, value: 'ok' };
+
+  constructor(descriptors: readonly ToolDescriptor[]) {
+    this.current = catalogOf(descriptors);
+  }
+  catalog(): ResourceCatalog {
+    return this.current;
+  }
+  readonly runtime = {
+    invoke: async (request: { name: string; input?: unknown }) => {
+      this.calls.push({ name: request.name, input: request.input });
+      return this.outcome;
+    },
+  };
+  onCatalogChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+  replace(descriptors: readonly ToolDescriptor[]): void {
+    this.current = catalogOf(descriptors);
+    for (const listener of this.listeners) listener();
+  }
+}
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const c of open.splice(0)) await c.close();
+});
+
+async function connect(server: ReturnType<typeof createTrellisMcpServer>): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const instance = (await server.factory({ era: 'legacy' })) as McpServer;
+  await instance.connect(serverSide);
+  const client = new Client({ name: 'unit', version: '1' });
+  await client.connect(clientSide);
+  open.push(client);
+  return client;
+}
+
+describe('createTrellisMcpServer', () => {
+  it('pages tools/list in catalog order and refuses foreign or stale cursors', async () => {
+    const host = new TestHost(['a.one', 'a.two', 'b.three', 'b.four', 'c.five'].map((n) => descriptor(n)));
+    const client = await connect(createTrellisMcpServer({ host, version: '1.0.0', pageSize: 2 }));
+    const first = await client.request({ method: 'tools/list', params: {} });
+    expect(first.tools.map((t) => t.name)).toEqual(['a__one', 'a__two']);
+    const second = await client.request({ method: 'tools/list', params: { cursor: first.nextCursor! } });
+    expect(second.tools.map((t) => t.name)).toEqual(['b__three', 'b__four']);
+    const third = await client.request({ method: 'tools/list', params: { cursor: second.nextCursor! } });
+    expect(third.tools.map((t) => t.name)).toEqual(['c__five']);
+    expect(third.nextCursor).toBeUndefined();
+    await expect(client.request({ method: 'tools/list', params: { cursor: 'not-ours' } })).rejects.toThrow(/was not issued by this server/);
+    host.replace(['a.one', 'a.two', 'b.three'].map((n) => descriptor(n)));
+    await expect(client.request({ method: 'tools/list', params: { cursor: first.nextCursor! } })).rejects.toThrow(/the tool list changed/);
+  });
+
+  it('gives short names only where they are unique, and resolves every name back', async () => {
+    const host = new TestHost(['a.read', 'b.read', 'b.write', 'c.odd name'].map((n) => descriptor(n)));
+    const client = await connect(createTrellisMcpServer({ host, version: '1.0.0', naming: 'short' }));
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => [t.name, t.title])).toEqual([
+      ['a__read', 'a.read'],
+      ['b__read', 'b.read'],
+      ['write', 'b.write'],
+      [expect.stringMatching(/^c_[0-9a-f]{12}_odd-name$/), 'c.odd name'],
+    ]);
+    await client.callTool({ name: 'write', arguments: { x: 1 } });
+    await client.callTool({ name: tools[3]!.name, arguments: {} });
+    expect(host.calls).toEqual([
+      { name: 'b.write', input: { x: 1 } },
+      { name: 'c.odd name', input: {} },
+    ]);
+  });
+
+  it('sends tools/list_changed when the served list changes, and not for an equal catalog', async () => {
+    const host = new TestHost([descriptor('a.one')]);
+    const client = await connect(createTrellisMcpServer({ host, version: '1.0.0' }));
+    let changed = 0;
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed += 1;
+    });
+    host.replace([descriptor('a.one')]);
+    host.replace([descriptor('a.one'), descriptor('a.two')]);
+    await client.listTools();
+    expect(changed).toBe(1);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['a__one', 'a__two']);
+  });
+
+  it('wraps a non-object output schema and its result for 2025-era clients', async () => {
+    const host = new TestHost([descriptor('a.count', { outputSchema: { type: 'integer' } })]);
+    host.outcome = { ok: true, value: 7 };
+    const client = await connect(createTrellisMcpServer({ host, version: '1.0.0' }));
+    const { tools } = await client.listTools();
+    expect(tools[0]!.outputSchema).toEqual({ type: 'object', properties: { result: { type: 'integer' } }, required: ['result'] });
+    const result = await client.callTool({ name: 'a__count', arguments: {} });
+    expect(result.structuredContent).toEqual({ result: 7 });
+  });
+
+  it('answers an unknown tool with a protocol error and a failed call with isError', async () => {
+    const host = new TestHost([descriptor('a.one')]);
+    host.outcome = { ok: false, error: { code: 'TIMEOUT', message: 'a.one did not finish', retryable: true } };
+    const client = await connect(createTrellisMcpServer({ host, version: '1.0.0' }));
+    await expect(client.callTool({ name: 'a.one', arguments: {} })).rejects.toThrow(/Unknown tool: "a.one"/);
+    expect(await client.callTool({ name: 'a__one', arguments: {} })).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: 'TIMEOUT: a.one did not finish' }],
+      _meta: { 'dev.trellis/error': { code: 'TIMEOUT', retryable: true } },
+    });
+  });
+});

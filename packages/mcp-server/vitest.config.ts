@@ -1,0 +1,3 @@
+import { sharedVitest } from '../../vitest.shared.ts';
+
+export default sharedVitest;
