@@ -15,11 +15,16 @@ export function resolveSkillsSettings(config: unknown): SkillsSettings {
 }
 
 /** Discovers the skills for one call. Skill roots are read on every call, so new or edited skills show up at once. */
-export async function loadSkillLibrary(ctx: ToolContext<unknown>): Promise<{ settings: SkillsSettings; library: SkillLibrary }> {
+export async function loadSkillLibrary(
+  ctx: ToolContext<unknown>,
+): Promise<{ settings: SkillsSettings; library: SkillLibrary; trustWorkspace: boolean }> {
   const settings = resolveSkillsSettings(ctx.config);
   const roots = resolveSkillRoots({ workspace: ctx.workspace.root, env: ctx.env, paths: settings.paths });
-  const library = await discoverSkills({ roots, interpreters: settings.interpreters, inProcess: settings.in_process });
-  return { settings, library };
+  // The workspace skill root is trusted to run in process only when the user trusted the workspace
+  // (`trellis trust`); a host that does not say counts as untrusted.
+  const trustWorkspace = ctx.workspace.trusted === true;
+  const library = await discoverSkills({ roots, interpreters: settings.interpreters, inProcess: settings.in_process, trustWorkspace });
+  return { settings, library, trustWorkspace };
 }
 
 /** Every candidate with this name: the admitted one first, then rejected and shadowed ones. */

@@ -46,8 +46,13 @@ export interface ReadRejectedSkill {
 }
 
 /** Whether a script of `skill` runs in a worker thread: a trusted in_process skill (by location) and a JavaScript file. */
-export function runsInWorker(skill: Pick<SkillCandidate, 'name' | 'source'>, scriptPath: string, settings: SkillsSettings): boolean {
-  return isTrustedInProcess(skill, settings.in_process) && WORKER_EXTENSIONS.some((ext) => scriptPath.toLowerCase().endsWith(ext));
+export function runsInWorker(
+  skill: Pick<SkillCandidate, 'name' | 'source'>,
+  scriptPath: string,
+  settings: SkillsSettings,
+  trustWorkspace: boolean,
+): boolean {
+  return isTrustedInProcess(skill, settings.in_process, trustWorkspace) && WORKER_EXTENSIONS.some((ext) => scriptPath.toLowerCase().endsWith(ext));
 }
 
 /** The `NOT_FOUND` error for an unknown name, with the nearest names. */
@@ -74,7 +79,7 @@ export const readSkillTool = defineTool({
   tags: ['skills'],
   examples: [{ description: 'Read the instructions of a skill', input: { name: 'pdf-report' } }],
   async run(input, ctx): Promise<ReadAdmittedSkill | ReadRejectedSkill> {
-    const { settings, library } = await loadSkillLibrary(ctx);
+    const { settings, library, trustWorkspace } = await loadSkillLibrary(ctx);
     const [first, ...rest] = candidatesNamed(library, input.name);
     if (first === undefined) throw unknownSkillError(input.name, library);
     const others = rest.map(toOther);
@@ -91,7 +96,7 @@ export const readSkillTool = defineTool({
       body: first.body ?? '',
       files: listing.files,
       filesTruncated: listing.truncated,
-      scripts: first.scripts.map((s) => ({ name: s.name, path: s.path, runs: runsInWorker(first, s.realPath, settings) ? 'worker' : 'subprocess' })),
+      scripts: first.scripts.map((s) => ({ name: s.name, path: s.path, runs: runsInWorker(first, s.realPath, settings, trustWorkspace) ? 'worker' : 'subprocess' })),
       input_schema: first.inputSchema,
       warnings: first.warnings,
       others,

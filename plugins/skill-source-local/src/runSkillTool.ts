@@ -28,7 +28,7 @@ export const runSkillTool = defineTool({
   tags: ['skills'],
   examples: [{ description: 'Run a skill with an input', input: { name: 'word-count', input: { text: 'one two three' } } }],
   async run(args, ctx): Promise<unknown> {
-    const { settings, library } = await loadSkillLibrary(ctx);
+    const { settings, library, trustWorkspace } = await loadSkillLibrary(ctx);
     const [skill] = candidatesNamed(library, args.name);
     if (skill === undefined) throw unknownSkillError(args.name, library);
     if (skill.state !== 'admitted') {
@@ -71,8 +71,9 @@ export const runSkillTool = defineTool({
       env: buildSkillEnv({ hostEnv: ctx.env, passEnv: settings.pass_env, skill: skill.name, skillDir: skill.realDir!, workspace: ctx.workspace.root }),
       signal: ctx.signal,
     };
-    ctx.logger.debug('skill run', { skill: skill.name, script: script.name, worker: runsInWorker(skill, script.realPath, settings) });
-    if (runsInWorker(skill, script.realPath, settings)) {
+    const inWorker = runsInWorker(skill, script.realPath, settings, trustWorkspace);
+    ctx.logger.debug('skill run', { skill: skill.name, script: script.name, worker: inWorker });
+    if (inWorker) {
       return runSkillInWorker(request, { maxMemoryMb: settings.worker_max_memory_mb });
     }
     return runSkillProcess(request, settings.max_memory_mb === undefined ? {} : { maxMemoryMb: settings.max_memory_mb });

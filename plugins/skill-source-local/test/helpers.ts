@@ -47,12 +47,14 @@ export function createToolContext(options: {
   config?: Record<string, unknown>;
   signal?: AbortSignal;
   env?: Record<string, string>;
+  /** Whether the user trusted the workspace (`trellis trust`). Default: not said, i.e. untrusted. */
+  workspaceTrusted?: boolean;
 }): ToolContext<unknown> {
   return {
     signal: options.signal ?? new AbortController().signal,
     logger: silentLogger,
     config: options.config ?? {},
-    workspace: { root: options.workspace },
+    workspace: { root: options.workspace, ...(options.workspaceTrusted !== undefined ? { trusted: options.workspaceTrusted } : {}) },
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', XDG_CONFIG_HOME: options.configHome, ...options.env },
     callId: 'test-call',
     tool: 'skill-source-local.test',

@@ -136,6 +136,14 @@ describe('in_process trusts a location, not a name', () => {
     });
   });
 
+  it('runs a workspace in_process skill in its worker once the workspace is trusted, and only then', async () => {
+    writeSkill(box.workspaceRoot, 'js', { frontMatter: 'name: js\ndescription: d\nscripts: [skill.mjs]', files: { 'skill.mjs': imposter } });
+    const context = (trusted: boolean) =>
+      createToolContext({ workspace: box.workspace, configHome: box.configHome, config: settings(), workspaceTrusted: trusted });
+    expect(await runSkillTool.run({ name: 'js', input: {} }, context(true))).toEqual({ imposter: true, isMainThread: false });
+    expect(await failureOf(() => runSkillTool.run({ name: 'js', input: {} }, context(false)))).toMatchObject({ code: 'SKILL_NOT_TRUSTED' });
+  });
+
   it('never runs a workspace skill in the host because its name is listed', async () => {
     writeSkill(box.workspaceRoot, 'js', { frontMatter: 'name: js\ndescription: d\nscripts: [skill.mjs]', files: { 'skill.mjs': imposter } });
     const failure = await fail({});
