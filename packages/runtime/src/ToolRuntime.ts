@@ -312,9 +312,18 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
     options.auditLog ?? (section.audit_log !== '' ? createFileAuditLog({ path: section.audit_log, logger }) : undefined);
   // ajv and re2js are loaded with the first call's validation, not at startup: a host that only
   // lists tools (the CLI, an MCP tools/list) never pays for them.
+  // Single flight: concurrent first calls share one import and one cache (a cache each would
+  // compile every schema once per call and stall a cold burst).
   let validators: SchemaValidatorCache | undefined;
-  const loadValidators = async (): Promise<SchemaValidatorCache> =>
-    (validators ??= (await import('./SchemaValidatorCache.ts')).createSchemaValidatorCache());
+  let validatorsLoading: Promise<SchemaValidatorCache> | undefined;
+  const loadValidators = (): Promise<SchemaValidatorCache> =>
+    (validatorsLoading ??= import('./SchemaValidatorCache.ts').then(
+      (m) => (validators = m.createSchemaValidatorCache()),
+      (error: unknown) => {
+        validatorsLoading = undefined; // let the next call try again
+        throw error;
+      },
+    ));
   const scheduler = new DeadlineScheduler();
   const entries = new Map<string, ToolEntry>();
   const gates = new Map<string, PluginGate>();
