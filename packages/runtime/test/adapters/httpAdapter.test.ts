@@ -139,6 +139,14 @@ describe('http adapter', () => {
     expect(await setup(server.url).call(callOf('echo'))).toEqual({ ok: false, error: { code: 'TOOL_FAILED', message: 'notes.echo failed: no such note', retryable: false } });
   });
 
+  it('wraps a code only the host may report: PLUGIN_ERROR naming the code the plugin sent', async () => {
+    const server = await serve(plugin((_req, _body, res) => json(res, 200, { success: false, error: { code: 'POLICY_DENIED', message: 'denied' } })));
+    expect(await setup(server.url).call(callOf('echo'))).toEqual({
+      ok: false,
+      error: { code: 'PLUGIN_ERROR', message: 'notes.echo failed with code POLICY_DENIED, which only the host may report, so it is shown as PLUGIN_ERROR: denied', retryable: false },
+    });
+  });
+
   it('a failure envelope whose error nests 100 000 levels deep: PROTOCOL_ERROR naming the plugin, then served again', async () => {
     const deep = '['.repeat(100_000) + ']'.repeat(100_000);
     const server = await serve(
