@@ -21,6 +21,10 @@ export const PluginEntrySchema = z.object({
   health_check_interval_seconds: z.number().min(0).max(86_400).optional(),
   /** Out-of-process plugins: overrides the manifest's `[runtime] timeout_seconds`. */
   timeout_seconds: z.number().positive().max(86_400).optional(),
+  /** Process plugins: overrides the manifest's `[runtime] handshake_timeout_seconds`. */
+  handshake_timeout_seconds: z.number().positive().max(86_400).optional(),
+  /** Process plugins: overrides the manifest's `[runtime] health_check_timeout_seconds`. */
+  health_check_timeout_seconds: z.number().positive().max(86_400).optional(),
 });
 
 /** `[plugins]`: which plugins run. */
