@@ -105,6 +105,8 @@ const PASS_THROUGH_CODES = new Set<string>([
 class PluginGate {
   impl: PluginImplementation | undefined;
   resolved = false;
+  /** The one start shared by every call that arrives before the implementation is loaded. */
+  starting: Promise<void> | undefined;
   active = 0;
   private readonly queue: Invocation[] = [];
   private queueStart = 0;
@@ -380,6 +382,23 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
 
   const fail = (code: string, message: string, retryable = false): ToolOutcome => ({ ok: false, error: { code, message, retryable } });
 
+  /** Starts an in-process implementation that canonicalizes (it must load to say so); errors surface on the call. */
+  const prefetch = (gate: PluginGate): void => {
+    let impl: PluginImplementation | undefined;
+    try {
+      impl = implementationOf(gate);
+    } catch {
+      return; // reported by the call's own resolution step
+    }
+    if (impl?.canonicalize === undefined || impl.canonicalizes === undefined) return;
+    const state = impl.state();
+    if (state !== 'unloaded' && state !== 'initializing') return;
+    const loading = impl;
+    gate.starting = Promise.resolve()
+      .then(() => loading.start())
+      .catch(noop);
+  };
+
 
   const finish = (call: Invocation, request: ToolRequest, outcome: ToolOutcome, started: number): ToolOutcome => {
     scheduler.remove(call);
@@ -471,7 +490,12 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
         let schema = entry.schema;
         if (schema === undefined) {
           // Bundled schemas were checked against the meta-schema when the build embedded them.
-          schema = (validators ?? (await loadValidators())).get(descriptor.inputSchema, { trusted: descriptor.source === 'bundled' });
+          if (validators === undefined) {
+            // Cold: load the plugin alongside the validator, so the burst waits once, not twice.
+            if (gate.starting === undefined) prefetch(gate);
+            await loadValidators();
+          }
+          schema = validators!.get(descriptor.inputSchema, { trusted: descriptor.source === 'bundled' });
           entry.schema = schema;
         }
         if (!schema.ok) {
@@ -523,7 +547,17 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
           break stages;
         }
         let summary: Readonly<Record<string, unknown>> | undefined;
-        const canonicalizes = impl.canonicalize !== undefined && impl.canonicalizes?.(call.tool) !== false;
+        let canonicalizes = impl.canonicalize !== undefined && impl.canonicalizes?.(call.tool) !== false;
+        if (canonicalizes && impl.canonicalizes !== undefined && (impl.state() === 'unloaded' || impl.state() === 'initializing')) {
+          // Not loaded, so it cannot yet say whether this tool canonicalizes: a burst of first
+          // calls waits for one shared start instead of each asking (and loading) on its own.
+          const loading = impl;
+          gate.starting ??= Promise.resolve()
+            .then(() => loading.start())
+            .catch(noop);
+          if ((await call.race(gate.starting)) === INTERRUPTED) { outcome = call.interruption(); break stages; }
+          canonicalizes = impl.canonicalizes(call.tool) !== false;
+        }
         if (canonicalizes) {
           let result: { input: unknown; summary?: Record<string, unknown> } | Interrupted;
           try {
