@@ -70,6 +70,13 @@ export interface Assembly {
   lifecycle(id: string): { state: LifecycleState; lastError?: string } | undefined;
   /** Shuts every plugin down (external processes included) and closes the audit log. */
   dispose(): Promise<void>;
+  /**
+   * The same as `dispose()`, under the name embedders expect: stops every plugin process (each
+   * gets `shutdown` and end of input, then SIGTERM to its group after a grace period, then
+   * SIGKILL) and resolves when all are gone. Idempotent. Call it from your SIGINT/SIGTERM/SIGHUP
+   * handlers; see docs/embedding.md for the `process.on('exit')` safety net behind it.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -158,6 +165,13 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
   });
 
   let disposed: Promise<void> | undefined;
+  const dispose = (): Promise<void> => {
+    disposed ??= (async () => {
+      await runtime.dispose();
+      await Promise.allSettled([...implementations.values()].map((i) => i.dispose()));
+    })();
+    return disposed;
+  };
   return {
     config,
     configSource: { source: loaded.source, ...(loaded.path !== undefined ? { path: loaded.path } : {}) },
@@ -176,12 +190,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       const lastError = implementation.lastError?.();
       return { state: implementation.state(), ...(lastError !== undefined ? { lastError } : {}) };
     },
-    dispose() {
-      disposed ??= (async () => {
-        await runtime.dispose();
-        await Promise.allSettled([...implementations.values()].map((i) => i.dispose()));
-      })();
-      return disposed;
-    },
+    dispose,
+    close: dispose,
   };
 }

@@ -17,16 +17,28 @@ export function killGroup(pgid: number | undefined, signal: NodeJS.Signals): voi
 }
 
 /**
- * Remembers a plugin's process group so that, should the host exit without disposing it (a
- * crash, `process.exit`), the group is killed on the way out instead of being orphaned.
+ * SIGKILLs every plugin process group still alive, synchronously: the safety net for a host
+ * that is leaving without `close()` (it runs from `process.on('exit')`, where nothing async can).
+ * Returns how many groups were signalled.
+ */
+export function killTrackedGroups(): number {
+  const count = live.size;
+  for (const group of live) killGroup(group, 'SIGKILL');
+  live.clear();
+  return count;
+}
+
+/**
+ * Remembers a plugin's process group so that, should the host exit without disposing it (an
+ * uncaught error, `process.exit`, a signal handler that exits), the group is killed on the way
+ * out instead of being orphaned. A signal the host does not handle ends Node without an `exit`
+ * event: hosts trap SIGINT/SIGTERM/SIGHUP (the CLI does; docs/embedding.md shows how).
  */
 export function trackGroup(pgid: number): void {
   live.add(pgid);
   if (!hooked) {
     hooked = true;
-    process.once('exit', () => {
-      for (const group of live) killGroup(group, 'SIGKILL');
-    });
+    process.once('exit', killTrackedGroups);
   }
 }
 
