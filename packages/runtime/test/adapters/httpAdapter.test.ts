@@ -62,7 +62,8 @@ function setup(endpoint: string, runtime: Partial<HttpRuntime> = {}, env: Record
     type: 'http',
     endpoint,
     headers: {},
-    timeout_seconds: 2,
+    // Generous: a loaded machine must not turn a local round trip into a TIMEOUT.
+    timeout_seconds: 20,
     retry_count: 0,
     retry_delay_seconds: 0,
     max_response_bytes: 1000,

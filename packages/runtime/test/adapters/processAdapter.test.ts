@@ -374,7 +374,7 @@ describe('process adapter: fault injection', () => {
     expect(await impl.call(callOf('echo', { next: 1 }, 120_000))).toEqual({ ok: true, value: { next: 1 } });
     expect(await impl.call(callOf('echo', { next: 2 }, 120_000))).toEqual({ ok: true, value: { next: 2 } });
     expect(spawns()).toBe(2);
-  });
+  }, 180_000);
 
   it('an oversize line with other calls in flight fails only its own call', async () => {
     const { impl } = setup('normal', {}, {});
