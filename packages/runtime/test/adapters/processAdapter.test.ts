@@ -384,7 +384,7 @@ describe('process adapter: fault injection', () => {
     const [lateOutcome, hugeOutcome] = await Promise.all([late, huge]);
     expect(hugeOutcome.ok === false && hugeOutcome.error.code).toBe('PROTOCOL_ERROR');
     expect(lateOutcome).toEqual({ ok: true, value: { late: true } });
-  });
+  }, 180_000);
 
   it('floods stderr: the call succeeds and the debug log is rate-capped', async () => {
     const { impl, logger } = setup('normal');
@@ -489,7 +489,7 @@ describe('process adapter: fault injection', () => {
     const marker = newMarker();
     const out = execFileSync(process.execPath, ['--conditions=@trellis/source', '--import', 'tsx', join(FIXTURES, 'host-exits.ts'), marker], {
       encoding: 'utf8',
-      timeout: 20_000,
+      timeout: 120_000,
     });
     expect(JSON.parse(out).ok).toBe(true);
     await waitFor(() => countMarked(marker) === 0);
