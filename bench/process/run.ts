@@ -170,8 +170,94 @@ for (let round = 0; round < ROUNDS; round += 1) {
   }
   log(`round ${round + 1}/${ROUNDS} done`);
 }
+
+// ── throughput with 16 calls in flight ─────────────────────────────────────────────────────────
+// Each contender runs CONCURRENT_CALLS calls through 16 loops that each keep one call in flight;
+// the contenders take turns round by round, and the median calls/s of each is compared.
+const IN_FLIGHT = 16;
+const CONCURRENT_CALLS = 4000;
+const CONCURRENT_ROUNDS = 5;
+
+function rawConcurrentClient() {
+  const env: Record<string, string> = {};
+  for (const name of ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR']) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  const child = spawn(process.execPath, [ECHO], { stdio: ['pipe', 'pipe', 'pipe'], env, detached: true });
+  child.stderr.resume();
+  let buffer = '';
+  const waiting = new Map<number, (reply: unknown) => void>();
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    buffer += chunk;
+    let nl;
+    while ((nl = buffer.indexOf('\n')) !== -1) {
+      const reply = JSON.parse(buffer.slice(0, nl)) as { id: number };
+      buffer = buffer.slice(nl + 1);
+      const w = waiting.get(reply.id);
+      waiting.delete(reply.id);
+      w?.(reply);
+    }
+  });
+  let id = 0;
+  const roundTrip = (body: Record<string, unknown>) =>
+    new Promise<unknown>((resolve) => {
+      const n = ++id;
+      waiting.set(n, resolve);
+      child.stdin.write(`${JSON.stringify({ id: n, ...body })}\n`);
+    });
+  return { child, roundTrip };
+}
+
+async function throughput(one: (n: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < CONCURRENT_CALLS) await one(next++);
+    }),
+  );
+  return CONCURRENT_CALLS / ((performance.now() - t0) / 1000);
+}
+
+const rawConcurrent = rawConcurrentClient();
+await rawConcurrent.roundTrip({ type: 'initialize', config: {} });
+const adapterOne = async (n: number) => {
+  const outcome = await impl.call({ tool: 'echo', input: { text: 'hello', n }, callId: `c${n}`, signal: never, deadlineAt: performance.now() + 30_000 });
+  if (!outcome.ok) throw new Error(`adapter call failed: ${JSON.stringify(outcome)}`);
+};
+const rawOne = async (n: number) => {
+  const reply = (await rawConcurrent.roundTrip({ type: 'call_tool', tool_name: 'echo', arguments: { text: 'hello', n } })) as { success?: boolean };
+  if (reply.success !== true) throw new Error('raw call failed');
+};
+const mcpOne = async (n: number) => {
+  const result = await mcp.callTool({ name: 'echo', arguments: { text: 'hello', n } });
+  if (result.isError) throw new Error('mcp call failed');
+};
+await throughput(adapterOne);
+await throughput(rawOne);
+await throughput(mcpOne);
+const rates = { adapter: [] as number[], raw: [] as number[], mcp: [] as number[] };
+for (let round = 0; round < CONCURRENT_ROUNDS; round += 1) {
+  if (round % 2 === 0) {
+    rates.adapter.push(await throughput(adapterOne));
+    rates.raw.push(await throughput(rawOne));
+  } else {
+    rates.raw.push(await throughput(rawOne));
+    rates.adapter.push(await throughput(adapterOne));
+  }
+  rates.mcp.push(await throughput(mcpOne));
+  log(`throughput round ${round + 1}/${CONCURRENT_ROUNDS} done`);
+}
+const adapterRate = median(rates.adapter);
+const rawRate = median(rates.raw);
+const mcpRate = median(rates.mcp);
+const throughputVsRaw = adapterRate / rawRate;
+const throughputVsMcp = adapterRate / mcpRate;
+log(`${IN_FLIGHT} in flight: adapter ${adapterRate.toFixed(0)} calls/s, raw ${rawRate.toFixed(0)} calls/s, mcp ${mcpRate.toFixed(0)} calls/s`);
+log(`${IN_FLIGHT} in flight: adapter/raw ${throughputVsRaw.toFixed(3)}×, adapter/mcp ${throughputVsMcp.toFixed(2)}×`);
+
 await impl.dispose();
 raw.child.kill('SIGTERM');
+rawConcurrent.child.kill('SIGTERM');
 await mcp.close();
 
 const adapter = summary(samples.adapter);
@@ -197,7 +283,14 @@ const result = {
   speedup_vs_mcp: round3(speedupVsMcp),
   spawn_initialize_ms: round3(median(adapterStart)),
   mcp_connect_ms: round3(median(mcpStart)),
-  target: 'p50 <= 1.2x the raw NDJSON floor and >= 1.5x faster than MCP stdio (official SDK)',
-  pass: ratioVsRaw <= 1.2 && speedupVsMcp >= 1.5,
+  in_flight: IN_FLIGHT,
+  adapter_calls_per_s: Math.round(adapterRate),
+  raw_calls_per_s: Math.round(rawRate),
+  mcp_calls_per_s: Math.round(mcpRate),
+  throughput_vs_raw: round3(throughputVsRaw),
+  throughput_vs_mcp: round3(throughputVsMcp),
+  target:
+    'sequential p50 <= 1.2x the raw NDJSON floor and >= 1.5x faster than MCP stdio (official SDK); with 16 in flight, throughput >= 0.8x raw and >= 1.5x MCP',
+  pass: ratioVsRaw <= 1.2 && speedupVsMcp >= 1.5 && throughputVsRaw >= 0.8 && throughputVsMcp >= 1.5,
 };
 process.stdout.write(`BENCH ${JSON.stringify(result)}\n`);

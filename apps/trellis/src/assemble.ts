@@ -109,6 +109,13 @@ export interface Assembly {
   onCatalogChanged(listener: (catalog: ResourceCatalog) => void): () => void;
   /** Shuts every plugin down (external processes included) and closes the audit log. */
   dispose(): Promise<void>;
+  /**
+   * The same as `dispose()`, under the name embedders expect: stops every plugin process (each
+   * gets `shutdown` and end of input, then SIGTERM to its group after a grace period, then
+   * SIGKILL) and resolves when all are gone. Idempotent. Call it from your SIGINT/SIGTERM/SIGHUP
+   * handlers; see docs/embedding.md for the `process.on('exit')` safety net behind it.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -260,6 +267,15 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
   });
 
   let disposed: Promise<void> | undefined;
+  const dispose = (): Promise<void> => {
+    disposed ??= (async () => {
+      for (const unsubscribe of unsubscribers) unsubscribe();
+      catalogListeners.clear();
+      await runtime.dispose();
+      await Promise.allSettled([...implementations.values()].map((i) => i.dispose()));
+    })();
+    return disposed;
+  };
   return {
     config,
     configSource: { source: loaded.source, ...(loaded.path !== undefined ? { path: loaded.path } : {}) },
@@ -294,14 +310,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       if (implementation?.checkHealth === undefined) return undefined;
       return implementation.checkHealth(signal);
     },
-    dispose() {
-      disposed ??= (async () => {
-        for (const unsubscribe of unsubscribers) unsubscribe();
-        catalogListeners.clear();
-        await runtime.dispose();
-        await Promise.allSettled([...implementations.values()].map((i) => i.dispose()));
-      })();
-      return disposed;
-    },
+    dispose,
+    close: dispose,
   };
 }

@@ -7,7 +7,7 @@ export interface CommandIO {
   /** Reads one answer line from the terminal (only called when interactive). */
   ask?(question: string): Promise<string>;
   /**
-   * Runs `cleanup` if the process is interrupted (SIGINT/SIGTERM) while a command holds plugin
+   * Runs `cleanup` if the process is interrupted (SIGINT, SIGTERM, SIGHUP) while a command holds plugin
    * processes, then exits; returns a function that removes the trap.
    */
   trapSignals?(cleanup: () => Promise<void>): () => void;

@@ -15,6 +15,7 @@ import { ConfigError, EXIT, FailedError, UsageError, exitCodeFor } from './error
 import { HELP } from './help.ts';
 import type { CommandIO } from './io.ts';
 import { parseCommandLine } from './parseCommandLine.ts';
+import { trapExitSignals } from './shutdown.ts';
 
 /**
  * The IO of the real process: stdout, stderr, and a prompt when both ends are terminals. Nothing
@@ -39,16 +40,7 @@ export function processIO(): CommandIO {
       }
     },
     trapSignals(cleanup) {
-      const handler = (signal: NodeJS.Signals) => {
-        // Stop external plugin processes before leaving, so none is orphaned; exit 128 + signal.
-        void cleanup().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-      };
-      process.once('SIGINT', handler);
-      process.once('SIGTERM', handler);
-      return () => {
-        process.off('SIGINT', handler);
-        process.off('SIGTERM', handler);
-      };
+      return trapExitSignals(cleanup);
     },
   };
 }

@@ -23,6 +23,10 @@ export const PluginEntrySchema = z.object({
   timeout_seconds: z.number().positive().max(86_400).optional(),
   /** Out-of-process plugins: host variables granted to the plugin; only those its manifest declares (requires_env, env_from_host) reach it. */
   pass_env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')).optional(),
+  /** Process plugins: overrides the manifest's `[runtime] handshake_timeout_seconds`. */
+  handshake_timeout_seconds: z.number().positive().max(86_400).optional(),
+  /** Process plugins: overrides the manifest's `[runtime] health_check_timeout_seconds`. */
+  health_check_timeout_seconds: z.number().positive().max(86_400).optional(),
 });
 
 /** `[plugins]`: which plugins run. */

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import type { SpawnSyncReturns } from 'node:child_process';
 import { chownSync, linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, truncateSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadRuntimeConfig } from './loadRuntimeConfig.ts';
 import type { ConfigLoadResult } from './ConfigProblem.ts';
+import { bundleForAnotherUser } from './bundleForAnotherUser.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -192,11 +194,18 @@ describe('loadRuntimeConfig', () => {
     const packageDir = fileURLToPath(new URL('..', import.meta.url));
     const script = `import { loadRuntimeConfig } from '@trellis/config';
 process.stdout.write(JSON.stringify(loadRuntimeConfig(${JSON.stringify(file)}, { env: {} })));`;
-    const child = spawnSync(
-      'setpriv',
-      ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--conditions=@trellis/source', '--import', 'tsx', '--input-type=module', '-e', script],
-      { cwd: packageDir, encoding: 'utf8', timeout: 20_000 },
-    );
+    // A self-contained bundle in a folder nobody can read, so the checkout itself may be private.
+    const probe = bundleForAnotherUser(script, packageDir);
+    let child: SpawnSyncReturns<string>;
+    try {
+      child = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, probe.file], {
+        cwd: probe.dir,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+    } finally {
+      probe.remove();
+    }
     expect(child.stderr).toBe('');
     // spawnSync waited for the child; make sure nothing it started is left behind.
     const left = spawnSync('ps', ['-eo', 'args='], { encoding: 'utf8' }).stdout.split('\n').filter((line) => line.includes(file));

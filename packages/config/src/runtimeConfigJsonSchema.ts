@@ -18,6 +18,8 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   'plugins.entries.*.health_check_interval_seconds': 'Out-of-process plugins: seconds between health checks; 0 = none.',
   'plugins.entries.*.timeout_seconds': "Out-of-process plugins: overrides the manifest's [runtime] timeout_seconds.",
   'plugins.entries.*.pass_env': 'Out-of-process plugins: host environment variables granted to the plugin; only those its manifest declares (requires_env, env_from_host) reach it. Default [].',
+  'plugins.entries.*.handshake_timeout_seconds': "Process plugins: seconds to answer initialize and get_tools; overrides the manifest's [runtime] handshake_timeout_seconds.",
+  'plugins.entries.*.health_check_timeout_seconds': "Process plugins: seconds to answer one health_check; overrides the manifest's [runtime] health_check_timeout_seconds.",
   runtime: 'How tools run.',
   'runtime.tool_timeout_seconds': "Upper bound on every tool call's deadline, in seconds. Default 120.",
   'runtime.max_retries': 'Extra attempts for retryable failures of idempotent tools (0–10). Default 0.',

@@ -6,9 +6,10 @@ import type { RootSpec } from './types.ts';
 
 /**
  * The heavy libraries the registry needs only for some inputs: the manifest parser (smol-toml +
- * the zod schema) when a filesystem root exists, ajv when the config patches some
- * plugin's settings. They are loaded by {@link prepareRegistry}, so a host that runs on bundled
- * plugins and the default config starts without them; the pipeline itself stays synchronous.
+ * the zod schema) and ajv. They are needed when a filesystem root exists (a manifest may carry a
+ * `config_schema`) or when the config patches some plugin's settings, and they load together
+ * (`registryLibraries.ts`), once, however many callers ask at the same time. A host that runs on
+ * bundled plugins and the default config starts without them; the pipeline itself stays synchronous.
  */
 interface RegistryDependencies {
   parseManifest?: typeof parseManifest;
@@ -16,6 +17,22 @@ interface RegistryDependencies {
 }
 
 const loaded: RegistryDependencies = {};
+let loading: Promise<void> | undefined;
+
+/** Loads both libraries, once: concurrent callers share the one import. */
+function loadRegistryLibraries(): Promise<void> {
+  loading ??= import('./registryLibraries.ts').then(
+    (m) => {
+      loaded.parseManifest = m.parseManifest;
+      loaded.Ajv = m.Ajv;
+    },
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  );
+  return loading;
+}
 
 /** What {@link prepareRegistry} should load for; leave both out to load everything. */
 export interface PrepareRegistryOptions {
@@ -39,15 +56,7 @@ export async function prepareRegistry(options: PrepareRegistryOptions = {}): Pro
   const everything = options.roots === undefined && options.config === undefined;
   const files = everything || (options.roots ?? []).some((root) => root.path !== null && existsSync(root.path));
   const settings = everything || (options.config !== undefined && hasSettingsPatches(options.config));
-  const pending: Array<Promise<void>> = [];
-  if (files && loaded.parseManifest === undefined) {
-    pending.push(import('./parseManifest.ts').then((m) => void (loaded.parseManifest = m.parseManifest)));
-  }
-  if (settings && loaded.Ajv === undefined) {
-    // ajv is CommonJS: Node's ESM interop names `Ajv`, a bundler may only give `default`.
-    pending.push(import('ajv').then((m) => void (loaded.Ajv = (m.Ajv ?? (m.default as unknown as { Ajv: typeof Ajv }).Ajv) as typeof Ajv)));
-  }
-  await Promise.all(pending);
+  if (files || settings) await loadRegistryLibraries();
 }
 
 /** A loaded dependency; a missing one is a bug in the caller (it skipped `prepareRegistry`). */

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { discoverCandidates, toStatFacts } from '../src/index.ts';
 import type { CandidateFacts, ExternalCandidateFacts } from '../src/index.ts';
 import { descriptor, fileRoot, makeTree, manifestText, normalize } from './helpers.ts';
+import { bundleForAnotherUser } from './bundleForAnotherUser.ts';
 
 function externals(candidates: readonly CandidateFacts[]): ExternalCandidateFacts[] {
   return candidates.filter((c): c is ExternalCandidateFacts => !c.bundled);
@@ -99,11 +100,18 @@ describe('discoverCandidates', () => {
     const script = `import { discoverCandidates } from '@trellis/registry';
 const result = discoverCandidates({ roots: ${JSON.stringify(roots)}, bundled: [] });
 process.stdout.write(JSON.stringify({ found: result.candidates.map((c) => [c.manifestPath, c.readRefusal?.message ?? 'read']), warnings: result.warnings }));`;
-    const child = spawnSync(
-      'setpriv',
-      ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--conditions=@trellis/source', '--import', 'tsx', '--input-type=module', '-e', script],
-      { cwd: packageDir, encoding: 'utf8', timeout: 20_000 },
-    );
+    // A self-contained bundle in a folder nobody can read, so the checkout itself may be private.
+    const probe = bundleForAnotherUser(script, packageDir);
+    let child: ReturnType<typeof spawnSync<string>>;
+    try {
+      child = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, probe.file], {
+        cwd: probe.dir,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+    } finally {
+      probe.remove();
+    }
     expect(child.stderr).toBe('');
     expect(JSON.parse(child.stdout.split(base).join('<tmp>'))).toEqual({
       found: [

@@ -27,6 +27,20 @@ describe('prepareRegistry', () => {
     }
   });
 
+  it('loads the validator with the manifest parser, so a config_schema never meets an unloaded ajv', async () => {
+    vi.resetModules();
+    const fresh = await import('../src/prepareRegistry.ts');
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-prepare-'));
+    try {
+      // A file root and a config that patches nothing: a manifest found there may still have a config_schema.
+      await fresh.prepareRegistry({ roots: [{ root: 'explicit', priority: 0, path: dir, origin: 'x', warnIfMissing: true }], config: RuntimeConfigSchema.parse({}) });
+      expect(typeof fresh.registryDependency('parseManifest')).toBe('function');
+      expect(typeof fresh.registryDependency('Ajv')).toBe('function');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('sees settings patches in [runtime.tools] and in entry configs', async () => {
     const { hasSettingsPatches } = await import('../src/prepareRegistry.ts');
     expect(hasSettingsPatches(RuntimeConfigSchema.parse({}))).toBe(false);

@@ -107,6 +107,8 @@ const PASS_THROUGH_CODES = new Set<string>([
 class PluginGate {
   impl: PluginImplementation | undefined;
   resolved = false;
+  /** The one start shared by every call that arrives before the implementation is loaded. */
+  starting: Promise<void> | undefined;
   active = 0;
   private readonly queue: Invocation[] = [];
   private queueStart = 0;
@@ -315,9 +317,18 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
     options.auditLog ?? (section.audit_log !== '' ? createFileAuditLog({ path: section.audit_log, logger }) : undefined);
   // ajv and re2js are loaded with the first call's validation, not at startup: a host that only
   // lists tools (the CLI, an MCP tools/list) never pays for them.
+  // Single flight: concurrent first calls share one import and one cache (a cache each would
+  // compile every schema once per call and stall a cold burst).
   let validators: SchemaValidatorCache | undefined;
-  const loadValidators = async (): Promise<SchemaValidatorCache> =>
-    (validators ??= (await import('./SchemaValidatorCache.ts')).createSchemaValidatorCache());
+  let validatorsLoading: Promise<SchemaValidatorCache> | undefined;
+  const loadValidators = (): Promise<SchemaValidatorCache> =>
+    (validatorsLoading ??= import('./SchemaValidatorCache.ts').then(
+      (m) => (validators = m.createSchemaValidatorCache()),
+      (error: unknown) => {
+        validatorsLoading = undefined; // let the next call try again
+        throw error;
+      },
+    ));
   const scheduler = new DeadlineScheduler();
   const entries = new Map<string, ToolEntry>();
   const gates = new Map<string, PluginGate>();
@@ -373,6 +384,23 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
   };
 
   const fail = (code: string, message: string, retryable = false): ToolOutcome => ({ ok: false, error: { code, message, retryable } });
+
+  /** Starts an in-process implementation that canonicalizes (it must load to say so); errors surface on the call. */
+  const prefetch = (gate: PluginGate): void => {
+    let impl: PluginImplementation | undefined;
+    try {
+      impl = implementationOf(gate);
+    } catch {
+      return; // reported by the call's own resolution step
+    }
+    if (impl?.canonicalize === undefined || impl.canonicalizes === undefined) return;
+    const state = impl.state();
+    if (state !== 'unloaded' && state !== 'initializing') return;
+    const loading = impl;
+    gate.starting = Promise.resolve()
+      .then(() => loading.start())
+      .catch(noop);
+  };
 
 
   const finish = (call: Invocation, request: ToolRequest, outcome: ToolOutcome, started: number): ToolOutcome => {
@@ -466,7 +494,12 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
         let schema = entry.schema;
         if (schema === undefined) {
           // Bundled schemas were checked against the meta-schema when the build embedded them.
-          schema = (validators ?? (await loadValidators())).get(descriptor.inputSchema, { trusted: descriptor.source === 'bundled' });
+          if (validators === undefined) {
+            // Cold: load the plugin alongside the validator, so the burst waits once, not twice.
+            if (gate.starting === undefined) prefetch(gate);
+            await loadValidators();
+          }
+          schema = validators!.get(descriptor.inputSchema, { trusted: descriptor.source === 'bundled' });
           entry.schema = schema;
         }
         if (!schema.ok) {
@@ -518,7 +551,17 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
           break stages;
         }
         let summary: Readonly<Record<string, unknown>> | undefined;
-        const canonicalizes = impl.canonicalize !== undefined && impl.canonicalizes?.(call.tool) !== false;
+        let canonicalizes = impl.canonicalize !== undefined && impl.canonicalizes?.(call.tool) !== false;
+        if (canonicalizes && impl.canonicalizes !== undefined && (impl.state() === 'unloaded' || impl.state() === 'initializing')) {
+          // Not loaded, so it cannot yet say whether this tool canonicalizes: a burst of first
+          // calls waits for one shared start instead of each asking (and loading) on its own.
+          const loading = impl;
+          gate.starting ??= Promise.resolve()
+            .then(() => loading.start())
+            .catch(noop);
+          if ((await call.race(gate.starting)) === INTERRUPTED) { outcome = call.interruption(); break stages; }
+          canonicalizes = impl.canonicalizes(call.tool) !== false;
+        }
         if (canonicalizes) {
           let result: { input: unknown; summary?: Record<string, unknown> } | Interrupted;
           try {

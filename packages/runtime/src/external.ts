@@ -8,3 +8,4 @@ export { createHttpImplementation, checkHttpEndpoint } from './adapters/createHt
 export type { HttpImplementationOptions, HttpRuntime } from './adapters/createHttpImplementation.ts';
 export { createExternalImplementation } from './adapters/createExternalImplementation.ts';
 export type { ExternalPluginEntry, ExternalPluginOverrides, ExternalImplementationOptions } from './adapters/createExternalImplementation.ts';
+export { killTrackedGroups as killPluginProcessGroups } from './adapters/processGroups.ts';

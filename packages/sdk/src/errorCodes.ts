@@ -187,7 +187,31 @@ export const ERROR_CODES = {
   PROVIDER_PROTOCOL: 'PROVIDER_PROTOCOL',
   /** A connector could not start (bad token, unreachable API) or failed while serving. */
   CONNECTOR_FAILED: 'CONNECTOR_FAILED',
+  /**
+   * An external plugin reported a failure under a code the host reserves (see
+   * `HOST_RESERVED_CODES`); the message names the plugin and the code it sent, so a caller can
+   * tell the plugin's refusal from the host's.
+   */
+  PLUGIN_ERROR: 'PLUGIN_ERROR',
 } as const;
 
 /** A stable error or reason code. */
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/**
+ * Codes only the host may report: configuration, admission and decision reasons, and the
+ * runtime's own outcomes (lookup, validation, capability, policy and approval, deadlines,
+ * availability, protocol, output checks, internal errors). A code in this set that arrives from
+ * a plugin (a process or HTTP plugin's `error.code`) is reported as `PLUGIN_ERROR` with the
+ * plugin's code in the message. `TOOL_FAILED` and the tool-level codes stay open to plugins.
+ */
+export const HOST_RESERVED_CODES: ReadonlySet<string> = new Set<string>(
+  Object.keys(ERROR_CODES).filter(
+    (code) => !['TOOL_FAILED', 'PATH_NOT_ALLOWED', 'NOT_FOUND', 'NOT_ALLOWED', 'INVALID_ARGUMENT', 'TOO_LARGE', 'NETWORK_ERROR'].includes(code),
+  ),
+);
+
+/** True when `code` is one only the host may report (see {@link HOST_RESERVED_CODES}). */
+export function isHostReservedCode(code: string): boolean {
+  return HOST_RESERVED_CODES.has(code);
+}

@@ -8,6 +8,7 @@ export {
 } from './kinds.ts';
 export type { PluginKind, SandboxProfile, ProfileName, Capability, DiscoveryRoot, IsolationMode } from './kinds.ts';
 export { ERROR_CODES } from './errorCodes.ts';
+export { HOST_RESERVED_CODES, isHostReservedCode } from './errorCodes.ts';
 export type { ErrorCode } from './errorCodes.ts';
 export { PLUGIN_ID_PATTERN, TOOL_NAME_PATTERN, MAX_MANIFEST_BYTES } from './manifestLimits.ts';
 export type { PluginManifest, PluginManifestInput, PluginRuntime, ManifestTool } from './manifest.ts';
@@ -49,7 +50,7 @@ export {
   describeSecretIsolation,
   isolatedCommandLine,
   killGroup,
-  trackGroup,
+  trackGroup, killTrackedGroups,
   untrackGroup,
   IsolationUnavailableError,
   PRLIMIT_PATH,

@@ -289,10 +289,20 @@ export function trackGroup(pgid: number): void {
   live.add(pgid);
   if (!hooked) {
     hooked = true;
-    process.once('exit', () => {
-      for (const group of live) killGroup(group, 'SIGKILL');
-    });
+    process.once('exit', killTrackedGroups);
   }
+}
+
+/**
+ * SIGKILLs every tracked child process group still alive, synchronously: the safety net for a host
+ * that is leaving without `close()` (it runs from `process.on('exit')`, where nothing async can).
+ * Returns how many groups were signalled.
+ */
+export function killTrackedGroups(): number {
+  const count = live.size;
+  for (const group of live) killGroup(group, 'SIGKILL');
+  live.clear();
+  return count;
 }
 
 /** Forgets a group whose leader has exited. */

@@ -27,6 +27,10 @@ export const ProcessRuntimeSchema = z.strictObject({
   restart_delay_seconds: z.number().min(0).max(3600).default(1),
   health_check_interval_seconds: z.number().min(0).max(86_400).default(0),
   max_memory_mb: z.number().int().positive().optional(),
+  /** Seconds the child has to answer `initialize` and `get_tools`; default `timeout_seconds`. */
+  handshake_timeout_seconds: z.number().positive().max(86_400).optional(),
+  /** Seconds the child has to answer one `health_check`; default `timeout_seconds`. */
+  health_check_timeout_seconds: z.number().positive().max(86_400).optional(),
 });
 
 /** `[runtime] type = "script"`: one child per call, JSON on stdin, JSON or text on stdout. */

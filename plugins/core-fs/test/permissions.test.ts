@@ -2,12 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bundleForAnotherUser } from './bundleForAnotherUser.ts';
 import { makeFsFixture } from './fsFixture.ts';
 import type { FsFixture } from './fsFixture.ts';
 
 // We run as root, which ignores permission bits; a real refusal needs another user. The probe runs
-// the tools from source as `nobody` (setpriv) and prints each outcome as JSON.
-const TSX = resolve(__dirname, '../../../node_modules/.bin/tsx');
+// the tools as `nobody` (setpriv) from a self-contained bundle in a folder any user can read (the
+// checkout itself may sit in a private home folder) and prints each outcome as JSON.
 const ENTRY = resolve(__dirname, '../src/index.ts');
 
 let fx: FsFixture;
@@ -27,9 +28,7 @@ afterEach(() => fx.remove());
 
 describe('permissions (as another user)', () => {
   it('reports unreadable files and folders as NOT_ALLOWED, naming the path', () => {
-    const probe = join(fx.base, 'probe.mts');
-    writeFileSync(
-      probe,
+    const probe = bundleForAnotherUser(
       `import { readTool, FsSettingsSchema } from ${JSON.stringify(ENTRY)};
 const ctx = { signal: new AbortController().signal, logger: { debug() {}, info() {}, warn() {}, error() {} }, config: FsSettingsSchema.parse({}),
   workspace: { root: ${JSON.stringify(fx.ws)} }, env: {}, callId: 'p', tool: 'core-fs.read', host: {} };
@@ -40,13 +39,18 @@ for (const path of ['open.txt', 'locked.txt', 'private/x.txt']) {
 }
 process.stdout.write(JSON.stringify(results));
 `,
+      __dirname,
     );
-    chmodSync(probe, 0o644);
-    const out = execFileSync(
-      'setpriv',
-      ['--reuid=65534', '--regid=65534', '--clear-groups', TSX, '--conditions=@trellis/source', probe],
-      { encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/tmp' } },
-    );
+    let out: string;
+    try {
+      out = execFileSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, probe.file], {
+        cwd: probe.dir,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/tmp' },
+      });
+    } finally {
+      probe.remove();
+    }
     expect(JSON.parse(fx.normalize(out))).toEqual([
       { path: 'open.txt', ok: 'open' },
       { path: 'locked.txt', code: 'NOT_ALLOWED', message: 'path: "locked.txt" cannot be read: permission denied.' },

@@ -11,14 +11,20 @@ const NEWLINE = 0x0a;
 export class LineSplitter {
   readonly #maxLineBytes: number;
   readonly #onEvent: (event: SplitEvent) => void;
+  readonly #onOversizeStart: ((head: string) => void) | undefined;
   #chunks: Buffer[] = [];
   #bytes = 0;
   #discarding = false;
   #discarded = 0;
 
-  constructor(maxLineBytes: number, onEvent: (event: SplitEvent) => void) {
+  /**
+   * `onOversizeStart`, when given, hears of an oversize line as soon as it crosses the limit,
+   * with its first bytes (at most 64), long before its newline arrives, if it ever does.
+   */
+  constructor(maxLineBytes: number, onEvent: (event: SplitEvent) => void, onOversizeStart?: (head: string) => void) {
     this.#maxLineBytes = maxLineBytes;
     this.#onEvent = onEvent;
+    this.#onOversizeStart = onOversizeStart;
   }
 
   push(chunk: Buffer): void {
@@ -37,8 +43,10 @@ export class LineSplitter {
       } else if (this.#bytes + piece.length > this.#maxLineBytes) {
         this.#discarding = true;
         this.#discarded = this.#bytes + piece.length;
+        const head = this.#onOversizeStart === undefined ? '' : Buffer.concat([...this.#chunks, piece.subarray(0, 64)]).subarray(0, 64).toString('utf8');
         this.#chunks = [];
         this.#bytes = 0;
+        this.#onOversizeStart?.(head);
       } else if (piece.length > 0) {
         this.#chunks.push(piece);
         this.#bytes += piece.length;

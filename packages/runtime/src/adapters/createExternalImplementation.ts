@@ -24,6 +24,8 @@ export interface ExternalPluginOverrides {
   readonly timeout_seconds?: number;
   /** Host variables the user grants this plugin (only those its manifest declares reach it). */
   readonly pass_env?: readonly string[];
+  readonly handshake_timeout_seconds?: number;
+  readonly health_check_timeout_seconds?: number;
 }
 
 /** How to build an external implementation. */
@@ -78,6 +80,8 @@ export function createExternalImplementation(entry: ExternalPluginEntry, options
             restart_delay_seconds: overrides.restart_delay_seconds,
             health_check_interval_seconds: overrides.health_check_interval_seconds,
             timeout_seconds: overrides.timeout_seconds,
+            handshake_timeout_seconds: overrides.handshake_timeout_seconds,
+            health_check_timeout_seconds: overrides.health_check_timeout_seconds,
           }),
         };
         return createProcessImplementation({ ...common, pluginDir, runtime: merged });

@@ -1,4 +1,4 @@
-import { failOutcome, nestsDeeperThan } from '@trellis/sdk';
+import { failOutcome, isHostReservedCode, nestsDeeperThan } from '@trellis/sdk';
 import type { ToolOutcome } from '@trellis/sdk';
 
 /** A plugin's error value nesting deeper than this is refused rather than written into a message (64 levels). */
@@ -100,6 +100,14 @@ export function renderPluginError(error: unknown): RenderedValue {
  */
 export function pluginFailure(options: { code: string; error: unknown; name: string; valueLead: string; retryable?: boolean }): ToolOutcome {
   const text = renderPluginError(options.error);
+  if (text.ok && isHostReservedCode(options.code)) {
+    // A plugin may not speak for the host: its POLICY_DENIED or TIMEOUT is its own failure.
+    return failOutcome(
+      'PLUGIN_ERROR',
+      `${options.name} failed with code ${options.code}, which only the host may report, so it is shown as PLUGIN_ERROR: ${text.text}`,
+      options.retryable ?? false,
+    );
+  }
   if (text.ok) return failOutcome(options.code, `${options.name} failed: ${text.text}`, options.retryable ?? false);
   return failOutcome('PROTOCOL_ERROR', `${options.valueLead} ${text.problem}; answer with a string or a {"code","message"} object`);
 }

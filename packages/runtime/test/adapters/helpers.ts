@@ -51,8 +51,8 @@ export function recordingLogger(): Logger & { entries: LogEntry[] } {
 }
 
 let seq = 0;
-/** A call with its own deadline; `controller` aborts it as a caller would. */
-export function callOf(tool: string, input: unknown = {}, timeoutMs = 5000, controller = new AbortController()): ImplementationCall {
+/** A call with its own deadline (generous by default, so load never fails a call that should succeed); `controller` aborts it as a caller would. */
+export function callOf(tool: string, input: unknown = {}, timeoutMs = 30_000, controller = new AbortController()): ImplementationCall {
   seq += 1;
   return { tool, input, callId: `c${seq}`, signal: controller.signal, deadlineAt: performance.now() + timeoutMs };
 }

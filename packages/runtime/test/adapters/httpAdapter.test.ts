@@ -62,7 +62,8 @@ function setup(endpoint: string, runtime: Partial<HttpRuntime> = {}, env: Record
     type: 'http',
     endpoint,
     headers: {},
-    timeout_seconds: 2,
+    // Generous: a loaded machine must not turn a local round trip into a TIMEOUT.
+    timeout_seconds: 20,
     retry_count: 0,
     retry_delay_seconds: 0,
     max_response_bytes: 1000,
@@ -137,6 +138,14 @@ describe('http adapter', () => {
   it('maps a failure envelope to TOOL_FAILED', async () => {
     const server = await serve(plugin((_req, _body, res) => json(res, 200, { success: false, error: 'no such note' })));
     expect(await setup(server.url).call(callOf('echo'))).toEqual({ ok: false, error: { code: 'TOOL_FAILED', message: 'notes.echo failed: no such note', retryable: false } });
+  });
+
+  it('wraps a code only the host may report: PLUGIN_ERROR naming the code the plugin sent', async () => {
+    const server = await serve(plugin((_req, _body, res) => json(res, 200, { success: false, error: { code: 'POLICY_DENIED', message: 'denied' } })));
+    expect(await setup(server.url).call(callOf('echo'))).toEqual({
+      ok: false,
+      error: { code: 'PLUGIN_ERROR', message: 'notes.echo failed with code POLICY_DENIED, which only the host may report, so it is shown as PLUGIN_ERROR: denied', retryable: false },
+    });
   });
 
   it('a failure envelope whose error nests 100 000 levels deep: PROTOCOL_ERROR naming the plugin, then served again', async () => {
@@ -232,10 +241,11 @@ describe('http adapter', () => {
         res.write('{"success": tr');
       }),
     );
-    const impl = setup(server.url, { timeout_seconds: 0.3 });
-    expect(await impl.call(callOf('echo'))).toEqual({
+    // The deadline also bounds the next call's initialize and reply: generous, so a loaded machine cannot fail it.
+    const impl = setup(server.url, { timeout_seconds: 3 });
+    expect(await impl.call(callOf('echo', {}, 10_000))).toEqual({
       ok: false,
-      error: { code: 'TIMEOUT', message: 'notes.echo did not answer within 0.3 s (timeout_seconds); the plugin will be initialized again before the next call', retryable: true },
+      error: { code: 'TIMEOUT', message: 'notes.echo did not answer within 3 s (timeout_seconds); the plugin will be initialized again before the next call', retryable: true },
     });
     expect(await impl.call(callOf('echo'))).toEqual({ ok: true, value: 'fast' });
     expect(paths(server.seen).filter((p) => p === 'POST /initialize')).toHaveLength(2);

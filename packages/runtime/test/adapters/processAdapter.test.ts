@@ -133,6 +133,20 @@ describe('process adapter: the happy path', () => {
     expect(await impl.call(callOf('nope'))).toEqual({ ok: false, error: { code: 'TOOL_FAILED', message: 'fault.nope failed: unknown tool nope', retryable: false } });
   });
 
+  it('never lets a plugin speak for the host: a reserved code becomes PLUGIN_ERROR naming it', async () => {
+    const { impl } = setup('normal');
+    expect(await impl.call(callOf('impersonate'))).toEqual({
+      ok: false,
+      error: { code: 'PLUGIN_ERROR', message: 'fault.impersonate failed with code POLICY_DENIED, which only the host may report, so it is shown as PLUGIN_ERROR: refused by policy', retryable: false },
+    });
+    for (const code of ['TIMEOUT', 'INPUT_INVALID', 'PLUGIN_UNAVAILABLE', 'APPROVAL_DENIED', 'CAPABILITY_DENIED', 'PROTOCOL_ERROR']) {
+      const outcome = await impl.call(callOf('impersonate', { code }));
+      expect(outcome.ok === false && [outcome.error.code, outcome.error.message.includes(`code ${code},`)]).toEqual(['PLUGIN_ERROR', true]);
+    }
+    // Tool-level codes stay the plugin's to use.
+    expect(await impl.call(callOf('impersonate', { code: 'NOT_ALLOWED' }))).toEqual({ ok: false, error: { code: 'NOT_ALLOWED', message: 'fault.impersonate failed: refused by policy', retryable: false } });
+  });
+
   it('caps the address space with max_memory_mb where prlimit exists', async () => {
     const { impl, logger } = setup('normal', { max_memory_mb: 4096 });
     const outcome = await impl.call(callOf('limits'));
@@ -344,11 +358,33 @@ describe('process adapter: fault injection', () => {
     const outcome = await impl.call(callOf('huge', {}, 20_000));
     expect(outcome.ok === false && outcome.error.code).toBe('PROTOCOL_ERROR');
     expect(outcome.ok === false && outcome.error.message).toBe(
-      'plugin fault broke the protocol during the call to huge: a reply line of 20971581 bytes exceeds the 10485760-byte limit',
+      'plugin fault broke the protocol during the call to huge: a reply line exceeds the 10485760-byte limit (it began "{\\"id\\":3,\\"type\\":\\"call_tool_response\\",\\"success\\":true,\\"data\\":\\"xxxxx")',
     );
     expect(await impl.call(callOf('echo', { n: 2 }))).toEqual({ ok: true, value: { n: 2 } });
-    expect(spawns()).toBe(1);
+    // The stream could not be read until that line ended, so new calls went to a fresh child.
+    expect(spawns()).toBe(2);
   });
+
+  it('writes 100 MiB with no newline: only that call fails, at once; the next, unrelated call gets its reply', async () => {
+    const { impl, spawns } = setup('normal');
+    // Deadlines far away: the oversize call must end on the cap, not on its deadline.
+    const outcome = await impl.call(callOf('no_newline', { mib: 100 }, 120_000));
+    expect(outcome.ok === false && outcome.error.code).toBe('PROTOCOL_ERROR');
+    expect(outcome.ok === false && outcome.error.message).toMatch(/^plugin fault broke the protocol during the call to no_newline: a reply line exceeds the 10485760-byte limit/);
+    expect(await impl.call(callOf('echo', { next: 1 }, 120_000))).toEqual({ ok: true, value: { next: 1 } });
+    expect(await impl.call(callOf('echo', { next: 2 }, 120_000))).toEqual({ ok: true, value: { next: 2 } });
+    expect(spawns()).toBe(2);
+  }, 180_000);
+
+  it('an oversize line with other calls in flight fails only its own call', async () => {
+    const { impl } = setup('normal', {}, {});
+    await impl.start();
+    const late = impl.call(callOf('late', { delay_ms: 50 }, 120_000));
+    const huge = impl.call(callOf('huge', {}, 120_000));
+    const [lateOutcome, hugeOutcome] = await Promise.all([late, huge]);
+    expect(hugeOutcome.ok === false && hugeOutcome.error.code).toBe('PROTOCOL_ERROR');
+    expect(lateOutcome).toEqual({ ok: true, value: { late: true } });
+  }, 180_000);
 
   it('floods stderr: the call succeeds and the debug log is rate-capped', async () => {
     const { impl, logger } = setup('normal');
@@ -453,17 +489,18 @@ describe('process adapter: fault injection', () => {
     const marker = newMarker();
     const out = execFileSync(process.execPath, ['--conditions=@trellis/source', '--import', 'tsx', join(FIXTURES, 'host-exits.ts'), marker], {
       encoding: 'utf8',
-      timeout: 20_000,
+      timeout: 120_000,
     });
     expect(JSON.parse(out).ok).toBe(true);
     await waitFor(() => countMarked(marker) === 0);
   });
 
-  it('stops answering health checks: restarted after timeout_seconds', async () => {
-    const { impl, spawns } = setup('normal', { health_check_interval_seconds: 0.05, timeout_seconds: 0.3 });
+  it('stops answering health checks: restarted after health_check_timeout_seconds, the handshake keeps its own deadline', async () => {
+    // The health deadline is short and separate; the restarted child's handshake has timeout_seconds (30 s), so load cannot fail it.
+    const { impl, spawns } = setup('normal', { health_check_interval_seconds: 0.05, health_check_timeout_seconds: 1, timeout_seconds: 30 });
     expect(await impl.call(callOf('mute_health'))).toEqual({ ok: true, value: { muted: true } });
-    await waitFor(() => spawns() === 2 && impl.state() === 'active');
-    expect(impl.lastError?.()).toBe('plugin fault did not answer health_check within 0.3 s (timeout_seconds)');
+    await waitFor(() => spawns() === 2 && impl.state() === 'active', 60_000);
+    expect(impl.lastError?.()).toBe('plugin fault did not answer health_check within 1 s (health_check_timeout_seconds)');
     expect(await impl.call(callOf('echo', { alive: true }))).toEqual({ ok: true, value: { alive: true } });
   });
 

@@ -1,0 +1,54 @@
+/** The signals that end the CLI, with the exit code each leaves (128 + its number). */
+export const EXIT_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;
+
+/** Longest wait for a clean shutdown before leaving anyway (the exit hook then SIGKILLs what is left). */
+export const SHUTDOWN_LIMIT_MS = 10_000;
+
+/**
+ * Makes the one shutdown of a command that holds plugin processes: the first call runs `close`
+ * (plugins get `shutdown` and end of input, then SIGTERM, then SIGKILL, group by group), later
+ * calls share it. It never waits longer than `limitMs`: past that it resolves and the caller
+ * exits, and the runtime's `process.on('exit')` hook SIGKILLs every plugin group still alive.
+ * Commands that end on their own input (a server whose stdin closed) call this, then exit.
+ */
+export function createShutdown(close: () => Promise<void>, limitMs = SHUTDOWN_LIMIT_MS): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () => {
+    done ??= new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, limitMs);
+      timer.unref();
+      close().then(
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      );
+    });
+    return done;
+  };
+}
+
+/**
+ * While a command runs: on SIGINT, SIGTERM or SIGHUP, shut down (see `createShutdown`) and exit
+ * with 128 + the signal's number; a second signal exits at once (the exit hook still kills every
+ * plugin group). Returns a function that removes the trap.
+ */
+export function trapExitSignals(close: () => Promise<void>): () => void {
+  const shutdown = createShutdown(close);
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    const code = EXIT_SIGNALS[signal as keyof typeof EXIT_SIGNALS] ?? 1;
+    if (stopping) process.exit(code);
+    stopping = true;
+    void shutdown().finally(() => process.exit(code));
+  };
+  const signals = Object.keys(EXIT_SIGNALS) as NodeJS.Signals[];
+  for (const signal of signals) process.on(signal, handler);
+  return () => {
+    for (const signal of signals) process.off(signal, handler);
+  };
+}
