@@ -10,6 +10,8 @@ import { ConfigError, EXIT, FailedError, UsageError, exitCodeFor } from './error
 import { HELP } from './help.ts';
 import type { CommandIO } from './io.ts';
 import { parseCommandLine } from './parseCommandLine.ts';
+import { commandLineSwitches, writeJsonError } from './cliHabits.ts';
+import { readStandardInput } from './readStandardInput.ts';
 
 /**
  * The IO of the real process: stdout, stderr, and a prompt when both ends are terminals. Nothing
@@ -33,6 +35,7 @@ export function processIO(): CommandIO {
         rl.close();
       }
     },
+    readStdin: (maxBytes) => readStandardInput(maxBytes),
     trapSignals(cleanup) {
       const handler = (signal: NodeJS.Signals) => {
         // Stop external plugin processes before leaving, so none is orphaned; exit 128 + signal.
@@ -85,6 +88,7 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
       env,
       approve: approvalHook(io),
       discoverExternalTools: name.startsWith('tools') || name === 'doctor',
+      ...commandLineSwitches(line),
     });
     const untrap = io.trapSignals?.(() => assembly.dispose());
     try {
@@ -112,6 +116,7 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
       await assembly.dispose();
     }
   } catch (error) {
+    writeJsonError(io, argv, error);
     if (error instanceof ConfigError) {
       io.err(`trellis: the config cannot be used:\n${error.problems.map((p) => `  ${p.code}  ${p.message}`).join('\n')}\nRun \`trellis config check\` after fixing it.\n`);
     } else if (error instanceof FailedError) {

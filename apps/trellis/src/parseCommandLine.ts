@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { PROFILE_NAMES, type ProfileName } from '@trellis/sdk';
+import { PLUGIN_ID_PATTERN, PROFILE_NAMES, type ProfileName } from '@trellis/sdk';
 import { UsageError } from './errors.ts';
 
 /** Flags every command accepts. */
@@ -9,6 +9,12 @@ export interface GlobalFlags {
   readonly profile?: ProfileName;
   readonly pluginPaths: readonly string[];
   readonly json: boolean;
+  /** `--allow ID` (repeatable): added to `[plugins] allow` for this run. */
+  readonly allow?: readonly string[];
+  /** `--enable ID` (repeatable): `[plugins.entries.ID] enabled = true` for this run. */
+  readonly enable?: readonly string[];
+  /** `--disable ID` (repeatable): `[plugins.entries.ID] enabled = false` for this run. */
+  readonly disable?: readonly string[];
 }
 
 /** A parsed command line. */
@@ -24,6 +30,8 @@ export interface CommandLine {
     readonly format?: string;
     readonly limit?: string;
     readonly state?: string;
+    /** `tools list --all`: also the tools known but not offered, with the reason. */
+    readonly all?: boolean;
   };
   readonly help: boolean;
   readonly version: boolean;
@@ -35,7 +43,7 @@ export const COMMANDS: Readonly<Record<string, { words: readonly string[]; posit
   'config check': { words: ['config', 'check'], positionals: [], options: [] },
   'plugins list': { words: ['plugins', 'list'], positionals: [], options: ['state'] },
   'plugins explain': { words: ['plugins', 'explain'], positionals: ['id'], options: [] },
-  'tools list': { words: ['tools', 'list'], positionals: [], options: ['format'] },
+  'tools list': { words: ['tools', 'list'], positionals: [], options: ['format', 'all'] },
   'tools describe': { words: ['tools', 'describe'], positionals: ['name'], options: [] },
   'tools search': { words: ['tools', 'search'], positionals: ['query'], options: ['limit'] },
   'tools call': { words: ['tools', 'call'], positionals: ['name'], options: ['args'] },
@@ -61,6 +69,10 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         format: { type: 'string' },
         limit: { type: 'string' },
         state: { type: 'string' },
+        allow: { type: 'string', multiple: true },
+        enable: { type: 'string', multiple: true },
+        disable: { type: 'string', multiple: true },
+        all: { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -78,6 +90,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     ...(profile !== undefined ? { profile: profile as ProfileName } : {}),
     pluginPaths: values['plugin-path'] ?? [],
     json: values.json ?? false,
+    ...pluginSwitches(values),
   };
   const help = values.help ?? false;
   const version = values.version ?? false;
@@ -113,5 +126,25 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     if (!spec.options.includes(key)) throw new UsageError(`\`trellis ${name}\` does not take --${key}`);
     options[key] = value;
   }
+  if (values.all !== undefined) {
+    if (!spec.options.includes('all')) throw new UsageError(`\`trellis ${name}\` does not take --all`);
+    (options as Record<string, unknown>).all = values.all;
+  }
   return { command: spec.words, args: rest, flags, options, help, version };
+}
+
+/** `--allow/--enable/--disable`: each value a plugin id; one id cannot be both enabled and disabled. */
+function pluginSwitches(values: { allow?: string[]; enable?: string[]; disable?: string[] }): Pick<GlobalFlags, 'allow' | 'enable' | 'disable'> {
+  const out: { allow?: string[]; enable?: string[]; disable?: string[] } = {};
+  for (const key of ['allow', 'enable', 'disable'] as const) {
+    const ids = values[key];
+    if (ids === undefined) continue;
+    for (const id of ids) {
+      if (!PLUGIN_ID_PATTERN.test(id)) throw new UsageError(`--${key} takes a plugin id (lowercase letters, digits and dashes), e.g. --${key} core-python; got "${id}"`);
+    }
+    out[key] = [...new Set(ids)];
+  }
+  const both = out.enable?.find((id) => out.disable?.includes(id));
+  if (both !== undefined) throw new UsageError(`--enable ${both} and --disable ${both} contradict each other; give one`);
+  return out;
 }

@@ -144,6 +144,10 @@ export const ERROR_CODES = {
   TOO_LARGE: 'TOO_LARGE',
   /** A network request failed or was refused. */
   NETWORK_ERROR: 'NETWORK_ERROR',
+  /** The `trellis` command line is wrong (unknown command or flag, missing argument); exit 2. */
+  USAGE: 'USAGE',
+  /** A `trellis` command's check failed after it was reported (e.g. no tool or plugin by that name); exit 1. */
+  COMMAND_FAILED: 'COMMAND_FAILED',
 } as const;
 
 /** A stable error or reason code. */
