@@ -54,7 +54,10 @@ export function processIO(): CommandIO {
 /** A prompt on a terminal; a refusal otherwise (no TTY means nobody can say yes). */
 function approvalHook(io: CommandIO): ApprovalHook {
   return async (request) => {
-    if (!io.interactive || io.ask === undefined) return false;
+    if (!io.interactive || io.ask === undefined) {
+      const allow = request.reason === 'policy' ? `, or remove "${request.rule}" from [runtime.policy] ask in runtime.toml to allow it without asking` : ' (its contract asks every time; an embedding host can pass an approval hook)';
+      return { refused: `nobody could be asked (stdin and stderr are not terminals, so there is no one to prompt); run it from a terminal to be asked${allow}` };
+    }
     const summary = request.summary ? ` ${JSON.stringify(request.summary)}` : '';
     const answer = await io.ask(`Allow ${request.tool}${summary}? [y/N] `);
     return /^y(es)?$/i.test(answer.trim());

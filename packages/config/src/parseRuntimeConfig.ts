@@ -12,6 +12,7 @@ import {
 } from './ConfigProblem.ts';
 import type { ConfigLoadResult, ConfigProblem } from './ConfigProblem.ts';
 import { decodeConfigText } from './decodeConfigText.ts';
+import { describeTomlSyntaxError } from './describeTomlSyntaxError.ts';
 import { expandEnvString } from './expandEnvString.ts';
 import { createKeyLocator } from './locateKey.ts';
 import { suggestKey } from './suggestKey.ts';
@@ -88,7 +89,7 @@ export function parseRuntimeConfig(text: string | Uint8Array, options: ParseRunt
   try {
     document = parse(decoded.text, { maxDepth: MAX_CONFIG_DEPTH });
   } catch (error) {
-    return failed([tomlFailure(error, file)]);
+    return failed([tomlFailure(error, file, decoded.text)]);
   }
 
   const ctx: WalkContext = {
@@ -146,7 +147,7 @@ export function parseRuntimeConfig(text: string | Uint8Array, options: ParseRunt
   return { value: resolvePaths(parsed.data, baseDir), warnings, errors: [] };
 }
 
-function tomlFailure(error: unknown, file: string): ConfigProblem {
+function tomlFailure(error: unknown, file: string, text: string): ConfigProblem {
   if (error instanceof TomlError) {
     const reason = (error.message.split('\n')[0] ?? '').replace(/^Invalid TOML document: /, '');
     if (reason.startsWith('document contains excessively nested structures')) {
@@ -163,7 +164,7 @@ function tomlFailure(error: unknown, file: string): ConfigProblem {
       file,
       line: error.line,
       column: error.column,
-      text: `invalid TOML: ${reason}; fix the file at this position`,
+      text: describeTomlSyntaxError(text, error.line) ?? `invalid TOML: ${reason}; fix the file at this position`,
     });
   }
   if (error instanceof RangeError) {
