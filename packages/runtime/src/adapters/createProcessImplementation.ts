@@ -12,6 +12,7 @@ import { pluginFailure, previewPluginValue } from './renderPluginValue.ts';
 import { resolveCommand } from './resolveCommand.ts';
 import { StderrRelay } from './StderrRelay.ts';
 import { discoveredToolSpecs } from './toolSpecs.ts';
+import { failureValueOfReply } from './failureValueOfReply.ts';
 
 /** A manifest's `[runtime]` table for `type = "process"`, with `[plugins.entries.<id>]` overrides applied. */
 export type ProcessRuntime = Extract<PluginRuntime, { type: 'process' }>;
@@ -534,7 +535,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
     }
     const failed = message.success === false || (message.success !== true && message.error !== undefined);
     if (!failed) return okOutcome(message.data === undefined ? null : message.data);
-    const error = message.error;
+    const error = failureValueOfReply(message);
     if (isMessage(error) && typeof error.code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(error.code)) {
       return reported(call, error.code, typeof error.message === 'string' ? error.message : error, error.retryable === true);
     }
