@@ -95,7 +95,7 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
       continue;
     }
     if (definition === undefined || typeof definition !== 'object' || !Array.isArray(definition.tools)) {
-      errors.push(`${relativeTo(workspaceRoot, plugin.entry)}: must export \`plugin = definePlugin({ manifest: { id }, tools })\``);
+      errors.push(`${relativeTo(workspaceRoot, plugin.entry)}: must export \`plugin = definePlugin({ manifest: { id: "${plugin.manifest.id}" }, tools })\` (the id is required, and equal to the id in plugin.toml)`);
       continue;
     }
     const problems = checkDefinition(plugin.manifest, definition);
@@ -154,13 +154,16 @@ export function metaSchemaProblems(schema: Readonly<Record<string, unknown>>): s
 
 function checkDefinition(manifest: PluginManifest, definition: PluginDefinition): string[] {
   const problems: string[] = [];
+  // One rule for the id: definePlugin must name it, and it must equal plugin.toml's (one message says both).
   if (definition.manifest?.id !== manifest.id) {
-    problems.push(`manifest.id is "${String(definition.manifest?.id)}" but plugin.toml says "${manifest.id}"; they must match`);
+    const given = definition.manifest?.id === undefined ? 'manifest.id is missing' : `manifest.id is "${String(definition.manifest.id)}" but plugin.toml says "${manifest.id}"`;
+    problems.push(`${given}; definePlugin needs manifest: { id: "${manifest.id}" } (required, and equal to the id in plugin.toml)`);
   }
   for (const [key, value] of Object.entries(definition.manifest ?? {})) {
+    if (key === 'id') continue;
     const expected = (manifest as Record<string, unknown>)[key];
     if (JSON.stringify(value) !== JSON.stringify(expected)) {
-      problems.push(`manifest.${key} disagrees with plugin.toml; plugin.toml is the source of truth, remove it from definePlugin`);
+      problems.push(`manifest.${key} disagrees with plugin.toml, the source of truth for every field but the id; remove ${key} from definePlugin (keep id)`);
     }
   }
   const names = new Set<string>();
