@@ -134,7 +134,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       const overrides = config.plugins.entries[pluginId];
       made = external.createExternalImplementation(
         { id: pluginId, manifest: entry.manifest, pluginDir: entry.pluginDir },
-        { env, logger, ...(overrides !== undefined ? { overrides } : {}) },
+        { env, logger, workspace, ...(overrides !== undefined ? { overrides } : {}) },
       );
     }
     if (made) implementations.set(pluginId, made);

@@ -28,6 +28,8 @@ export interface ProcessImplementationOptions {
   readonly manifest: PluginManifest;
   /** Realpath of the plugin folder: the child's cwd and the base of a relative `command`. */
   readonly pluginDir: string;
+  /** The child's working folder (`[runtime] cwd`, resolved and checked); default the plugin folder. */
+  readonly workingDir?: string;
   readonly runtime: ProcessRuntime;
   /** `[plugins.entries.<id>] config`, sent in `initialize {config}`. */
   readonly config?: Readonly<Record<string, unknown>>;
@@ -211,7 +213,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
     let proc: ChildProcessWithoutNullStreams;
     try {
       proc = spawn(wrapped.command, wrapped.args, {
-        cwd: pluginDir,
+        cwd: options.workingDir ?? pluginDir,
         env,
         detached: true,
         shell: false,
