@@ -12,6 +12,8 @@ Commands:
   tools describe <name>           One tool: description, schemas, contract, availability
   tools search <query> [--limit N]  Ranked search over names, descriptions and tags
   tools call <name> --args JSON   Call a tool; --json prints exactly the outcome
+  plugin new <id> --external T [--lang L]  Scaffold an external plugin (T: process | script | http; L: python | node | sh)
+  plugin test <dir>               Check a plugin: manifest, admission, handshake, a call to each tool
 
 Global options:
   --config FILE          Use this runtime.toml (else TRELLIS_CONFIG, <workspace>/.trellis/runtime.toml,

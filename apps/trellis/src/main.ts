@@ -12,6 +12,7 @@ import type { CommandIO } from './io.ts';
 import { parseCommandLine } from './parseCommandLine.ts';
 import { commandLineSwitches, writeJsonError } from './cliHabits.ts';
 import { readStandardInput } from './readStandardInput.ts';
+import { pluginNew, pluginTest } from './commands/pluginAuthoring.ts';
 
 /**
  * The IO of the real process: stdout, stderr, and a prompt when both ends are terminals. Nothing
@@ -82,6 +83,8 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
     }
     const name = line.command.join(' ');
     if (name === 'config check') return await configCheck(line, io, env);
+    if (name === 'plugin new') return pluginNew(line, io);
+    if (name === 'plugin test') return await pluginTest(line, io, env);
 
     const assembly = await assemble({
       ...(line.flags.config !== undefined ? { configPath: line.flags.config } : {}),

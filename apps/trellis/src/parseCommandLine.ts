@@ -32,6 +32,10 @@ export interface CommandLine {
     readonly state?: string;
     /** `tools list --all`: also the tools known but not offered, with the reason. */
     readonly all?: boolean;
+    /** `plugin new --external process|script|http`. */
+    readonly external?: string;
+    /** `plugin new --lang python|node|sh`. */
+    readonly lang?: string;
   };
   readonly help: boolean;
   readonly version: boolean;
@@ -47,6 +51,8 @@ export const COMMANDS: Readonly<Record<string, { words: readonly string[]; posit
   'tools describe': { words: ['tools', 'describe'], positionals: ['name'], options: [] },
   'tools search': { words: ['tools', 'search'], positionals: ['query'], options: ['limit'] },
   'tools call': { words: ['tools', 'call'], positionals: ['name'], options: ['args'] },
+  'plugin new': { words: ['plugin', 'new'], positionals: ['id'], options: ['external', 'lang'] },
+  'plugin test': { words: ['plugin', 'test'], positionals: ['dir'], options: [] },
 };
 
 /** Parses argv (without `node` and the script), checking flags and arity; throws `UsageError`. */
@@ -73,6 +79,8 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         enable: { type: 'string', multiple: true },
         disable: { type: 'string', multiple: true },
         all: { type: 'boolean' },
+        external: { type: 'string' },
+        lang: { type: 'string' },
       },
     });
   } catch (error) {
@@ -120,7 +128,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     }
   }
   const options: Record<string, string> = {};
-  for (const key of ['args', 'format', 'limit', 'state'] as const) {
+  for (const key of ['args', 'format', 'limit', 'state', 'external', 'lang'] as const) {
     const value = values[key];
     if (value === undefined) continue;
     if (!spec.options.includes(key)) throw new UsageError(`\`trellis ${name}\` does not take --${key}`);
