@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -112,5 +112,38 @@ describe('trellis plugin test says what to fix', () => {
     const bad = await run(['plugin', 'new', 'Bad_Id', '--external', 'script']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('must be 1–64 lowercase letters');
+  });
+});
+
+describe('trellis plugin new <id> (bundled)', () => {
+  it('writes the package under plugins/ and the app dependency line, and the build links it', async () => {
+    const { linkBundledPlugins } = await import('../scripts/bundledIndex.ts');
+    // Inside the app folder, so '@trellis/sdk' and 'zod' resolve as they do for real plugins.
+    const base = join(import.meta.dirname, '..', '.tmp');
+    mkdirSync(base, { recursive: true });
+    const checkout = mkdtempSync(join(base, 'checkout-'));
+    try {
+      copyFileSync(join(import.meta.dirname, '..', '..', '..', 'tsconfig.base.json'), join(checkout, 'tsconfig.base.json'));
+      writeFileSync(join(checkout, 'pnpm-workspace.yaml'), "packages:\n  - 'apps/*'\n  - 'plugins/*'\n");
+      mkdirSync(join(checkout, 'apps', 'trellis'), { recursive: true });
+      writeFileSync(join(checkout, 'apps', 'trellis', 'package.json'), '{\n  "name": "trellis",\n  "dependencies": {\n    "@trellis/sdk": "workspace:*"\n  }\n}\n');
+      let stdout = '';
+      const io: CommandIO = { out: (t) => void (stdout += t), err: (t) => void (stdout += t), interactive: false };
+      expect(await main(['--workspace', join(checkout, 'apps'), 'plugin', 'new', 'hello-bundled'], io, env)).toBe(0);
+      expect(stdout).toContain('--allow hello-bundled tools call hello-bundled.greet');
+      const app = JSON.parse(readFileSync(join(checkout, 'apps', 'trellis', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+      expect(app.dependencies).toEqual({ '@trellis/sdk': 'workspace:*', '@trellis/plugin-hello-bundled': 'workspace:*' });
+      const linked = await linkBundledPlugins(checkout);
+      expect(linked.errors).toEqual([]);
+      expect(linked.plugins.map((p) => [p.manifest.id, p.tools.map((t) => t.name)])).toEqual([['hello-bundled', ['greet']]]);
+    } finally {
+      rmSync(checkout, { recursive: true, force: true });
+    }
+  });
+
+  it('outside a checkout, says to run it in the repository or use --external', async () => {
+    const outside = await run(['plugin', 'new', 'lonely']);
+    expect(outside.code).toBe(2);
+    expect(outside.stderr).toContain("is a package in a Trellis checkout's plugins/ folder");
   });
 });

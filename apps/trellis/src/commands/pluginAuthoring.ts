@@ -5,6 +5,7 @@ import { assemble, type Assembly } from '../assemble.ts';
 import { EXIT, FailedError, UsageError } from '../errors.ts';
 import { toJson, type CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
+import { findTrellisCheckout, scaffoldBundledPlugin } from '../plugin/bundledScaffold.ts';
 import { exampleInputFor } from '../plugin/exampleInputFor.ts';
 import { EXTERNAL_TYPES, LANGUAGES, externalScaffold, type ExternalType, type Language } from '../plugin/scaffoldTemplates.ts';
 
@@ -16,11 +17,7 @@ export function pluginNew(line: CommandLine, io: CommandIO): number {
   const id = line.args[0]!;
   if (!PLUGIN_ID_PATTERN.test(id)) throw new UsageError(`plugin id "${id}" must be 1–64 lowercase letters, digits or dashes, starting and ending with a letter or digit (e.g. hello-world)`);
   const type = line.options.external;
-  if (type === undefined) {
-    throw new UsageError(
-      `\`trellis plugin new\` scaffolds an external plugin: add --external process|script|http (a bundled plugin is a workspace package under plugins/; see docs/plugin-authoring.md)`,
-    );
-  }
+  if (type === undefined) return bundledNew(line, io, id);
   if (!(EXTERNAL_TYPES as readonly string[]).includes(type)) throw new UsageError(`--external must be one of ${EXTERNAL_TYPES.join(', ')}; got "${type}"`);
   const lang = line.options.lang ?? 'python';
   if (!(LANGUAGES as readonly string[]).includes(lang)) throw new UsageError(`--lang must be one of ${LANGUAGES.join(', ')}; got "${lang}"`);
@@ -42,6 +39,24 @@ export function pluginNew(line: CommandLine, io: CommandIO): number {
   if (type === 'http') io.out(`  (cd ${folder} && ${lang === 'node' ? 'node' : 'python3'} ${files[1]!.path})   # start the server (keep it running)\n`);
   io.out(`  trellis plugin test ${folder}\n  trellis --plugin-path ${root} --allow ${id} tools call ${id}.greet --args '{"name":"Ada"}'\n`);
   io.out(`To keep it on: add "${id}" to [plugins] allow and ${root} to [plugins] paths in runtime.toml.\n`);
+  return EXIT.OK;
+}
+
+/** `trellis plugin new <id>` inside a Trellis checkout: the package under plugins/ and the app's dependency line. */
+function bundledNew(line: CommandLine, io: CommandIO, id: string): number {
+  if (line.options.lang !== undefined && line.options.lang !== 'node') throw new UsageError('a bundled plugin is TypeScript; --lang is for --external plugins');
+  const from = line.flags.workspace ?? process.cwd();
+  const checkout = findTrellisCheckout(from);
+  if (checkout === undefined) {
+    throw new UsageError(`a bundled plugin is a package in a Trellis checkout's plugins/ folder, and ${resolve(from)} is not inside one; run this in the repository, or scaffold an external plugin with --external process|script|http`);
+  }
+  const files = scaffoldBundledPlugin(checkout, id);
+  if (line.flags.json) {
+    io.out(toJson({ id, type: 'bundled', folder: join(checkout, 'plugins', id), files }));
+    return EXIT.OK;
+  }
+  io.out(`Created plugins/${id} and added "@trellis/plugin-${id}": "workspace:*" to apps/trellis/package.json:\n${files.map((f) => `  ${f}`).join('\n')}\n\nNext (in ${checkout}):\n`);
+  io.out(`  npx -y pnpm@10 install\n  npx -y pnpm@10 --filter "trellis..." build\n  node apps/trellis/dist/cli.cjs --allow ${id} tools call ${id}.greet --args '{"name":"Ada"}'\n`);
   return EXIT.OK;
 }
 
