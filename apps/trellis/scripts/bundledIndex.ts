@@ -233,21 +233,22 @@ export function renderBundledIndex(options: {
  * when the two differ, so "add a package and rebuild" stays one step the build explains.
  */
 export function undeclaredPluginProblems(
-  appPackage: { dependencies?: Record<string, string> },
+  appPackage: { dependencies?: Record<string, string>; devDependencies?: Record<string, string> },
   plugins: readonly Pick<LinkedPlugin, 'packageName' | 'folder'>[],
   appPackageFile = 'apps/trellis/package.json',
 ): string[] {
-  const declared = appPackage.dependencies ?? {};
+  // devDependencies: the app bundles every plugin, so its published package depends on nothing.
+  const declared = { ...appPackage.dependencies, ...appPackage.devDependencies };
   const wanted = new Set(plugins.map((p) => p.packageName));
   const problems: string[] = [];
   for (const plugin of plugins) {
     if (declared[plugin.packageName] !== 'workspace:*') {
-      problems.push(`${appPackageFile}: dependencies: add "${plugin.packageName}": "workspace:*" (the bundled plugin in ${plugin.folder}), then run pnpm install`);
+      problems.push(`${appPackageFile}: devDependencies: add "${plugin.packageName}": "workspace:*" (the bundled plugin in ${plugin.folder}), then run pnpm install`);
     }
   }
   for (const name of Object.keys(declared).sort()) {
     if (name.startsWith('@trellis/plugin-') && !wanted.has(name)) {
-      problems.push(`${appPackageFile}: dependencies: remove "${name}" (no folder under plugins/ provides it), then run pnpm install`);
+      problems.push(`${appPackageFile}: devDependencies: remove "${name}" (no folder under plugins/ provides it), then run pnpm install`);
     }
   }
   return problems;

@@ -169,15 +169,17 @@ export const plugin = {
     ];
     const appPackage = { dependencies: { '@trellis/sdk': 'workspace:*', '@trellis/plugin-alpha': 'workspace:*', '@trellis/plugin-gone': 'workspace:*' } };
     expect(undeclaredPluginProblems(appPackage, plugins)).toEqual([
-      'apps/trellis/package.json: dependencies: add "@trellis/plugin-beta": "workspace:*" (the bundled plugin in plugins/beta), then run pnpm install',
-      'apps/trellis/package.json: dependencies: remove "@trellis/plugin-gone" (no folder under plugins/ provides it), then run pnpm install',
+      'apps/trellis/package.json: devDependencies: add "@trellis/plugin-beta": "workspace:*" (the bundled plugin in plugins/beta), then run pnpm install',
+      'apps/trellis/package.json: devDependencies: remove "@trellis/plugin-gone" (no folder under plugins/ provides it), then run pnpm install',
     ]);
   });
 
   it('declares every plugin under plugins/ as a dependency of the app', async () => {
     const result = await linkBundledPlugins(findWorkspaceRoot(appDir));
-    const appPackage = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    const appPackage = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
     expect(undeclaredPluginProblems(appPackage, result.plugins)).toEqual([]);
+    // Everything is bundled: the published package needs nothing installed beside it.
+    expect(appPackage.dependencies).toBeUndefined();
   });
 
   it('embeds each bundled manifest digest exactly as the registry computes it at run time', async () => {

@@ -55,7 +55,7 @@ function bundledNew(line: CommandLine, io: CommandIO, id: string): number {
     io.out(toJson({ id, type: 'bundled', folder: join(checkout, 'plugins', id), files }));
     return EXIT.OK;
   }
-  io.out(`Created plugins/${id} and added "@trellis/plugin-${id}": "workspace:*" to apps/trellis/package.json:\n${files.map((f) => `  ${f}`).join('\n')}\n\nNext (in ${checkout}):\n`);
+  io.out(`Created plugins/${id} and added "@trellis/plugin-${id}": "workspace:*" to the devDependencies of apps/trellis/package.json:\n${files.map((f) => `  ${f}`).join('\n')}\n\nNext (in ${checkout}):\n`);
   io.out(`  npx -y pnpm@10 install\n  npx -y pnpm@10 --filter "trellis..." build\n  node apps/trellis/dist/cli.cjs --allow ${id} tools call ${id}.greet --args '{"name":"Ada"}'\n`);
   return EXIT.OK;
 }

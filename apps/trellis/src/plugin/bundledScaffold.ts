@@ -74,8 +74,8 @@ export const plugin = definePlugin({ manifest: { id: '${id}' }, tools: [greet] }
 
   // The app links exactly the plugins it depends on: add the line the build would ask for.
   const appManifest = join(checkout, 'apps', 'trellis', 'package.json');
-  const app = JSON.parse(readFileSync(appManifest, 'utf8')) as { dependencies?: Record<string, string> };
-  app.dependencies = { ...app.dependencies, [packageName]: 'workspace:*' };
+  const app = JSON.parse(readFileSync(appManifest, 'utf8')) as { devDependencies?: Record<string, string> };
+  app.devDependencies = { ...app.devDependencies, [packageName]: 'workspace:*' };
   writeFileSync(appManifest, `${JSON.stringify(app, null, 2)}\n`);
   return [...Object.keys(files).map((p) => `plugins/${id}/${p}`), 'apps/trellis/package.json'];
 }
