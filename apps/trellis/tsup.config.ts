@@ -26,5 +26,7 @@ export default defineConfig({
   // Smaller code compiles faster at startup; the source maps keep stack traces readable.
   minify: true,
   shims: false,
-  dts: false,
+  // Types of the embedding API (`assemble()` and what it returns), with the workspace packages'
+  // types inlined: the published package depends on nothing.
+  dts: { entry: { index: 'src/index.ts' }, resolve: [/^@trellis\//] },
 });

@@ -99,7 +99,7 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
       continue;
     }
     if (definition === undefined || typeof definition !== 'object' || !Array.isArray(definition.tools)) {
-      errors.push(`${relativeTo(workspaceRoot, plugin.entry)}: must export \`plugin = definePlugin({ manifest: { id }, tools })\``);
+      errors.push(`${relativeTo(workspaceRoot, plugin.entry)}: must export \`plugin = definePlugin({ manifest: { id: "${plugin.manifest.id}" }, tools })\` (the id is required, and equal to the id in plugin.toml)`);
       continue;
     }
     const problems = checkDefinition(plugin.manifest, definition);
@@ -176,13 +176,16 @@ function checkDefinition(manifest: PluginManifest, definition: PluginDefinition)
       problems.push(`the code exports a ${kind} but plugin.toml says kind = "${manifest.kind}"; set kind = "${kind}" or remove the ${kind}`);
     }
   }
+  // One rule for the id: definePlugin must name it, and it must equal plugin.toml's (one message says both).
   if (definition.manifest?.id !== manifest.id) {
-    problems.push(`manifest.id is "${String(definition.manifest?.id)}" but plugin.toml says "${manifest.id}"; they must match`);
+    const given = definition.manifest?.id === undefined ? 'manifest.id is missing' : `manifest.id is "${String(definition.manifest.id)}" but plugin.toml says "${manifest.id}"`;
+    problems.push(`${given}; definePlugin needs manifest: { id: "${manifest.id}" } (required, and equal to the id in plugin.toml)`);
   }
   for (const [key, value] of Object.entries(definition.manifest ?? {})) {
+    if (key === 'id') continue;
     const expected = (manifest as Record<string, unknown>)[key];
     if (JSON.stringify(value) !== JSON.stringify(expected)) {
-      problems.push(`manifest.${key} disagrees with plugin.toml; plugin.toml is the source of truth, remove it from definePlugin`);
+      problems.push(`manifest.${key} disagrees with plugin.toml, the source of truth for every field but the id; remove ${key} from definePlugin (keep id)`);
     }
   }
   const names = new Set<string>();
@@ -254,21 +257,22 @@ export function renderBundledIndex(options: {
  * when the two differ, so "add a package and rebuild" stays one step the build explains.
  */
 export function undeclaredPluginProblems(
-  appPackage: { dependencies?: Record<string, string> },
+  appPackage: { dependencies?: Record<string, string>; devDependencies?: Record<string, string> },
   plugins: readonly Pick<LinkedPlugin, 'packageName' | 'folder'>[],
   appPackageFile = 'apps/trellis/package.json',
 ): string[] {
-  const declared = appPackage.dependencies ?? {};
+  // devDependencies: the app bundles every plugin, so its published package depends on nothing.
+  const declared = { ...appPackage.dependencies, ...appPackage.devDependencies };
   const wanted = new Set(plugins.map((p) => p.packageName));
   const problems: string[] = [];
   for (const plugin of plugins) {
     if (declared[plugin.packageName] !== 'workspace:*') {
-      problems.push(`${appPackageFile}: dependencies: add "${plugin.packageName}": "workspace:*" (the bundled plugin in ${plugin.folder}), then run pnpm install`);
+      problems.push(`${appPackageFile}: devDependencies: add "${plugin.packageName}": "workspace:*" (the bundled plugin in ${plugin.folder}), then run pnpm install`);
     }
   }
   for (const name of Object.keys(declared).sort()) {
     if (name.startsWith('@trellis/plugin-') && !wanted.has(name)) {
-      problems.push(`${appPackageFile}: dependencies: remove "${name}" (no folder under plugins/ provides it), then run pnpm install`);
+      problems.push(`${appPackageFile}: devDependencies: remove "${name}" (no folder under plugins/ provides it), then run pnpm install`);
     }
   }
   return problems;

@@ -8,6 +8,7 @@ import {
   type PluginExplanation,
   type PluginRegistryResult,
   type PluginRegistrySnapshot,
+  type CommandLineSwitches,
   type SnapshotEntry,
 } from '@trellis/registry';
 import { createResourceCatalog, type ResourceCatalog } from '@trellis/catalog';
@@ -22,6 +23,7 @@ import {
 } from '@trellis/runtime';
 import { silentLogger, type HostServices, type Logger, type ProfileName, type ToolSpec } from '@trellis/sdk';
 import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
+import { applyCommandLineSwitches } from './applyCommandLineSwitches.ts';
 import { ConfigError } from './errors.ts';
 import { loadConfig, resolveHostPaths } from './loadConfig.ts';
 
@@ -62,6 +64,8 @@ export interface AssembleOptions {
    * they have never seen; `true`: they contact everything now (doctor, long-running hosts).
    */
   readonly refreshToolSources?: boolean;
+  /** `--allow/--enable/--disable` of one run: applied over the config as its highest layer. */
+  readonly commandLine?: CommandLineSwitches;
 }
 
 /** A running Trellis host: what `assemble()` returns. */
@@ -132,6 +136,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
   if (loaded.errors.length > 0 || loaded.value === undefined) throw new ConfigError(loaded.errors);
   let config = loaded.value;
   if (options.profile !== undefined) config = { ...config, plugins: { ...config.plugins, profile: options.profile } };
+  if (options.commandLine !== undefined) config = applyCommandLineSwitches(config, options.commandLine);
 
   const roots = resolveDiscoveryRoots({
     config,
@@ -144,7 +149,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     workspaceReal: loaded.workspaceTrust.real,
   });
   await prepareRegistry({ roots, config });
-  const registry = buildPluginRegistrySnapshot({ config, roots, bundled: BUNDLED_PLUGINS, profiles: EMBEDDED_PROFILES, env });
+  const registry = buildPluginRegistrySnapshot({ config, roots, bundled: BUNDLED_PLUGINS, profiles: EMBEDDED_PROFILES, env, ...(options.commandLine ? { commandLine: options.commandLine } : {}) });
   const { snapshot } = registry;
 
   let catalog = createResourceCatalog({ snapshot, bundled: BUNDLED_PLUGINS, overrides: EMBEDDED_TOOL_OVERRIDES, config });
@@ -185,7 +190,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       const overrides = config.plugins.entries[pluginId];
       made = external.createExternalImplementation(
         { id: pluginId, manifest: entry.manifest, pluginDir: entry.pluginDir },
-        { env, logger, ...(overrides !== undefined ? { overrides } : {}) },
+        { env, logger, workspace, ...(overrides !== undefined ? { overrides } : {}) },
       );
     }
     if (made && !entry.bundled) made = watchDiscoveredTools(made);

@@ -33,6 +33,13 @@ export class ConfigError extends Error {
 /** A check or tool failed after it was reported; the CLI only sets the exit code. Exit 1. */
 export class FailedError extends Error {
   override readonly name = 'FailedError';
+  /** The stable code `--json` reports; default `COMMAND_FAILED`. */
+  readonly code: string;
+
+  constructor(message: string, code = 'COMMAND_FAILED') {
+    super(message);
+    this.code = code;
+  }
 }
 
 /** The one mapping from an error to an exit code. */

@@ -26,6 +26,8 @@ Commands:
                                   Be an MCP server: stdio, or Streamable HTTP at http://H:N/mcp (default
                                   127.0.0.1, bearer token from TRELLIS_SERVE_TOKEN or [serve] token, else
                                   generated and printed to stderr); see docs/serve.md
+  plugin new <id> --external T [--lang L]  Scaffold an external plugin (T: process | script | http; L: python | node | sh)
+  plugin test <dir>               Check a plugin: manifest, admission, handshake, a call to each tool
 
 Global options:
   --config FILE          The top config layer (else TRELLIS_CONFIG); layers, lowest first: built-in
@@ -35,8 +37,14 @@ Global options:
   --profile NAME         minimal | messaging | full (overrides [plugins] profile)
   --plugin-path DIR      An extra plugin root, highest priority (repeatable)
   --json                 Machine-readable output on stdout, nothing else on stdout
+  --allow ID             Allow plugin ID for this run, as if in [plugins] allow (repeatable)
+  --enable ID            Switch plugin ID on for this run (repeatable); --disable ID switches it off
   -h, --help             This help
   -v, --version          The version
+
+tools list --all also names each tool known but not offered, with the reason.
+tools call --args takes JSON inline, @FILE (a JSON file) or - (JSON on standard input).
+Under --json an error is {"error": {"code", "message", "exit"}} on stdout.
 
 Exit codes: 0 ok, 1 a check or tool failed, 2 usage or config error.
 Docs: docs/ in the repository (architecture, plugin authoring, config reference, security model).

@@ -11,6 +11,8 @@ export interface CommandIO {
    * processes, then exits; returns a function that removes the trap.
    */
   trapSignals?(cleanup: () => Promise<void>): () => void;
+  /** Reads all of standard input as UTF-8 (for `--args -`); rejects past `maxBytes`. */
+  readStdin?(maxBytes: number): Promise<string>;
 }
 
 /** Renders rows as aligned columns; the last column is never padded. */

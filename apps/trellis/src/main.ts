@@ -16,6 +16,9 @@ import { HELP } from './help.ts';
 import type { CommandIO } from './io.ts';
 import { parseCommandLine } from './parseCommandLine.ts';
 import { trapExitSignals } from './shutdown.ts';
+import { commandLineSwitches, writeJsonError } from './cliHabits.ts';
+import { readStandardInput } from './readStandardInput.ts';
+import { pluginNew, pluginTest } from './commands/pluginAuthoring.ts';
 
 /**
  * The IO of the real process: stdout, stderr, and a prompt when both ends are terminals. Nothing
@@ -39,6 +42,7 @@ export function processIO(): CommandIO {
         rl.close();
       }
     },
+    readStdin: (maxBytes) => readStandardInput(maxBytes),
     trapSignals(cleanup) {
       return trapExitSignals(cleanup);
     },
@@ -48,7 +52,10 @@ export function processIO(): CommandIO {
 /** A prompt on a terminal; a refusal otherwise (no TTY means nobody can say yes). */
 function approvalHook(io: CommandIO): ApprovalHook {
   return async (request) => {
-    if (!io.interactive || io.ask === undefined) return false;
+    if (!io.interactive || io.ask === undefined) {
+      const allow = request.reason === 'policy' ? `, or remove "${request.rule}" from [runtime.policy] ask in runtime.toml to allow it without asking` : ' (its contract asks every time; an embedding host can pass an approval hook)';
+      return { refused: `nobody could be asked (stdin and stderr are not terminals, so there is no one to prompt); run it from a terminal to be asked${allow}` };
+    }
     const summary = request.summary ? ` ${JSON.stringify(request.summary)}` : '';
     const answer = await io.ask(`Allow ${request.tool}${summary}? [y/N] `);
     return /^y(es)?$/i.test(answer.trim());
@@ -76,6 +83,8 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
     if (name === 'config show') return await configShow(line, io, env);
     if (name === 'trust') return trust(line, io, env);
     if (name === 'mcp import' || name === 'mcp approve') return await mcpCommand(line, io, env);
+    if (name === 'plugin new') return pluginNew(line, io);
+    if (name === 'plugin test') return await pluginTest(line, io, env);
 
     const assembly = await assemble({
       ...(line.flags.config !== undefined ? { configPath: line.flags.config } : {}),
@@ -86,6 +95,7 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
       approve: approvalHook(io),
       discoverExternalTools: name.startsWith('tools') || name === 'doctor' || name === 'plugins explain' || name === 'chat' || name === 'run' || name === 'serve',
       refreshToolSources: name === 'doctor' || name === 'plugins explain',
+      ...commandLineSwitches(line),
     });
     // `run` handles SIGINT/SIGTERM itself: it stops its connectors gracefully before disposing.
     const untrap = name === 'run' ? undefined : io.trapSignals?.(() => assembly.dispose());
@@ -121,6 +131,7 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
       await assembly.dispose();
     }
   } catch (error) {
+    writeJsonError(io, argv, error);
     if (error instanceof ConfigError) {
       io.err(`trellis: the config cannot be used:\n${error.problems.map((p) => `  ${p.code}  ${p.message}`).join('\n')}\nRun \`trellis config check\` after fixing it.\n`);
     } else if (error instanceof FailedError) {

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { PROFILE_NAMES, type ProfileName } from '@trellis/sdk';
+import { PLUGIN_ID_PATTERN, PROFILE_NAMES, type ProfileName } from '@trellis/sdk';
 import { UsageError } from './errors.ts';
 
 /** Flags every command accepts. */
@@ -9,6 +9,12 @@ export interface GlobalFlags {
   readonly profile?: ProfileName;
   readonly pluginPaths: readonly string[];
   readonly json: boolean;
+  /** `--allow ID` (repeatable): added to `[plugins] allow` for this run. */
+  readonly allow?: readonly string[];
+  /** `--enable ID` (repeatable): `[plugins.entries.ID] enabled = true` for this run. */
+  readonly enable?: readonly string[];
+  /** `--disable ID` (repeatable): `[plugins.entries.ID] enabled = false` for this run. */
+  readonly disable?: readonly string[];
 }
 
 /** A parsed command line. */
@@ -39,6 +45,12 @@ export interface CommandLine {
     readonly port?: string;
     /** `serve --http`: no bearer token (loopback only). */
     readonly noAuth?: boolean;
+    /** `tools list --all`: also the tools known but not offered, with the reason. */
+    readonly all?: boolean;
+    /** `plugin new --external process|script|http`. */
+    readonly external?: string;
+    /** `plugin new --lang python|node|sh`. */
+    readonly lang?: string;
   };
   readonly help: boolean;
   readonly version: boolean;
@@ -50,7 +62,7 @@ export const COMMANDS: Readonly<Record<string, { words: readonly string[]; posit
   'config check': { words: ['config', 'check'], positionals: [], options: [] },
   'plugins list': { words: ['plugins', 'list'], positionals: [], options: ['state'] },
   'plugins explain': { words: ['plugins', 'explain'], positionals: ['id'], options: [] },
-  'tools list': { words: ['tools', 'list'], positionals: [], options: ['format'] },
+  'tools list': { words: ['tools', 'list'], positionals: [], options: ['format', 'all'] },
   'tools describe': { words: ['tools', 'describe'], positionals: ['name'], options: [] },
   'tools search': { words: ['tools', 'search'], positionals: ['query'], options: ['limit'] },
   'tools call': { words: ['tools', 'call'], positionals: ['name'], options: ['args'] },
@@ -61,6 +73,8 @@ export const COMMANDS: Readonly<Record<string, { words: readonly string[]; posit
   chat: { words: ['chat'], positionals: [], optionalPositionals: ['prompt'], options: [] },
   run: { words: ['run'], positionals: [], options: ['grace'] },
   serve: { words: ['serve'], positionals: [], options: ['http', 'host', 'port', 'no-auth'] },
+  'plugin new': { words: ['plugin', 'new'], positionals: ['id'], options: ['external', 'lang'] },
+  'plugin test': { words: ['plugin', 'test'], positionals: ['dir'], options: [] },
 };
 
 /** Parses argv (without `node` and the script), checking flags and arity; throws `UsageError`. */
@@ -91,6 +105,12 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         host: { type: 'string' },
         port: { type: 'string' },
         'no-auth': { type: 'boolean' },
+        allow: { type: 'string', multiple: true },
+        enable: { type: 'string', multiple: true },
+        disable: { type: 'string', multiple: true },
+        all: { type: 'boolean' },
+        external: { type: 'string' },
+        lang: { type: 'string' },
       },
     });
   } catch (error) {
@@ -108,6 +128,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     ...(profile !== undefined ? { profile: profile as ProfileName } : {}),
     pluginPaths: values['plugin-path'] ?? [],
     json: values.json ?? false,
+    ...pluginSwitches(values),
   };
   const help = values.help ?? false;
   const version = values.version ?? false;
@@ -139,7 +160,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     }
   }
   const options: Record<string, string | boolean> = {};
-  for (const key of ['args', 'format', 'limit', 'state', 'grace'] as const) {
+  for (const key of ['args', 'format', 'limit', 'state', 'grace', 'external', 'lang'] as const) {
     const value = values[key];
     if (value === undefined) continue;
     if (!spec.options.includes(key)) throw new UsageError(`\`trellis ${name}\` does not take --${key}`);
@@ -160,5 +181,25 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     else if (key === 'http') serveOptions.http = value as boolean;
     else serveOptions[key] = value as string;
   }
+  if (values.all !== undefined) {
+    if (!spec.options.includes('all')) throw new UsageError(`\`trellis ${name}\` does not take --all`);
+    options.all = values.all;
+  }
   return { command: spec.words, args: rest, flags, options: { ...options, ...serveOptions }, help, version };
+}
+
+/** `--allow/--enable/--disable`: each value a plugin id; one id cannot be both enabled and disabled. */
+function pluginSwitches(values: { allow?: string[]; enable?: string[]; disable?: string[] }): Pick<GlobalFlags, 'allow' | 'enable' | 'disable'> {
+  const out: { allow?: string[]; enable?: string[]; disable?: string[] } = {};
+  for (const key of ['allow', 'enable', 'disable'] as const) {
+    const ids = values[key];
+    if (ids === undefined) continue;
+    for (const id of ids) {
+      if (!PLUGIN_ID_PATTERN.test(id)) throw new UsageError(`--${key} takes a plugin id (lowercase letters, digits and dashes), e.g. --${key} core-python; got "${id}"`);
+    }
+    out[key] = [...new Set(ids)];
+  }
+  const both = out.enable?.find((id) => out.disable?.includes(id));
+  if (both !== undefined) throw new UsageError(`--enable ${both} and --disable ${both} contradict each other; give one`);
+  return out;
 }

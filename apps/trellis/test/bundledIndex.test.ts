@@ -126,17 +126,22 @@ export const plugin = {
     ]);
   });
 
-  it('fails when the code and the manifest disagree on the id, or the code exports no plugin', async () => {
+  it('one rule for the id: required in definePlugin, equal to plugin.toml; one message whichever way it is wrong', async () => {
     freshWorkspace();
     addPlugin('gamma', { toml: manifest('gamma'), index: `export const plugin = { manifest: { id: 'delta' }, tools: [] };\n` });
+    addPlugin('kappa', { toml: manifest('kappa'), index: `export const plugin = { manifest: {}, tools: [] };\n` });
+    addPlugin('sigma', { toml: manifest('sigma'), index: `export const plugin = { manifest: { id: 'sigma', name: 'Other' }, tools: [] };\n` });
     addPlugin('omega', { toml: manifest('omega'), index: `export const nothing = 1;\n` });
     const result = await linkBundledPlugins(workspace);
     const rel = (p: string) => p.replace(`${workspace}/`, '');
     expect(result.errors.map(rel)).toEqual([
-      'plugins/gamma/src/index.ts: manifest.id is "delta" but plugin.toml says "gamma"; they must match',
-      'plugins/gamma/src/index.ts: manifest.id disagrees with plugin.toml; plugin.toml is the source of truth, remove it from definePlugin',
-      'plugins/omega/src/index.ts: must export `plugin = definePlugin({ manifest: { id }, tools })`',
+      'plugins/gamma/src/index.ts: manifest.id is "delta" but plugin.toml says "gamma"; definePlugin needs manifest: { id: "gamma" } (required, and equal to the id in plugin.toml)',
+      'plugins/kappa/src/index.ts: manifest.id is missing; definePlugin needs manifest: { id: "kappa" } (required, and equal to the id in plugin.toml)',
+      'plugins/omega/src/index.ts: must export `plugin = definePlugin({ manifest: { id: "omega" }, tools })` (the id is required, and equal to the id in plugin.toml)',
+      'plugins/sigma/src/index.ts: manifest.name disagrees with plugin.toml, the source of truth for every field but the id; remove name from definePlugin (keep id)',
     ]);
+    // No message tells the author to remove the id.
+    expect(result.errors.join('\n')).not.toMatch(/remove id|remove it from definePlugin/);
   });
 
   it('links the real workspace: every folder under plugins/ with a plugin.toml', async () => {
@@ -164,15 +169,17 @@ export const plugin = {
     ];
     const appPackage = { dependencies: { '@trellis/sdk': 'workspace:*', '@trellis/plugin-alpha': 'workspace:*', '@trellis/plugin-gone': 'workspace:*' } };
     expect(undeclaredPluginProblems(appPackage, plugins)).toEqual([
-      'apps/trellis/package.json: dependencies: add "@trellis/plugin-beta": "workspace:*" (the bundled plugin in plugins/beta), then run pnpm install',
-      'apps/trellis/package.json: dependencies: remove "@trellis/plugin-gone" (no folder under plugins/ provides it), then run pnpm install',
+      'apps/trellis/package.json: devDependencies: add "@trellis/plugin-beta": "workspace:*" (the bundled plugin in plugins/beta), then run pnpm install',
+      'apps/trellis/package.json: devDependencies: remove "@trellis/plugin-gone" (no folder under plugins/ provides it), then run pnpm install',
     ]);
   });
 
   it('declares every plugin under plugins/ as a dependency of the app', async () => {
     const result = await linkBundledPlugins(findWorkspaceRoot(appDir));
-    const appPackage = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    const appPackage = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
     expect(undeclaredPluginProblems(appPackage, result.plugins)).toEqual([]);
+    // Everything is bundled: the published package needs nothing installed beside it.
+    expect(appPackage.dependencies).toBeUndefined();
   });
 
   it('embeds each bundled manifest digest exactly as the registry computes it at run time', async () => {

@@ -185,12 +185,13 @@ describe('trellis (built binary)', () => {
     expect(names.some((n) => n.startsWith('core-python.'))).toBe(false);
     for (const tool of listed.tools) expect(Object.keys(tool).sort()).toEqual(['contract', 'description', 'inputSchema', 'name', 'plugin']);
     const openai = JSON.parse(runCli(sandbox, ['tools', 'list', '--format', 'openai']).stdout);
-    for (const tool of openai.tools) expect(tool.function.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+    expect(Array.isArray(openai)).toBe(true);
+    for (const tool of openai) expect(tool.function.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
     const described = runCli(sandbox, ['tools', 'describe', 'core-fs.read']);
     expect(described.code).toBe(0);
     expect(described.stdout).toMatch(/^core-fs\.read\n {2}plugin: core-fs\n/);
     const missing = runCli(sandbox, ['tools', 'describe', 'core-fs.raed']);
-    expect(missing).toEqual({ code: 1, stdout: '', stderr: 'trellis: no tool is named "core-fs.raed"; did you mean "core-fs.read"? (`trellis tools list` shows them all)\n' });
+    expect(missing).toEqual({ code: 1, stdout: '', stderr: 'trellis: no tool is named "core-fs.raed"; did you mean "core-fs.read"? (`trellis tools list --all` shows them all)\n' });
     const search = JSON.parse(runCli(sandbox, ['tools', 'search', 'read a file', '--json']).stdout);
     expect(search.hits[0].name).toBe('core-fs.read');
   });

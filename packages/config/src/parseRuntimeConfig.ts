@@ -12,6 +12,7 @@ import {
 } from './ConfigProblem.ts';
 import type { ConfigLoadResult, ConfigProblem } from './ConfigProblem.ts';
 import { decodeConfigText } from './decodeConfigText.ts';
+import { describeTomlSyntaxError } from './describeTomlSyntaxError.ts';
 import { expandEnvString } from './expandEnvString.ts';
 import { createKeyLocator } from './locateKey.ts';
 import { suggestKey } from './suggestKey.ts';
@@ -122,7 +123,7 @@ export function parseConfigLayer(text: string | Uint8Array, options: ParseConfig
   try {
     document = parse(decoded.text, { maxDepth: MAX_CONFIG_DEPTH });
   } catch (error) {
-    return { ...failed([tomlFailure(error, file)]), tree: undefined, expandedKeys: none };
+    return { ...failed([tomlFailure(error, file, decoded.text)]), tree: undefined, expandedKeys: none };
   }
 
   const ctx: WalkContext = {
@@ -182,7 +183,7 @@ export function parseConfigLayer(text: string | Uint8Array, options: ParseConfig
   return { value: resolvePaths(parsed.data, baseDir), tree: resolveTreePaths(tree, baseDir), warnings, errors: [], expandedKeys: ctx.expandedKeys };
 }
 
-function tomlFailure(error: unknown, file: string): ConfigProblem {
+function tomlFailure(error: unknown, file: string, text: string): ConfigProblem {
   if (error instanceof TomlError) {
     const reason = (error.message.split('\n')[0] ?? '').replace(/^Invalid TOML document: /, '');
     if (reason.startsWith('document contains excessively nested structures')) {
@@ -199,7 +200,7 @@ function tomlFailure(error: unknown, file: string): ConfigProblem {
       file,
       line: error.line,
       column: error.column,
-      text: `invalid TOML: ${reason}; fix the file at this position`,
+      text: describeTomlSyntaxError(text, error.line) ?? `invalid TOML: ${reason}; fix the file at this position`,
     });
   }
   if (error instanceof RangeError) {

@@ -237,6 +237,15 @@ function checkOwner(facts: ExternalCandidateFacts, uid: number): AdmissionCheck 
 }
 
 /** Whether a command or argument is a relative path that resolves outside the plugin folder. */
+/** `[runtime] cwd`: relative to the plugin folder, or under `${WORKSPACE}`; never absolute, never climbing out. */
+function workingFolderEscapes(pluginDir: string, cwd: string): boolean {
+  const inWorkspace = /^\$\{WORKSPACE\}(\/|$)/.exec(cwd);
+  const rest = inWorkspace ? cwd.slice(inWorkspace[0].length) : cwd;
+  if (isAbsolute(rest) || rest.includes('${')) return true;
+  const base = inWorkspace ? '/workspace' : pluginDir;
+  return !containsPath(base, resolve(base, rest === '' ? '.' : rest));
+}
+
 function escapesFolder(pluginDir: string, value: string, isCommand: boolean): boolean {
   if (value === '' || isAbsolute(value)) return false;
   // A bare command name is looked up on PATH; an option is not a path.
@@ -304,6 +313,7 @@ function checkManifest(facts: ExternalCandidateFacts, manifest: PluginManifest, 
     for (let i = 0; i < args.length; i += 1) {
       if (escapesFolder(pluginDir, args[i]!, false)) bad.push(`runtime.args[${i}] "${args[i]}"`);
     }
+    if (runtime.cwd !== undefined && workingFolderEscapes(pluginDir, runtime.cwd)) bad.push(`runtime.cwd "${runtime.cwd}" (use a folder inside the plugin folder, or \${WORKSPACE} or \${WORKSPACE}/sub for the workspace)`);
     checks.push(
       bad.length === 0
         ? PASS_RUNTIME_PATHS

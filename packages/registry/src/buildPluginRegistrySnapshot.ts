@@ -3,7 +3,7 @@ import { ERROR_CODES } from '@trellis/sdk';
 import type { BundledPluginDescriptor } from '@trellis/sdk';
 import { admitCandidate } from './admitCandidate.ts';
 import { buildSnapshot, orderDecided } from './buildSnapshot.ts';
-import { decide } from './decide.ts';
+import { decide, type CommandLineSwitches } from './decide.ts';
 import { discoverCandidates } from './discoverCandidates.ts';
 import { findCommandsOnPath } from './findCommandsOnPath.ts';
 import type { AdmissionPolicy, DecidedCandidate, PluginRegistrySnapshot, ProfilesData, Reason, RootSpec } from './types.ts';
@@ -21,6 +21,11 @@ export interface BuildPluginRegistrySnapshotOptions {
   readonly uid?: number;
   /** Program lookups; default: `findCommandsOnPath` over every `requires_commands` name with `env.PATH`. */
   readonly commandsOnPath?: Readonly<Record<string, string | null>>;
+  /**
+   * The ids `--allow/--enable/--disable` put into `config` for this run, so the reasons say they
+   * came from the command line rather than from runtime.toml.
+   */
+  readonly commandLine?: CommandLineSwitches;
 }
 
 /** What {@link buildPluginRegistrySnapshot} returns. */
@@ -55,7 +60,7 @@ export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshot
     for (const a of admitted) for (const n of a.manifest?.requires_commands ?? []) names.add(n);
     commandsOnPath = names.size === 0 ? {} : findCommandsOnPath([...names], options.env);
   }
-  const decided = decide(admitted, { config, profiles: options.profiles, env: options.env, commandsOnPath });
+  const decided = decide(admitted, { config, profiles: options.profiles, env: options.env, commandsOnPath, ...(options.commandLine ? { commandLine: options.commandLine } : {}) });
 
   const warnings: Reason[] = [...discovery.warnings];
   if (!(config.plugins.profile in options.profiles)) {
@@ -65,7 +70,7 @@ export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshot
     });
   }
   const named: Array<[string, string]> = [
-    ...config.plugins.allow.map((id): [string, string] => [id, '[plugins] allow']),
+    ...config.plugins.allow.map((id): [string, string] => [id, options.commandLine?.allow?.includes(id) ? `--allow ${id}` : '[plugins] allow']),
     ...config.plugins.deny.map((id): [string, string] => [id, '[plugins] deny']),
     ...Object.keys(config.plugins.entries).map((id): [string, string] => [id, `[plugins.entries.${id}]`]),
   ];

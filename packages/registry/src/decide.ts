@@ -11,6 +11,15 @@ export interface DecideOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Program name → absolute path or null, from `findCommandsOnPath`. A name absent here counts as missing. */
   readonly commandsOnPath: Readonly<Record<string, string | null>>;
+  /** Ids that `--allow/--enable/--disable` set for this run (the reasons name the flag). */
+  readonly commandLine?: CommandLineSwitches;
+}
+
+/** What `--allow ID`, `--enable ID` and `--disable ID` added to the config for one run. */
+export interface CommandLineSwitches {
+  readonly allow?: readonly string[];
+  readonly enable?: readonly string[];
+  readonly disable?: readonly string[];
 }
 
 /** Where a candidate came from, in words. */
@@ -153,7 +162,9 @@ function explanation(id: string, rule: string, upTo: number): string {
   return [...seen, rule].join('; ');
 }
 
-function decidePolicy(c: AdmittedCandidate, config: RuntimeConfig, activeProfiles: readonly string[], explain: boolean): PolicyResult {
+function decidePolicy(c: AdmittedCandidate, context: DecideContext, explain: boolean): PolicyResult {
+  const { config, commandLine } = context.options;
+  const activeProfiles = context.activeProfiles;
   const id = c.id;
   const manifest = c.manifest!;
   const entry = config.plugins.entries[id];
@@ -163,25 +174,32 @@ function decidePolicy(c: AdmittedCandidate, config: RuntimeConfig, activeProfile
   // The words for `explain` are only built when asked for: 10,000 plugins do not pay for them
   // (nor for a closure to build them).
   const said = explain ? (rule: string, upTo: number): string => explanation(id, rule, upTo) : unsaid;
+  // Where an enabled switch came from: the command line of this run, or runtime.toml.
+  const enabledBy = commandLine?.enable?.includes(id) ? `--enable ${id} on the command line` : commandLine?.disable?.includes(id) ? `--disable ${id} on the command line` : `[plugins.entries.${id}] enabled = ${entry?.enabled}`;
   if (c.facts.bundled && manifest.required) {
     const warnings: Reason[] = [];
     if (denied) warnings.push({ code: ERROR_CODES.REQUIRED_OVERRIDE_IGNORED, message: `[plugins] deny names "${id}", a required plugin; it stays enabled. Remove "${id}" from deny` });
     if (entry?.enabled === false) {
-      warnings.push({ code: ERROR_CODES.REQUIRED_OVERRIDE_IGNORED, message: `[plugins.entries.${id}] enabled = false is ignored: "${id}" is required and stays enabled. Remove the line` });
+      warnings.push({
+        code: ERROR_CODES.REQUIRED_OVERRIDE_IGNORED,
+        message: commandLine?.disable?.includes(id) ? `--disable ${id} is ignored: "${id}" is required and stays enabled` : `[plugins.entries.${id}] enabled = false is ignored: "${id}" is required and stays enabled. Remove the line`,
+      });
     }
     return { enabled: true, reason: { code: ERROR_CODES.REQUIRED, message: `"${id}" is required and always enabled` }, warnings, explanation: 'required → enabled' };
   }
   if (entry?.enabled === false) {
-    return { enabled: false, reason: { code: ERROR_CODES.DISABLED_BY_ENTRY, message: `disabled by [plugins.entries.${id}] enabled = false; set it to true or remove it to enable` }, warnings: [], explanation: said(`[plugins.entries.${id}] enabled = false → disabled`, 1) };
+    const fix = commandLine?.disable?.includes(id) ? 'drop the flag to enable' : 'set it to true or remove it to enable';
+    return { enabled: false, reason: { code: ERROR_CODES.DISABLED_BY_ENTRY, message: `disabled by ${enabledBy}; ${fix}` }, warnings: [], explanation: said(`${enabledBy} → disabled`, 1) };
   }
   if (entry?.enabled === true) {
-    return { enabled: true, reason: { code: ERROR_CODES.ENABLED_BY_ENTRY, message: `enabled by [plugins.entries.${id}] enabled = true` }, warnings: [], explanation: said(`[plugins.entries.${id}] enabled = true → enabled`, 1) };
+    return { enabled: true, reason: { code: ERROR_CODES.ENABLED_BY_ENTRY, message: `enabled by ${enabledBy}` }, warnings: [], explanation: said(`${enabledBy} → enabled`, 1) };
   }
   if (denied) {
     return { enabled: false, reason: { code: ERROR_CODES.DENIED, message: `disabled because [plugins] deny names "${id}"; remove it from deny to enable` }, warnings: [], explanation: said('in [plugins] deny → disabled', 2) };
   }
   if (allowed) {
-    return { enabled: true, reason: { code: ERROR_CODES.ALLOWED, message: `enabled because [plugins] allow names "${id}"` }, warnings: [], explanation: said('in [plugins] allow → enabled', 3) };
+    const where = commandLine?.allow?.includes(id) ? `--allow ${id} on the command line` : `[plugins] allow names "${id}"`;
+    return { enabled: true, reason: { code: ERROR_CODES.ALLOWED, message: `enabled because ${where}` }, warnings: [], explanation: said(`${commandLine?.allow?.includes(id) ? `--allow ${id} on the command line` : 'in [plugins] allow'} → enabled`, 3) };
   }
   if (manifest.profile !== undefined && activeProfiles.includes(manifest.profile)) {
     return {
@@ -192,9 +210,12 @@ function decidePolicy(c: AdmittedCandidate, config: RuntimeConfig, activeProfile
     };
   }
   const its = manifest.profile === undefined ? 'it belongs to no profile (opt-in only)' : `its profile "${manifest.profile}" is not part of "${active}"`;
+  // Name a profile only when one would enable it: an opt-in plugin is in none.
+  const larger = manifest.profile === undefined ? undefined : Object.keys(context.options.profiles).find((name) => name !== active && expandProfile(context.options.profiles, name).includes(manifest.profile!));
+  const fix = `add "${id}" to [plugins] allow in runtime.toml (or pass --allow ${id} for one run), or set [plugins.entries.${id}] enabled = true${larger !== undefined ? `, or choose profile "${larger}"` : ''}`;
   return {
     enabled: false,
-    reason: { code: ERROR_CODES.NOT_IN_PROFILE, message: `not in profile "${active}": ${its}; add "${id}" to [plugins] allow, set [plugins.entries.${id}] enabled = true, or choose a larger profile` },
+    reason: { code: ERROR_CODES.NOT_IN_PROFILE, message: `not in profile "${active}": ${its}; ${fix}` },
     warnings: [],
     explanation: said(`${its} → disabled`, 4),
   };
@@ -258,7 +279,7 @@ function buildTrace(d: Decided, context: DecideContext, selection: DecisionStep 
     return steps;
   }
   steps.push(selection);
-  const policy = decidePolicy(c, context.options.config, context.activeProfiles, true);
+  const policy = decidePolicy(c, context, true);
   steps.push({ step: 'policy', message: policy.explanation });
   if (head.code === ERROR_CODES.NO_IMPLEMENTATION) {
     steps.push({ step: 'implementation', message: `disabled: ${head.message}` });
@@ -284,7 +305,7 @@ function buildTrace(d: Decided, context: DecideContext, selection: DecisionStep 
 function decideWinner(c: AdmittedCandidate, selection: DecisionStep, context: DecideContext): DecidedCandidate {
   const { options } = context;
   const manifest = c.manifest!;
-  const policy = decidePolicy(c, options.config, context.activeProfiles, false);
+  const policy = decidePolicy(c, context, false);
   const warnings: Reason[] = c.warnings.length === 0 && policy.warnings.length === 0 ? [] : [...c.warnings, ...policy.warnings];
   if (!hasTools(c)) {
     warnings.push({

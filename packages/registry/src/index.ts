@@ -46,6 +46,7 @@ export { resolvePluginSettings } from './resolvePluginSettings.ts';
 export type { ResolvePluginSettingsOptions, PluginSettingsResult } from './resolvePluginSettings.ts';
 export { decide, describeSource } from './decide.ts';
 export type { DecideOptions } from './decide.ts';
+export type { CommandLineSwitches } from './decide.ts';
 export { buildSnapshot, serializeSnapshot, compareEntries, orderDecided, toSnapshotEntry, entryJson, bundledManifestDigest } from './buildSnapshot.ts';
 export type { BuildSnapshotOptions } from './buildSnapshot.ts';
 /** The sdk's `canonicalJson`, under the name the registry has always exported it by. */

@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import type { SpawnSyncReturns } from 'node:child_process';
 import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync, symlinkSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { createServer } from 'node:net';
@@ -102,7 +103,7 @@ const result = discoverCandidates({ roots: ${JSON.stringify(roots)}, bundled: []
 process.stdout.write(JSON.stringify({ found: result.candidates.map((c) => [c.manifestPath, c.readRefusal?.message ?? 'read']), warnings: result.warnings }));`;
     // A self-contained bundle in a folder nobody can read, so the checkout itself may be private.
     const probe = bundleForAnotherUser(script, packageDir);
-    let child: ReturnType<typeof spawnSync<string>>;
+    let child: SpawnSyncReturns<string>;
     try {
       child = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, probe.file], {
         cwd: probe.dir,

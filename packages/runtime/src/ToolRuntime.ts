@@ -50,8 +50,16 @@ export interface ApprovalRequest {
   readonly signal: AbortSignal;
 }
 
-/** Says yes (true) or no (false) to one call. A throw or rejection counts as no. */
-export type ApprovalHook = (request: ApprovalRequest) => boolean | Promise<boolean>;
+/**
+ * Says yes (true) or no (false) to one call, or `{ refused }` with why no one said yes (e.g. no
+ * terminal to ask on), which the outcome's message carries. A throw or rejection counts as no.
+ */
+export type ApprovalHook = (request: ApprovalRequest) => boolean | ApprovalRefusal | Promise<boolean | ApprovalRefusal>;
+
+/** A refusal with its reason in words, e.g. "nobody could be asked: …". */
+export interface ApprovalRefusal {
+  readonly refused: string;
+}
 
 /** Finds a plugin's implementation by plugin id; asked once per plugin, on its first call. */
 export type ImplementationResolver =
@@ -610,8 +618,11 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
             };
             try {
               call.awaitingApproval = true;
-              approved = await call.race(Promise.resolve().then(() => approve(request)));
+              const answer = await call.race(Promise.resolve().then(() => approve(request)));
               call.awaitingApproval = false;
+              if (answer === INTERRUPTED) approved = INTERRUPTED;
+              else if (typeof answer === 'object' && answer !== null && typeof answer.refused === 'string') refusal = answer.refused;
+              else approved = answer === true;
             } catch (error) {
               logger.warn(`the approval hook failed for ${name}; the call is refused`, { callId: call.callId, error: error instanceof Error ? error.message : String(error) });
               refusal = 'the approval hook failed';

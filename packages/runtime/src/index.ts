@@ -12,6 +12,7 @@ export type {
   InvokeOptions,
   ApprovalRequest,
   ApprovalHook,
+  ApprovalRefusal,
   ImplementationResolver,
   CreateToolRuntimeOptions,
 } from './ToolRuntime.ts';

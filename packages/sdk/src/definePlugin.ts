@@ -25,8 +25,9 @@ export interface PluginContext<Settings = unknown> {
 /** A bundled plugin's implementation: the default export of nothing, the named `plugin` export of its package. */
 export interface PluginDefinition<Settings = unknown> {
   /**
-   * The manifest this code implements. Only `id` is required; `plugin.toml` is the source of truth
-   * and the build fails when a field given here disagrees with it.
+   * The manifest this code implements. `id` is required and must equal the id in `plugin.toml`
+   * (it ties the code to its manifest); every other field is optional, `plugin.toml` is their source
+   * of truth, and the build fails when one given here disagrees with it.
    */
   readonly manifest: Pick<PluginManifest, 'id'> & Partial<PluginManifest>;
   readonly settings?: PluginSettings<Settings>;

@@ -193,6 +193,10 @@ export const ERROR_CODES = {
    * tell the plugin's refusal from the host's.
    */
   PLUGIN_ERROR: 'PLUGIN_ERROR',
+  /** The `trellis` command line is wrong (unknown command or flag, missing argument); exit 2. */
+  USAGE: 'USAGE',
+  /** A `trellis` command's check failed after it was reported (e.g. no tool or plugin by that name); exit 1. */
+  COMMAND_FAILED: 'COMMAND_FAILED',
 } as const;
 
 /** A stable error or reason code. */

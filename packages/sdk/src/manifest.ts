@@ -21,6 +21,11 @@ export const ProcessRuntimeSchema = z.strictObject({
   type: z.literal('process'),
   command: z.string().min(1),
   args: z.array(z.string()).default([]),
+  /**
+   * The child's working folder: a path relative to the plugin folder (default "."), or
+   * "${WORKSPACE}" / "${WORKSPACE}/sub" for the host's workspace. Must stay inside either.
+   */
+  cwd: z.string().min(1).max(4096).optional(),
   ...RuntimeCommonShape,
   restart_on_crash: z.boolean().default(true),
   max_restarts: z.number().int().min(0).max(100).default(3),
@@ -38,6 +43,11 @@ export const ScriptRuntimeSchema = z.strictObject({
   type: z.literal('script'),
   command: z.string().min(1),
   args: z.array(z.string()).default([]),
+  /**
+   * The child's working folder: a path relative to the plugin folder (default "."), or
+   * "${WORKSPACE}" / "${WORKSPACE}/sub" for the host's workspace. Must stay inside either.
+   */
+  cwd: z.string().min(1).max(4096).optional(),
   ...RuntimeCommonShape,
   max_output_bytes: z.number().int().positive().default(1_048_576),
   max_memory_mb: z.number().int().positive().optional(),

@@ -22,7 +22,8 @@ export const RunInputSchema = z
     args: z
       .array(z.string().max(128 * 1024))
       .max(MAX_ARGS)
-      .describe('Arguments, one string each, passed to the program exactly as given: no shell runs, so quotes, $, ;, |, * and backticks reach the program literally. Use [] for none.'),
+      .default([])
+      .describe('Arguments, one string each, passed to the program exactly as given: no shell runs, so quotes, $, ;, |, * and backticks reach the program literally. Default: none.'),
     cwd: z
       .string()
       .min(1)

@@ -31,9 +31,10 @@ describe('settings and schema', () => {
     expect(plugin.settings?.key).toBe('command');
   });
 
-  it('requires program and args and nothing else', () => {
+  it('requires program, defaults args to none, and takes nothing else', () => {
     expect(RunInputSchema.safeParse({ program: 'git', args: [] }).success).toBe(true);
-    expect(RunInputSchema.safeParse({ program: 'git' }).success).toBe(false);
+    expect(RunInputSchema.parse({ program: 'git' })).toEqual({ program: 'git', args: [] });
+    expect(RunInputSchema.safeParse({}).success).toBe(false);
     expect(RunInputSchema.safeParse({ program: '', args: [] }).success).toBe(false);
     expect(RunInputSchema.safeParse({ program: 'git', args: [1] }).success).toBe(false);
     expect(RunInputSchema.safeParse({ program: 'git', args: [], shell: true }).success).toBe(false);
@@ -237,7 +238,8 @@ describe('as the runtime validates', () => {
     const { runtimeValidator } = await import('@trellis/testing');
     const valid = runtimeValidator(runTool);
     for (const example of runTool.examples ?? []) expect(valid(example.input)).toBe(true);
-    expect(valid({ program: 'git' })).toBe(false);
+    expect(valid({ program: 'git' })).toBe(true);
+    expect(valid({})).toBe(false);
     expect(valid({ program: 'git', args: 'status' })).toBe(false);
     expect(valid({ program: 'git', args: [], shell: true })).toBe(false);
   });

@@ -22,6 +22,8 @@ export interface ProcessSupervisorOptions {
   readonly pluginId: string;
   readonly manifest: PluginManifest;
   readonly pluginDir: string;
+  /** The child's working folder (`[runtime] cwd`); default the plugin folder. */
+  readonly workingDir?: string;
   readonly runtime: ProcessRuntime;
   readonly config?: Readonly<Record<string, unknown>> | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -175,7 +177,7 @@ export class ProcessSupervisor {
       launched = launchChild({
         command: resolved.path,
         args: runtime.args,
-        cwd: pluginDir,
+        cwd: this.#o.workingDir ?? pluginDir,
         env,
         ...(runtime.max_memory_mb === undefined ? {} : { maxMemoryMb: runtime.max_memory_mb }),
       });

@@ -1,10 +1,13 @@
 import { pickHostEnv, resolveHostEnvGrant, silentLogger } from '@trellis/sdk';
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
 import type { Logger, PluginManifest } from '@trellis/sdk';
 import type { PluginImplementation } from '../PluginImplementation.ts';
 import { createHttpImplementation } from './createHttpImplementation.ts';
 import { createProcessImplementation } from './createProcessImplementation.ts';
 import { createScriptImplementation } from './createScriptImplementation.ts';
 import { disabledImplementation } from './disabledImplementation.ts';
+import { resolveWorkingFolder } from './resolveWorkingFolder.ts';
 
 /** The part of a registry snapshot entry an external implementation needs. */
 export interface ExternalPluginEntry {
@@ -34,8 +37,15 @@ export interface ExternalImplementationOptions {
   /** The host environment (allow-listed variables, `${VAR}` expansion). Default: none. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly logger?: Logger;
+  /** The host's workspace, for `[runtime] cwd = "${WORKSPACE}…"`. */
+  readonly workspace?: string;
 }
 
+
+/** Relative args that name something in the plugin folder, made absolute (options and other words stay). */
+function anchorArgs(args: readonly string[], pluginDir: string): string[] {
+  return args.map((arg) => (arg.startsWith('-') || isAbsolute(arg) || !existsSync(resolve(pluginDir, arg)) ? arg : resolve(pluginDir, arg)));
+}
 
 /** Drops undefined values so they do not overwrite manifest settings. */
 function defined<T extends object>(value: T): Partial<T> {
@@ -70,10 +80,16 @@ export function createExternalImplementation(entry: ExternalPluginEntry, options
     case 'process':
     case 'script': {
       if (!pluginDir) return disabledImplementation(id, 'PLUGIN_LOAD_FAILED', `plugin ${id} has no plugin folder to run ${runtime.command} in`);
+      const working = resolveWorkingFolder({ pluginId: id, pluginDir, cwd: runtime.cwd, workspace: options.workspace });
+      if (!working.ok) return disabledImplementation(id, working.code, working.message);
+      const workingDir = working.path;
+      // Relative args name files of the plugin (admission checked them there): keep that meaning in another folder.
+      const args = workingDir === pluginDir ? runtime.args : anchorArgs(runtime.args, pluginDir);
       if (runtime.type === 'process') {
         const merged = {
           ...runtime,
           env: { ...passThrough, ...runtime.env },
+          args,
           ...defined({
             restart_on_crash: overrides.restart_on_crash,
             max_restarts: overrides.max_restarts,
@@ -84,9 +100,14 @@ export function createExternalImplementation(entry: ExternalPluginEntry, options
             health_check_timeout_seconds: overrides.health_check_timeout_seconds,
           }),
         };
-        return createProcessImplementation({ ...common, pluginDir, runtime: merged });
+        return createProcessImplementation({ ...common, pluginDir, workingDir, runtime: merged });
       }
-      return createScriptImplementation({ ...common, pluginDir, runtime: { ...runtime, env: { ...passThrough, ...runtime.env }, ...defined({ timeout_seconds: overrides.timeout_seconds }) } });
+      return createScriptImplementation({
+        ...common,
+        pluginDir,
+        workingDir,
+        runtime: { ...runtime, env: { ...passThrough, ...runtime.env }, args, ...defined({ timeout_seconds: overrides.timeout_seconds }) },
+      });
     }
     case 'http':
       return createHttpImplementation({

@@ -7,6 +7,7 @@ import { disabledImplementation } from './disabledImplementation.ts';
 import { notDispatched } from './notDispatched.ts';
 import { pluginFailure } from './renderPluginValue.ts';
 import { discoveredToolSpecs, manifestToolSpecs } from './toolSpecs.ts';
+import { failureValueOfReply } from './failureValueOfReply.ts';
 
 /** A manifest's `[runtime]` table for `type = "http"`. */
 export type HttpRuntime = Extract<PluginRuntime, { type: 'http' }>;
@@ -251,9 +252,9 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
       return failOutcome('PROTOCOL_ERROR', `${name}: the plugin answered with a body that is not JSON`);
     }
     if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && typeof (parsed as { success?: unknown }).success === 'boolean') {
-      const envelope = parsed as { success: boolean; data?: unknown; error?: unknown };
+      const envelope = parsed as { success: boolean; data?: unknown; error?: unknown; message?: unknown };
       if (envelope.success) return okOutcome(envelope.data === undefined ? null : envelope.data);
-      const error = envelope.error;
+      const error = failureValueOfReply(envelope);
       const reported = (code: string, shown: unknown): ToolOutcome => pluginFailure({ code, error: shown, name, valueLead: `${name}: the plugin's error value` });
       if (typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string' && /^[A-Z][A-Z0-9_]*$/.test((error as { code: string }).code)) {
         const coded = error as { code: string; message?: unknown };

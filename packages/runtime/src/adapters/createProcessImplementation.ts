@@ -7,6 +7,7 @@ import { notDispatched } from './notDispatched.ts';
 import { ProcessSupervisor } from './ProcessSupervisor.ts';
 import type { ProcessRuntime, Session } from './ProcessSupervisor.ts';
 import { pluginFailure, previewPluginValue } from './renderPluginValue.ts';
+import { failureValueOfReply } from './failureValueOfReply.ts';
 
 export type { ProcessRuntime } from './ProcessSupervisor.ts';
 export { STABLE_UPTIME_MS } from './ProcessSupervisor.ts';
@@ -20,6 +21,8 @@ export interface ProcessImplementationOptions {
   readonly manifest: PluginManifest;
   /** Realpath of the plugin folder: the child's cwd and the base of a relative `command`. */
   readonly pluginDir: string;
+  /** The child's working folder (`[runtime] cwd`, resolved and checked); default the plugin folder. */
+  readonly workingDir?: string;
   readonly runtime: ProcessRuntime;
   /** `[plugins.entries.<id>] config`, sent in `initialize {config}`. */
   readonly config?: Readonly<Record<string, unknown>>;
@@ -53,6 +56,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
     pluginId,
     manifest: options.manifest,
     pluginDir: options.pluginDir,
+    ...(options.workingDir !== undefined ? { workingDir: options.workingDir } : {}),
     runtime: options.runtime,
     config: options.config,
     env: options.env ?? {},
@@ -93,7 +97,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
     }
     const failed = message.success === false || (message.success !== true && message.error !== undefined);
     if (!failed) return okOutcome(message.data === undefined ? null : message.data);
-    const error = message.error;
+    const error = failureValueOfReply(message);
     if (isMessage(error) && typeof error.code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(error.code)) {
       return reported(call, error.code, typeof error.message === 'string' ? error.message : error, error.retryable === true);
     }

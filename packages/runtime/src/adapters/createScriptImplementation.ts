@@ -15,6 +15,8 @@ export interface ScriptImplementationOptions {
   readonly manifest: PluginManifest;
   /** Realpath of the plugin folder: the child's cwd and the base of a relative `command`. */
   readonly pluginDir: string;
+  /** The child's working folder (`[runtime] cwd`, resolved and checked); default the plugin folder. */
+  readonly workingDir?: string;
   readonly runtime: ScriptRuntime;
   /** `[plugins.entries.<id>] config`, sent with every call as `config`. */
   readonly config?: Readonly<Record<string, unknown>>;
@@ -109,7 +111,7 @@ export function createScriptImplementation(options: ScriptImplementationOptions)
       const result = await runProcess({
         command: prepared.command,
         args: runtime.args,
-        cwd: pluginDir,
+        cwd: options.workingDir ?? pluginDir,
         env: { ...prepared.env, TRELLIS_TOOL: call.tool, TRELLIS_PLUGIN_ID: pluginId, TRELLIS_CALL_ID: call.callId },
         stdin: `${JSON.stringify(request)}\n`,
         timeoutMs,
