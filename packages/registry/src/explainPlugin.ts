@@ -1,3 +1,4 @@
+import { closestNames } from '@trellis/sdk';
 import type { PluginRegistryResult } from './buildPluginRegistrySnapshot.ts';
 import type { AdmissionCheck, CandidateSource, DecisionStep, PluginState, Reason } from './types.ts';
 
@@ -46,23 +47,12 @@ export function explainPlugin(result: PluginRegistryResult, id: string): PluginE
   const suggestions =
     candidates.length > 0
       ? []
-      : [...new Set(result.trace.map((d) => d.admitted.id))].filter((other) => other.includes(id) || id.includes(other) || distance(other, id) <= 2).sort();
+      : closestNames(
+          id,
+          result.trace.map((d) => d.admitted.id),
+          { containment: true, maxDistance: () => 2 },
+        ).sort();
   return { id, candidates, suggestions };
-}
-
-function distance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2) return 3;
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i += 1) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j += 1) {
-      const tmp = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = tmp;
-    }
-  }
-  return row[b.length]!;
 }
 
 const MARK: Record<AdmissionCheck['result'], string> = { pass: 'ok  ', fail: 'FAIL', warn: 'warn', skip: 'skip' };

@@ -47,3 +47,5 @@ export { checkSchemaSafety, DEFAULT_SCHEMA_LIMITS } from './checkSchemaSafety.ts
 export type { SchemaLimits, SchemaSafety } from './checkSchemaSafety.ts';
 export { nestsDeeperThan } from './nestsDeeperThan.ts';
 export { isHandleAt, descriptorPath, hasDescriptorPaths } from './isHandleAt.ts';
+export { closestNames, closestName } from './closestNames.ts';
+export type { ClosestNamesOptions } from './closestNames.ts';
