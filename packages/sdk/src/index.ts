@@ -49,3 +49,5 @@ export { nestsDeeperThan } from './nestsDeeperThan.ts';
 export { isHandleAt, descriptorPath, hasDescriptorPaths } from './isHandleAt.ts';
 export { closestNames, closestName } from './closestNames.ts';
 export type { ClosestNamesOptions } from './closestNames.ts';
+export { compileGlob } from './compileGlob.ts';
+export type { GlobOptions } from './compileGlob.ts';
