@@ -1,8 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
-import type { Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { ERROR_CODES } from '@trellis/sdk';
+import { ERROR_CODES, describeFileKind } from '@trellis/sdk';
 import { MAX_CONFIG_BYTES, failed, makeProblem } from './ConfigProblem.ts';
 import type { ConfigLoadResult, ConfigProblem } from './ConfigProblem.ts';
 import { parseRuntimeConfig } from './parseRuntimeConfig.ts';
@@ -55,7 +54,7 @@ function readConfigBytes(file: string, notFoundHint: string | undefined): ReadRe
         problem: makeProblem({
           code: ERROR_CODES.CONFIG_UNREADABLE,
           file,
-          text: `is ${describeKind(stats)}, not a regular file; ${POINT_AT_FILE}`,
+          text: `is ${describeFileKind(stats)}, not a regular file; ${POINT_AT_FILE}`,
         }),
       };
     }
@@ -105,7 +104,7 @@ function openFailure(file: string, error: unknown, notFoundHint: string | undefi
       let kind = 'a special file';
       try {
         const stats = statSync(file, { throwIfNoEntry: false });
-        if (stats !== undefined) kind = describeKind(stats);
+        if (stats !== undefined) kind = describeFileKind(stats);
       } catch {
         // keep the generic word
       }
@@ -118,13 +117,4 @@ function openFailure(file: string, error: unknown, notFoundHint: string | undefi
 
 function readFailure(file: string, error: unknown): ConfigProblem {
   return makeProblem({ code: ERROR_CODES.CONFIG_UNREADABLE, file, text: `cannot be read (${errorCode(error)}); check the path and its permissions` });
-}
-
-function describeKind(stats: Stats): string {
-  if (stats.isDirectory()) return 'a directory';
-  if (stats.isFIFO()) return 'a FIFO (named pipe)';
-  if (stats.isCharacterDevice()) return 'a character device';
-  if (stats.isBlockDevice()) return 'a block device';
-  if (stats.isSocket()) return 'a socket';
-  return 'a special file';
 }

@@ -51,3 +51,4 @@ export { closestNames, closestName } from './closestNames.ts';
 export type { ClosestNamesOptions } from './closestNames.ts';
 export { compileGlob } from './compileGlob.ts';
 export type { GlobOptions } from './compileGlob.ts';
+export { describeFileKind } from './describeFileKind.ts';
