@@ -1,7 +1,7 @@
 import { CAPABILITIES, DEFAULT_SCHEMA_LIMITS, ERROR_CODES, checkSchemaSafety, compileToolGlob, nestsDeeperThan, resolveContract } from '@trellis/sdk';
 import type { ManifestTool, PluginManifest, ToolContract, ToolExample, ToolSpec } from '@trellis/sdk';
 import type { CatalogBundledView, CatalogConfigView, CatalogPluginView, CatalogReason, CatalogSnapshotView } from './CatalogSnapshotView.ts';
-import { nearestName } from './editDistance.ts';
+import { nearestName } from './nearestName.ts';
 import type { ToolOverrides } from './parseToolOverrides.ts';
 import { renderTools } from './renderTools.ts';
 import type { RenderedTool, ToolRenderFormat } from './renderTools.ts';

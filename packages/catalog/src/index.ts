@@ -20,6 +20,6 @@ export {
   createModelNameTable,
 } from './toModelToolName.ts';
 export type { ModelNameTable } from './toModelToolName.ts';
-export { editDistance, nearestName } from './editDistance.ts';
+export { nearestName } from './nearestName.ts';
 export { splitName } from './searchIndex.ts';
 export type { ToolSearchHit } from './searchIndex.ts';

@@ -2,7 +2,7 @@ import { parse, TomlError } from 'smol-toml';
 import { ERROR_CODES } from '@trellis/sdk';
 import type { ToolExample } from '@trellis/sdk';
 import type { CatalogReason } from './CatalogSnapshotView.ts';
-import { nearestName } from './editDistance.ts';
+import { nearestName } from './nearestName.ts';
 
 /** What `config/tools.toml` may change about one tool. Each field given replaces the tool's own. */
 export interface ToolOverride {

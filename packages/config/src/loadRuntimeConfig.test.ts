@@ -73,7 +73,7 @@ describe('loadRuntimeConfig', () => {
         {
           code: 'CONFIG_UNREADABLE',
           file: '<tmp>',
-          message: '<tmp>: is a directory, not a regular file; point --config or TRELLIS_CONFIG at a runtime.toml file',
+          message: '<tmp>: is a folder, not a regular file; point --config or TRELLIS_CONFIG at a runtime.toml file',
         },
       ],
     });

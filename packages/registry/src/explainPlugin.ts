@@ -1,4 +1,4 @@
-import { resolveHostEnvGrant } from '@trellis/sdk';
+import { closestNames, resolveHostEnvGrant } from '@trellis/sdk';
 import type { HostEnvGrant } from '@trellis/sdk';
 import type { PluginRegistryResult } from './buildPluginRegistrySnapshot.ts';
 import type { AdmissionCheck, CandidateSource, DecisionStep, PluginState, Reason } from './types.ts';
@@ -64,7 +64,11 @@ export function explainPlugin(result: PluginRegistryResult, id: string, config?:
   const suggestions =
     candidates.length > 0
       ? []
-      : [...new Set(result.trace.map((d) => d.admitted.id))].filter((other) => other.includes(id) || id.includes(other) || distance(other, id) <= 2).sort();
+      : closestNames(
+          id,
+          result.trace.map((d) => d.admitted.id),
+          { containment: true, maxDistance: () => 2 },
+        ).sort();
   return { id, candidates, suggestions };
 }
 
@@ -100,21 +104,6 @@ function formatHostEnv(id: string, env: CandidateExplanation['hostEnv'], lines: 
   if (env.declared.length === 0) lines.push('      nothing else: the manifest declares no variables (requires_env, env_from_host)');
   if (env.ignored.length > 0) lines.push(`      not passed: ${env.ignored.join(', ')} (in pass_env, but the manifest does not declare ${env.ignored.length === 1 ? 'it' : 'them'})`);
   for (const problem of env.problems) lines.push(`      problem ENV_NOT_GRANTED: ${problem}`);
-}
-
-function distance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2) return 3;
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i += 1) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j += 1) {
-      const tmp = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = tmp;
-    }
-  }
-  return row[b.length]!;
 }
 
 const MARK: Record<AdmissionCheck['result'], string> = { pass: 'ok  ', fail: 'FAIL', warn: 'warn', skip: 'skip' };

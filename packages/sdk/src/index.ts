@@ -86,3 +86,8 @@ export type {
   ChatMessage,
 } from './provider.ts';
 export type { Connector, ConnectorDefinition, ConnectorHost, InboundMessage, ReplyEvent } from './connector.ts';
+export { closestNames, closestName } from './closestNames.ts';
+export type { ClosestNamesOptions } from './closestNames.ts';
+export { compileGlob } from './compileGlob.ts';
+export type { GlobOptions } from './compileGlob.ts';
+export { describeFileKind } from './describeFileKind.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ERROR_CODES, PLUGIN_ID_PATTERN, ToolError, defineTool } from '@trellis/sdk';
+import { ERROR_CODES, PLUGIN_ID_PATTERN, ToolError, closestNames, defineTool } from '@trellis/sdk';
 
 /** Input of `builtin-tools.explain_plugin`. */
 export const ExplainPluginInputSchema = z
@@ -32,20 +32,6 @@ function isEmptyExplanation(value: unknown): boolean {
   return false;
 }
 
-/** Edit distance between two short strings, for "did you mean". */
-export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
-}
-
 /** `builtin-tools.explain_plugin`: why one plugin is in its state. */
 export const explainPluginTool = defineTool({
   name: 'explain_plugin',
@@ -61,11 +47,7 @@ export const explainPluginTool = defineTool({
     // The registry may suggest ids itself (`{ candidates: [], suggestions }`); add the nearest known ids.
     const offered = (explanation as { suggestions?: unknown } | null | undefined)?.suggestions;
     const fromHost = Array.isArray(offered) ? offered.filter((s): s is string => typeof s === 'string') : [];
-    const nearest = ids
-      .map((id) => ({ id, d: editDistance(id, input.id) }))
-      .filter((x) => x.d <= Math.max(2, Math.floor(input.id.length / 3)))
-      .sort((x, y) => x.d - y.d || x.id.localeCompare(y.id))
-      .map((x) => x.id);
+    const nearest = closestNames(input.id, ids);
     const near = [...new Set([...fromHost, ...nearest])].slice(0, 3).map((id) => `"${id}"`);
     const suggestion = near.length > 0 ? ` Did you mean ${near.join(' or ')}?` : '';
     throw new ToolError(

@@ -4,7 +4,7 @@ import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { basename, dirname, posix, relative, sep } from 'node:path';
-import { ERROR_CODES, ToolError, isPathInside } from '@trellis/sdk';
+import { ERROR_CODES, ToolError, describeFileKind, isPathInside } from '@trellis/sdk';
 import type { FsRoot } from './confinePath.ts';
 import { toDisplay } from './confinePath.ts';
 import type { OpenFolder } from './openFolder.ts';
@@ -16,18 +16,6 @@ export interface ReadFile {
   readonly stats: Stats;
 }
 
-/** What a file system entry is, for messages: "a socket", "a FIFO (named pipe)", … */
-export function describeKind(stats: Stats): string {
-  if (stats.isFile()) return 'a regular file';
-  if (stats.isDirectory()) return 'a folder';
-  if (stats.isSymbolicLink()) return 'a symlink';
-  if (stats.isSocket()) return 'a socket';
-  if (stats.isFIFO()) return 'a FIFO (named pipe)';
-  if (stats.isCharacterDevice()) return 'a character device';
-  if (stats.isBlockDevice()) return 'a block device';
-  return 'an unknown kind of file';
-}
-
 /** Refuses a folder, socket, FIFO or device by name, before anything opens it (a FIFO could block, a device could act). */
 function refuseNonRegular(argument: string, display: string, stats: Stats): void {
   if (stats.isFile()) return;
@@ -36,7 +24,7 @@ function refuseNonRegular(argument: string, display: string, stats: Stats): void
   }
   throw new ToolError(
     ERROR_CODES.INVALID_ARGUMENT,
-    `${argument}: "${display}" is ${describeKind(stats)}, not a regular file; core-fs reads and writes only regular files and never opens anything else. Use core-fs.stat to look at it.`,
+    `${argument}: "${display}" is ${describeFileKind(stats)}, not a regular file; core-fs reads and writes only regular files and never opens anything else. Use core-fs.stat to look at it.`,
   );
 }
 

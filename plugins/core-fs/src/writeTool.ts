@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { lstat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { ERROR_CODES, ToolError, defineTool } from '@trellis/sdk';
+import { ERROR_CODES, ToolError, defineTool, describeFileKind } from '@trellis/sdk';
 import type { FsSettings } from './FsSettingsSchema.ts';
-import { describeKind, displayFolder, openOrCreateFolder, refuseHardLinked, statIn, writeFileIn } from './fileAccess.ts';
+import { displayFolder, openOrCreateFolder, refuseHardLinked, statIn, writeFileIn } from './fileAccess.ts';
 import type { OpenFolder } from './openFolder.ts';
 import { openFolder } from './openFolder.ts';
 import { confineArgument, pathSchema } from './pathArgument.ts';
@@ -88,7 +88,7 @@ export const writeTool = defineTool<z.infer<typeof WriteInputSchema>, WriteOutpu
       if (existing !== null && !existing.isFile()) {
         throw new ToolError(
           ERROR_CODES.INVALID_ARGUMENT,
-          `path: "${path.display}" is ${describeKind(existing)}; only regular files can be written.`,
+          `path: "${path.display}" is ${describeFileKind(existing)}; only regular files can be written.`,
         );
       }
       if (existing !== null) refuseHardLinked('path', path.display, existing);

@@ -1,4 +1,4 @@
-import { ERROR_CODES, ToolError } from '@trellis/sdk';
+import { ERROR_CODES, ToolError, closestName } from '@trellis/sdk';
 import { cellText, compareCells } from './compareCells.ts';
 import { isIsoDate } from './inferValue.ts';
 import type { Cell, ColumnType } from './inferValue.ts';
@@ -24,25 +24,10 @@ export interface QueryResult {
 
 type Row = Readonly<Record<string, Cell>>;
 
-function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i += 1) {
-    let diag = prev[0]!;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j += 1) {
-      const up = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = up;
-    }
-  }
-  return prev[b.length]!;
-}
-
 /** "no column …; columns are …; did you mean …" */
 function unknownColumn(where: string, name: string, columns: readonly Column[], displayPath: string, what = 'column'): ToolError {
   const names = columns.map((c) => c.name);
-  const lower = names.find((n) => n.toLowerCase() === name.toLowerCase());
-  const near = lower ?? names.map((n) => ({ n, d: editDistance(n.toLowerCase(), name.toLowerCase()) })).filter((x) => x.d <= Math.max(1, Math.floor(name.length / 4))).sort((x, y) => x.d - y.d)[0]?.n;
+  const near = closestName(name, names, { ignoreCase: true, maxDistance: (wanted) => Math.max(1, Math.floor(wanted.length / 4)) });
   const shown = names.length > 50 ? `${names.slice(0, 50).join(', ')}, … (${names.length} in all)` : names.join(', ');
   return new ToolError(
     ERROR_CODES.INVALID_ARGUMENT,

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { isToolError } from '@trellis/sdk';
 import { checkUrl } from '../src/checkUrl.ts';
 import { createFetchTool, FetchInputSchema, fetchTool } from '../src/fetchTool.ts';
 import type { ResolveHost } from '../src/fetchUrl.ts';
 import { WebSettingsSchema } from '../src/WebSettingsSchema.ts';
 import { makeContext } from './makeContext.ts';
 import { startTestServer } from './startTestServer.ts';
+import { asyncRefusalOf, refusalOf } from './refusalOf.ts';
 
 // Issue 12, item 7. Every check here runs before any connection: IP literals through checkUrl and
 // the tool's canonicalize (which never touches the network), resolved addresses through an
@@ -14,26 +14,6 @@ import { startTestServer } from './startTestServer.ts';
 
 const DEFAULTS = WebSettingsSchema.parse({});
 const OPEN = WebSettingsSchema.parse({ allow_private: true });
-
-function refusalOf(call: () => unknown): { code: string; message: string } {
-  try {
-    call();
-  } catch (error) {
-    if (isToolError(error)) return { code: error.code, message: error.message };
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
-
-async function asyncRefusalOf(call: () => unknown): Promise<{ code: string; message: string }> {
-  try {
-    await call();
-  } catch (error) {
-    if (isToolError(error)) return { code: error.code, message: error.message };
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('IP literals in URLs, before any connection', () => {
   it.each([

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { isToolError } from '@trellis/sdk';
 import { checkAddress } from '../src/checkUrl.ts';
 import { checkConnectedAddress } from '../src/fetchUrl.ts';
 import { WebSettingsSchema } from '../src/WebSettingsSchema.ts';
+import { refusalOf } from './refusalOf.ts';
 
 // The last check of a fetch runs on the socket's remote address, after connect and before the
 // request is written (fetchUrl destroys the request when it throws). Called directly here: no
@@ -10,16 +10,6 @@ import { WebSettingsSchema } from '../src/WebSettingsSchema.ts';
 
 const DEFAULTS = WebSettingsSchema.parse({});
 const OPEN = WebSettingsSchema.parse({ allow_private: true });
-
-function refusalOf(call: () => unknown): { code: string; message: string } {
-  try {
-    call();
-  } catch (error) {
-    if (isToolError(error)) return { code: error.code, message: error.message };
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('the address the socket connected to', () => {
   const settings = WebSettingsSchema.parse({ private_hosts: ['site.test'] });
