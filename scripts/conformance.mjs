@@ -62,7 +62,10 @@ const SERVER_NOT_APPLICABLE = {
   'http-custom-header-server-validation': 'needs tools with x-mcp-header parameter annotations (SEP-2243); Trellis contracts have none',
 };
 const NOT_APPLICABLE_PREFIXES = [
-  ['input-required-result-', 'multi-round-trip input requests (elicitation, sampling, roots) from tools; Trellis tools cannot ask the client'],
+  [
+    'input-required-result-',
+    'multi-round-trip input requests (elicitation, sampling, roots) from tools; Trellis tools cannot ask the client',
+  ],
   ['tasks-', 'the tasks extension; Trellis calls are synchronous'],
 ];
 
@@ -104,7 +107,8 @@ function prepareSuite() {
   }
   const suite = join(CACHE, 'suite');
   const entry = join(suite, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
-  const installed = existsSync(entry) && JSON.parse(readFileSync(join(dirname(entry), '..', 'package.json'), 'utf8')).version === SUITE_VERSION;
+  const installed =
+    existsSync(entry) && JSON.parse(readFileSync(join(dirname(entry), '..', 'package.json'), 'utf8')).version === SUITE_VERSION;
   if (!installed) {
     process.stderr.write(`conformance: installing @modelcontextprotocol/conformance@${SUITE_VERSION} into .tmp/conformance/suite\n`);
     mkdirSync(suite, { recursive: true });
@@ -127,12 +131,18 @@ async function startServer() {
   const home = join(dir, 'home');
   const skill = join(home, '.config', 'trellis', 'skills', 'greeting');
   mkdirSync(join(skill, 'references'), { recursive: true });
-  writeFileSync(join(skill, 'SKILL.md'), '---\nname: greeting\ndescription: Greets someone by name, politely.\n---\n# Greeting\n\nSay hello by name; see references/TONE.md.\n');
+  writeFileSync(
+    join(skill, 'SKILL.md'),
+    '---\nname: greeting\ndescription: Greets someone by name, politely.\n---\n# Greeting\n\nSay hello by name; see references/TONE.md.\n',
+  );
   writeFileSync(join(skill, 'references', 'TONE.md'), '# Tone\n\nWarm, short, no exclamation marks.\n');
   const workspace = join(dir, 'workspace');
   mkdirSync(workspace);
   const config = join(dir, 'runtime.toml');
-  writeFileSync(config, `[plugins]\nallow = ["conformance-tools"]\npaths = [${JSON.stringify(join(ROOT, 'examples'))}]\n\n[serve]\ntool_names = "short"\n`);
+  writeFileSync(
+    config,
+    `[plugins]\nallow = ["conformance-tools"]\npaths = [${JSON.stringify(join(ROOT, 'examples'))}]\n\n[serve]\ntool_names = "short"\n`,
+  );
   const child = spawn(process.execPath, [CLI, 'serve', '--http', '--no-auth', '--port', '0', '--config', config], {
     cwd: workspace,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), LANG: 'C.UTF-8' },
@@ -165,7 +175,11 @@ async function startServer() {
 /** Runs the suite once; returns the checks of each scenario it ran. */
 function runSuite(suite, args, outDir) {
   mkdirSync(outDir, { recursive: true });
-  const result = spawnSync(suite.node, [suite.entry, ...args, '-o', outDir], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 15 * 60_000 });
+  const result = spawnSync(suite.node, [suite.entry, ...args, '-o', outDir], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 15 * 60_000,
+  });
   if (result.error) throw result.error;
   const byScenario = new Map();
   for (const name of readdirSync(outDir).sort()) {
@@ -207,7 +221,12 @@ async function clientSection(suite, _outRoot, only) {
   process.stderr.write('conformance: client scenarios against the mcp bridge\n');
   const result = spawnSync(process.execPath, args, {
     encoding: 'utf8',
-    env: { ...process.env, CONFORMANCE_NODE: suite.node, CONFORMANCE_BIN: suite.entry, ...(only === undefined ? {} : { CONFORMANCE_SCENARIOS: only }) },
+    env: {
+      ...process.env,
+      CONFORMANCE_NODE: suite.node,
+      CONFORMANCE_BIN: suite.entry,
+      ...(only === undefined ? {} : { CONFORMANCE_SCENARIOS: only }),
+    },
     maxBuffer: 64 * 1024 * 1024,
     timeout: 15 * 60_000,
   });
@@ -246,14 +265,20 @@ async function main() {
   const scenarioIndex = args.indexOf('--scenario');
   const only = scenarioIndex === -1 ? undefined : args[scenarioIndex + 1];
   const names = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--scenario');
-  for (const name of names) if (!(name in SECTIONS)) throw new Error(`unknown section "${name}"; sections: ${Object.keys(SECTIONS).join(', ')}`);
+  for (const name of names)
+    if (!(name in SECTIONS)) throw new Error(`unknown section "${name}"; sections: ${Object.keys(SECTIONS).join(', ')}`);
   const suite = prepareSuite();
   const outRoot = join(CACHE, 'results', new Date().toISOString().replace(/[:.]/g, '-'));
   const results = [];
   for (const name of names.length > 0 ? names : Object.keys(SECTIONS)) results.push(...(await SECTIONS[name](suite, outRoot, only)));
 
-  const rows = results.map((r) => `| ${r.section} | ${r.revision} | ${r.scenario} | ${r.ok ? 'pass' : r.applicable ? '**FAIL**' : 'n/a'} | ${r.passed}/${r.passed + r.failed} | ${r.ok ? '' : (r.reason ?? r.failures.join('; ')).replace(/\|/g, '\\|')} |`);
-  process.stdout.write(`| section | requirements | scenario | result | checks passed | note |\n|---|---|---|---|---|---|\n${rows.join('\n')}\n`);
+  const rows = results.map(
+    (r) =>
+      `| ${r.section} | ${r.revision} | ${r.scenario} | ${r.ok ? 'pass' : r.applicable ? '**FAIL**' : 'n/a'} | ${r.passed}/${r.passed + r.failed} | ${r.ok ? '' : (r.reason ?? r.failures.join('; ')).replace(/\|/g, '\\|')} |`,
+  );
+  process.stdout.write(
+    `| section | requirements | scenario | result | checks passed | note |\n|---|---|---|---|---|---|\n${rows.join('\n')}\n`,
+  );
   const applicable = results.filter((r) => r.applicable);
   const failing = applicable.filter((r) => !r.ok);
   process.stdout.write(

@@ -20,9 +20,9 @@ const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim
 console.log(`e2e-on-node: the built CLI's end-to-end tests on Node ${version}`);
 // The tests spawn the CLI with process.execPath, so running vitest on this Node runs the CLI on it.
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
-const result = spawnSync(
-  node,
-  [vitest, 'run', 'test/cli.e2e.test.ts', 'test/externalPlugins.e2e.test.ts', 'test/embedding.e2e.test.ts'],
-  { cwd: app, stdio: 'inherit', env: { ...process.env, TRELLIS_TEST_REPORT: `.vitest-report.node${major}.json` } },
-);
+const result = spawnSync(node, [vitest, 'run', 'test/cli.e2e.test.ts', 'test/externalPlugins.e2e.test.ts', 'test/embedding.e2e.test.ts'], {
+  cwd: app,
+  stdio: 'inherit',
+  env: { ...process.env, TRELLIS_TEST_REPORT: `.vitest-report.node${major}.json` },
+});
 process.exit(result.status ?? 1);

@@ -14,7 +14,11 @@ const pluginEntries: Record<string, string> = existsSync('bundled-entries.gen.js
 // tinypool (the runtime's worker pool for worker-isolated tools) starts each worker from
 // `entry/worker.js` beside its own code; bundled, its code sits in dist/, so the entry goes to
 // dist/entry/worker.js.
-const tinypoolEntry = join(dirname(createRequire(join(import.meta.dirname, '../../packages/runtime/package.json')).resolve('tinypool')), 'entry', 'worker.js');
+const tinypoolEntry = join(
+  dirname(createRequire(join(import.meta.dirname, '../../packages/runtime/package.json')).resolve('tinypool')),
+  'entry',
+  'worker.js',
+);
 
 export default defineConfig({
   ...sharedTsup,

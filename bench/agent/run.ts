@@ -22,22 +22,44 @@ const STEPS = 10;
 const TURNS = 60;
 const WARMUP = 8;
 
-const echo = defineTool({ name: 'echo', description: 'Returns its input.', input: z.object({ text: z.string().max(100) }), run: (input) => input });
+const echo = defineTool({
+  name: 'echo',
+  description: 'Returns its input.',
+  input: z.object({ text: z.string().max(100) }),
+  run: (input) => input,
+});
 const manifest = PluginManifestSchema.parse({ schema_version: 1, id: 'bench', name: 'Bench', version: '1.0.0', kind: 'toolset' });
 const descriptor: BundledPluginDescriptor = {
   packageName: '@trellis/plugin-bench',
   manifest,
-  tools: [{ name: 'echo', description: echo.description, inputSchema: toolJsonSchema(echo.input), tags: [], examples: [], contract: resolveContract({}) }],
+  tools: [
+    {
+      name: 'echo',
+      description: echo.description,
+      inputSchema: toolJsonSchema(echo.input),
+      tags: [],
+      examples: [],
+      contract: resolveContract({}),
+    },
+  ],
   load: async () => definePlugin({ manifest: { id: 'bench' }, tools: [echo] }),
 };
 const config = RuntimeConfigSchema.parse({});
-const catalog = createResourceCatalog({ snapshot: { plugins: [{ id: 'bench', state: 'enabled', bundled: true, reasons: [], manifest }] }, bundled: [descriptor], config });
+const catalog = createResourceCatalog({
+  snapshot: { plugins: [{ id: 'bench', state: 'enabled', bundled: true, reasons: [], manifest }] },
+  bundled: [descriptor],
+  config,
+});
 const host = { plugins: () => [], explainPlugin: () => undefined, searchTools: () => [] };
 const impl = createBundledImplementation({ descriptor, settings: {}, workspace: { root: process.cwd() }, env: {}, host });
 const runtime = createToolRuntime({ catalog, implementations: new Map([['bench', impl]]), config });
 
 const script = (): FakeReply[] => [
-  ...Array.from({ length: STEPS - 1 }, (_, i): FakeReply => ({ kind: 'stream', text: [`step ${i} `], toolCalls: [{ name: 'bench__echo', arguments: `{"text":"call ${i}"}` }] })),
+  ...Array.from({ length: STEPS - 1 }, (_, i): FakeReply => ({
+    kind: 'stream',
+    text: [`step ${i} `],
+    toolCalls: [{ name: 'bench__echo', arguments: `{"text":"call ${i}"}` }],
+  })),
   { kind: 'stream', text: ['all ', 'done'] },
 ];
 const server = await startFakeOpenAiServer();
@@ -52,7 +74,8 @@ async function agentTurn(): Promise<{ total: number; server: number }> {
   for await (const event of turn) void event;
   const result = await turn.result;
   const total = performance.now() - t0;
-  if (result.reply !== 'all done' || result.steps.length !== STEPS - 1 || !result.steps.every((s) => s.ok)) throw new Error(`the agent turn went wrong: ${JSON.stringify(result)}`);
+  if (result.reply !== 'all done' || result.steps.length !== STEPS - 1 || !result.steps.every((s) => s.ok))
+    throw new Error(`the agent turn went wrong: ${JSON.stringify(result)}`);
   return { total, server: server.serverTimeMs() - serverBefore };
 }
 
@@ -66,7 +89,13 @@ async function plainTurn(): Promise<{ total: number; server: number }> {
   const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'user', content: 'go' }];
   let reply = '';
   for (let step = 0; step < STEPS; step++) {
-    const stream = await client.chat.completions.create({ model: 'bench/model', messages, tools, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'bench/model',
+      messages,
+      tools,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
     for await (const chunk of stream) {
@@ -85,7 +114,11 @@ async function plainTurn(): Promise<{ total: number; server: number }> {
       break;
     }
     const list = [...calls.values()];
-    messages.push({ role: 'assistant', content: text, tool_calls: list.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) });
+    messages.push({
+      role: 'assistant',
+      content: text,
+      tool_calls: list.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+    });
     for (const c of list) {
       const value = await echo.run(JSON.parse(c.arguments), undefined as never);
       messages.push({ role: 'tool', tool_call_id: c.id, content: JSON.stringify(value) });
@@ -123,7 +156,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 const agentPerStep = median(agentLoop);
 const plainPerStep = median(plainLoop);
-console.error(`agent loop         ${r3(agentPerStep)} ms/step outside the server  (turn ${r3(median(agentTotal))} ms, server ${r3(median(serverTimes))} ms, ${TURNS} turns)`);
+console.error(
+  `agent loop         ${r3(agentPerStep)} ms/step outside the server  (turn ${r3(median(agentTotal))} ms, server ${r3(median(serverTimes))} ms, ${TURNS} turns)`,
+);
 console.error(`plain openai loop  ${r3(plainPerStep)} ms/step outside the server`);
 const addedPerStep = median(added);
 console.error(`agent − plain      ${r3(addedPerStep)} ms/step (median of the paired rounds)`);

@@ -42,7 +42,13 @@ for (let p = 0; p < PLUGINS; p += 1) {
       contract: resolveContract({ capabilities: ['fs.read'], deadlineMs: 60_000 }),
     }));
     bundled.push({ manifest: { id }, tools });
-    plugins.push({ id, state: 'enabled', bundled: true, reasons: [], manifest: PluginManifestSchema.parse({ schema_version: 1, id, name: id, version: '1.0.0', kind: 'toolset' }) });
+    plugins.push({
+      id,
+      state: 'enabled',
+      bundled: true,
+      reasons: [],
+      manifest: PluginManifestSchema.parse({ schema_version: 1, id, name: id, version: '1.0.0', kind: 'toolset' }),
+    });
   } else {
     const manifest = PluginManifestSchema.parse({
       schema_version: 1,
@@ -73,11 +79,31 @@ function floor(): unknown[] {
   for (const entry of plugins) {
     if (entry.bundled) {
       for (const spec of specsById.get(entry.id) ?? []) {
-        out.push({ name: `${entry.id}.${spec.name}`, plugin: entry.id, tool: spec.name, description: spec.description, tags: spec.tags, examples: spec.examples, inputSchema: spec.inputSchema, contract: { ...spec.contract }, source: 'bundled' });
+        out.push({
+          name: `${entry.id}.${spec.name}`,
+          plugin: entry.id,
+          tool: spec.name,
+          description: spec.description,
+          tags: spec.tags,
+          examples: spec.examples,
+          inputSchema: spec.inputSchema,
+          contract: { ...spec.contract },
+          source: 'bundled',
+        });
       }
     } else {
       for (const tool of entry.manifest?.tools ?? []) {
-        out.push({ name: `${entry.id}.${tool.name}`, plugin: entry.id, tool: tool.name, description: tool.description, tags: tool.tags, examples: [], inputSchema: tool.input_schema, contract: { sideEffects: false, deadlineMs: (tool.timeout_seconds ?? 30) * 1000 }, source: 'manifest' });
+        out.push({
+          name: `${entry.id}.${tool.name}`,
+          plugin: entry.id,
+          tool: tool.name,
+          description: tool.description,
+          tags: tool.tags,
+          examples: [],
+          inputSchema: tool.input_schema,
+          contract: { sideEffects: false, deadlineMs: (tool.timeout_seconds ?? 30) * 1000 },
+          source: 'manifest',
+        });
       }
     }
   }

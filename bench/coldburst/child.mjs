@@ -11,7 +11,9 @@ try {
   const assembly = await assemble({ workspace: dir, home: dir, env: { PATH: process.env.PATH } });
   const burst = async () => {
     const t0 = performance.now();
-    const outcomes = await Promise.all(Array.from({ length: BURST }, (_, i) => assembly.runtime.invoke({ name: 'builtin-tools.echo', input: { text: `t${i}` } })));
+    const outcomes = await Promise.all(
+      Array.from({ length: BURST }, (_, i) => assembly.runtime.invoke({ name: 'builtin-tools.echo', input: { text: `t${i}` } })),
+    );
     const ms = performance.now() - t0;
     const failed = outcomes.filter((o) => !o.ok);
     if (failed.length > 0) throw new Error(`${failed.length} calls failed, e.g. ${JSON.stringify(failed[0])}`);

@@ -24,7 +24,9 @@ function median(values: number[]): number {
     if (run.status !== 0) throw new Error(`sample ${i + 1} failed`);
     const sample = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { coldMs: number; warmMs: number; coldRssMb: number };
     samples.push(sample);
-    log(`sample ${i + 1}/${SAMPLES}: cold ${sample.coldMs.toFixed(0)} ms, warm ${sample.warmMs.toFixed(0)} ms (${(sample.coldMs / sample.warmMs).toFixed(2)}×), RSS after cold ${sample.coldRssMb.toFixed(0)} MB`);
+    log(
+      `sample ${i + 1}/${SAMPLES}: cold ${sample.coldMs.toFixed(0)} ms, warm ${sample.warmMs.toFixed(0)} ms (${(sample.coldMs / sample.warmMs).toFixed(2)}×), RSS after cold ${sample.coldRssMb.toFixed(0)} MB`,
+    );
   }
   const ratio = median(samples.map((s) => s.coldMs / s.warmMs));
   const round3 = (n: number) => Math.round(n * 1000) / 1000;

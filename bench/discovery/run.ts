@@ -56,7 +56,11 @@ function manifestFor(id: string, i: number): string {
     runtime: { type: 'process', command: 'python3', args: ['main.py', '--serve'] },
     tools: [
       { name: 'status', description: 'Show status', input_schema: { type: 'object', properties: { short: { type: 'boolean' } } } },
-      { name: 'diff', description: 'Show a diff', input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+      {
+        name: 'diff',
+        description: 'Show a diff',
+        input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+      },
     ],
   });
 }
@@ -164,10 +168,15 @@ async function childRss(roots: readonly FileRootSpec[]): Promise<{ baselineMb: n
       target: 'node20',
       conditions: ['@trellis/source', 'module', 'import', 'default'],
       // Bundled CommonJS dependencies (fast-glob) call require() for Node built-ins.
-      banner: { js: "import { createRequire as __benchCreateRequire } from 'node:module';\nconst require = __benchCreateRequire(import.meta.url);" },
+      banner: {
+        js: "import { createRequire as __benchCreateRequire } from 'node:module';\nconst require = __benchCreateRequire(import.meta.url);",
+      },
       logLevel: 'error',
     });
-    const child = spawnSync(process.execPath, [outfile, JSON.stringify(roots), '1'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+    const child = spawnSync(process.execPath, [outfile, JSON.stringify(roots), '1'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      encoding: 'utf8',
+    });
     if (child.status !== 0) throw new Error(`rssChild exited with ${child.status}`);
     return JSON.parse(child.stdout.trim().split('\n').pop()!) as { baselineMb: number; peakMb: number; count: number };
   } finally {
@@ -220,7 +229,9 @@ if (process.env.BENCH_DISCOVERY_100K === '1') {
   try {
     const r = measure(tree100k.roots, 3);
     scale = { ms: r.full, floor: r.floor, ratio: r.full / result10k.full };
-    log(`100k: full ${r.full.toFixed(1)} ms (${r.count} candidates), floor ${r.floor.toFixed(1)} ms, ${scale.ratio.toFixed(2)}× the 10k time`);
+    log(
+      `100k: full ${r.full.toFixed(1)} ms (${r.count} candidates), floor ${r.floor.toFixed(1)} ms, ${scale.ratio.toFixed(2)}× the 10k time`,
+    );
   } finally {
     rmSync(tree100k.base, { recursive: true, force: true });
   }

@@ -29,10 +29,20 @@ const noop = defineTool({
   run: (input) => input,
 });
 const plugin = definePlugin({ manifest: { id: 'bench' }, tools: [noop] });
-const inputSchema = { type: 'object', properties: { text: { type: 'string', maxLength: 100 } }, required: ['text'], additionalProperties: false };
+const inputSchema = {
+  type: 'object',
+  properties: { text: { type: 'string', maxLength: 100 } },
+  required: ['text'],
+  additionalProperties: false,
+};
 const manifest = PluginManifestSchema.parse({ schema_version: 1, id: 'bench', name: 'Bench', version: '1.0.0', kind: 'toolset' });
 const spec = { name: 'noop', description: 'Returns its input.', inputSchema, tags: [], examples: [], contract: resolveContract({}) };
-const descriptor: BundledPluginDescriptor = { packageName: '@trellis/plugin-bench', manifest, tools: [spec], load: async () => plugin as PluginDefinition };
+const descriptor: BundledPluginDescriptor = {
+  packageName: '@trellis/plugin-bench',
+  manifest,
+  tools: [spec],
+  load: async () => plugin as PluginDefinition,
+};
 const config = RuntimeConfigSchema.parse({});
 const catalog = createResourceCatalog({
   snapshot: { plugins: [{ id: 'bench', state: 'enabled', bundled: true, reasons: [], manifest }] },
@@ -45,7 +55,16 @@ let events = 0;
 const runtime = createToolRuntime({ catalog, implementations: new Map([['bench', impl]]), config, hooks: [() => void (events += 1)] });
 
 // The direct call: the same function, awaited, with a context built once.
-const ctx = { signal: new AbortController().signal, logger: console, config: {}, workspace: { root: '' }, env: {}, callId: 'x', tool: 'bench.noop', host } as unknown as ToolContext;
+const ctx = {
+  signal: new AbortController().signal,
+  logger: console,
+  config: {},
+  workspace: { root: '' },
+  env: {},
+  callId: 'x',
+  tool: 'bench.noop',
+  host,
+} as unknown as ToolContext;
 const direct = async (input: { text: string }) => await noop.run(input, ctx);
 
 // MCP: the same tool on an McpServer, called by a Client over the in-memory transport.
@@ -119,7 +138,9 @@ const addedP99 = runtimeP99 - directP99;
 const ratio = mcpP50 / runtimeP50;
 
 console.error(`direct call        p50 ${us(directP50)} µs  p99 ${us(directP99)} µs  (${directSamples.length} samples)`);
-console.error(`runtime.invoke     p50 ${us(runtimeP50)} µs  p99 ${us(runtimeP99)} µs  (${runtimeSamples.length} samples, ${events} hook events)`);
+console.error(
+  `runtime.invoke     p50 ${us(runtimeP50)} µs  p99 ${us(runtimeP99)} µs  (${runtimeSamples.length} samples, ${events} hook events)`,
+);
 console.error(`  added            p50 ${us(addedP50)} µs  p99 ${us(addedP99)} µs`);
 console.error(`MCP in-memory      p50 ${us(mcpP50)} µs  p99 ${us(mcpP99)} µs  (${mcpSamples.length} samples)`);
 console.error(`MCP / runtime      ${ratio.toFixed(1)}× (p50)`);

@@ -40,10 +40,21 @@ const source = createMcpToolSource({
 await source.start();
 const never = new AbortController().signal;
 const host = { plugins: () => [], explainPlugin: () => undefined, searchTools: () => [] };
-const ctx: ToolContext = { signal: never, logger: silentLogger, config: {}, workspace: { root: here }, env: process.env, callId: 'bench', tool: 'mcp.bench.echo', host };
+const ctx: ToolContext = {
+  signal: never,
+  logger: silentLogger,
+  config: {},
+  workspace: { root: here },
+  env: process.env,
+  callId: 'bench',
+  tool: 'mcp.bench.echo',
+  host,
+};
 
 const direct = new Client({ name: 'bench', version: '1.0.0' });
-await direct.connect(new GroupStdioTransport({ command: process.execPath, args: [SERVER], env: stdioEnvironment(process.env, {}), cwd: here }));
+await direct.connect(
+  new GroupStdioTransport({ command: process.execPath, args: [SERVER], env: stdioEnvironment(process.env, {}), cwd: here }),
+);
 await direct.listTools();
 
 async function bridged(i: number, out: number[] | null): Promise<void> {

@@ -52,7 +52,8 @@ async function calls(client: Client, name: string, count: number, out: number[] 
 const trellis = await connect(process.execPath, [CLI, 'serve']);
 const peer = await connect(process.execPath, [PEER]);
 const TRELLIS_TOOL = 'builtin-tools__echo';
-if (!(await trellis.listTools()).tools.some((t) => t.name === TRELLIS_TOOL)) throw new Error(`trellis serve does not offer ${TRELLIS_TOOL}`);
+if (!(await trellis.listTools()).tools.some((t) => t.name === TRELLIS_TOOL))
+  throw new Error(`trellis serve does not offer ${TRELLIS_TOOL}`);
 await calls(trellis, TRELLIS_TOOL, WARMUP, null);
 await calls(peer, 'noop', WARMUP, null);
 

@@ -11,7 +11,8 @@ process.stdin.on('data', (chunk) => {
     const req = JSON.parse(line);
     let reply;
     if (req.type === 'initialize') reply = { id: req.id, type: 'initialize_response', success: true };
-    else if (req.type === 'get_tools') reply = { id: req.id, type: 'get_tools_response', tools: [{ name: 'echo', description: 'Echo', parameters: { type: 'object' } }] };
+    else if (req.type === 'get_tools')
+      reply = { id: req.id, type: 'get_tools_response', tools: [{ name: 'echo', description: 'Echo', parameters: { type: 'object' } }] };
     else if (req.type === 'call_tool') reply = { id: req.id, type: 'call_tool_response', success: true, data: req.arguments };
     else if (req.type === 'health_check') reply = { id: req.id, type: 'health_check_response', healthy: true };
     else if (req.type === 'shutdown') process.exit(0);

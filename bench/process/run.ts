@@ -45,7 +45,14 @@ const runtime: ProcessRuntime = {
   restart_delay_seconds: 1,
   health_check_interval_seconds: 0,
 };
-const manifest = PluginManifestSchema.parse({ schema_version: 1, id: 'bench-echo', name: 'Bench echo', version: '1.0.0', kind: 'toolset', runtime });
+const manifest = PluginManifestSchema.parse({
+  schema_version: 1,
+  id: 'bench-echo',
+  name: 'Bench echo',
+  version: '1.0.0',
+  kind: 'toolset',
+  runtime,
+});
 const never = new AbortController().signal;
 
 function newAdapter() {
@@ -69,7 +76,8 @@ async function adapterCalls(impl: ReturnType<typeof newAdapter>, count: number, 
 // work: on Linux with autogroup scheduling a new session alone changes wake-up latency under load.
 function rawClient() {
   const env: Record<string, string> = {};
-  for (const name of ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR']) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  for (const name of ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'])
+    if (process.env[name] !== undefined) env[name] = process.env[name]!;
   const child = spawn(process.execPath, [ECHO], { stdio: ['pipe', 'pipe', 'pipe'], env, detached: true });
   child.stderr.resume();
   let buffer = '';
@@ -98,7 +106,9 @@ function rawClient() {
 async function rawCalls(raw: ReturnType<typeof rawClient>, count: number, out: number[] | null, first = 0): Promise<void> {
   for (let i = first; i < first + count; i += 1) {
     const t0 = performance.now();
-    const reply = (await raw.roundTrip({ type: 'call_tool', tool_name: 'echo', arguments: { text: 'hello', n: i } })) as { success?: boolean };
+    const reply = (await raw.roundTrip({ type: 'call_tool', tool_name: 'echo', arguments: { text: 'hello', n: i } })) as {
+      success?: boolean;
+    };
     const t1 = performance.now();
     if (reply.success !== true) throw new Error('raw call failed');
     out?.push(t1 - t0);
@@ -136,7 +146,9 @@ for (let i = 0; i < SPAWNS; i += 1) {
   mcpStart.push(performance.now() - t0);
   await client.close();
 }
-log(`spawn + initialize (+ get_tools): adapter ${median(adapterStart).toFixed(1)} ms, MCP connect ${median(mcpStart).toFixed(1)} ms (medians of ${SPAWNS})`);
+log(
+  `spawn + initialize (+ get_tools): adapter ${median(adapterStart).toFixed(1)} ms, MCP connect ${median(mcpStart).toFixed(1)} ms (medians of ${SPAWNS})`,
+);
 
 // ── steady-state calls, interleaved in rounds so drift hits every contender alike ──────────────
 const impl = newAdapter();
@@ -180,7 +192,8 @@ const CONCURRENT_ROUNDS = 5;
 
 function rawConcurrentClient() {
   const env: Record<string, string> = {};
-  for (const name of ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR']) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  for (const name of ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'])
+    if (process.env[name] !== undefined) env[name] = process.env[name]!;
   const child = spawn(process.execPath, [ECHO], { stdio: ['pipe', 'pipe', 'pipe'], env, detached: true });
   child.stderr.resume();
   let buffer = '';
@@ -221,11 +234,19 @@ async function throughput(one: (n: number) => Promise<void>): Promise<number> {
 const rawConcurrent = rawConcurrentClient();
 await rawConcurrent.roundTrip({ type: 'initialize', config: {} });
 const adapterOne = async (n: number) => {
-  const outcome = await impl.call({ tool: 'echo', input: { text: 'hello', n }, callId: `c${n}`, signal: never, deadlineAt: performance.now() + 30_000 });
+  const outcome = await impl.call({
+    tool: 'echo',
+    input: { text: 'hello', n },
+    callId: `c${n}`,
+    signal: never,
+    deadlineAt: performance.now() + 30_000,
+  });
   if (!outcome.ok) throw new Error(`adapter call failed: ${JSON.stringify(outcome)}`);
 };
 const rawOne = async (n: number) => {
-  const reply = (await rawConcurrent.roundTrip({ type: 'call_tool', tool_name: 'echo', arguments: { text: 'hello', n } })) as { success?: boolean };
+  const reply = (await rawConcurrent.roundTrip({ type: 'call_tool', tool_name: 'echo', arguments: { text: 'hello', n } })) as {
+    success?: boolean;
+  };
   if (reply.success !== true) throw new Error('raw call failed');
 };
 const mcpOne = async (n: number) => {
@@ -252,7 +273,9 @@ const rawRate = median(rates.raw);
 const mcpRate = median(rates.mcp);
 const throughputVsRaw = adapterRate / rawRate;
 const throughputVsMcp = adapterRate / mcpRate;
-log(`${IN_FLIGHT} in flight: adapter ${adapterRate.toFixed(0)} calls/s, raw ${rawRate.toFixed(0)} calls/s, mcp ${mcpRate.toFixed(0)} calls/s`);
+log(
+  `${IN_FLIGHT} in flight: adapter ${adapterRate.toFixed(0)} calls/s, raw ${rawRate.toFixed(0)} calls/s, mcp ${mcpRate.toFixed(0)} calls/s`,
+);
 log(`${IN_FLIGHT} in flight: adapter/raw ${throughputVsRaw.toFixed(3)}×, adapter/mcp ${throughputVsMcp.toFixed(2)}×`);
 
 await impl.dispose();

@@ -51,7 +51,9 @@ for (const [label, command, args] of programs) {
   const p = median(a);
   const l = median(b);
   figures[label] = { plain_ms: +p.toFixed(2), isolated_ms: +l.toFixed(2), ratio: +(l / p).toFixed(3), overhead_ms: +(l - p).toFixed(2) };
-  process.stderr.write(`${label}: plain spawn median ${p.toFixed(1)} ms, runProcess (${isolation.mechanism}) median ${l.toFixed(1)} ms (${(l / p).toFixed(2)}×, +${(l - p).toFixed(1)} ms), ${runs} interleaved runs\n`);
+  process.stderr.write(
+    `${label}: plain spawn median ${p.toFixed(1)} ms, runProcess (${isolation.mechanism}) median ${l.toFixed(1)} ms (${(l / p).toFixed(2)}×, +${(l - p).toFixed(1)} ms), ${runs} interleaved runs\n`,
+  );
 }
 const nodeRatio = figures.node!.ratio;
 process.stdout.write(

@@ -21,11 +21,22 @@ if (!existsSync(dist)) {
 }
 // The built embedding API: the bundled plugins run exactly as a user's host runs them.
 interface Host {
-  runtime: { invoke(request: { name: string; input?: unknown }): Promise<{ ok: true; value: unknown } | { ok: false; error: { code: string; message: string } }> };
+  runtime: {
+    invoke(request: {
+      name: string;
+      input?: unknown;
+    }): Promise<{ ok: true; value: unknown } | { ok: false; error: { code: string; message: string } }>;
+  };
   dispose(): Promise<void>;
 }
 const { assemble } = (await import(pathToFileURL(dist).href)) as {
-  assemble(options: { workspace: string; configPath: string; pluginPaths: string[]; home: string; env: Record<string, string> }): Promise<Host>;
+  assemble(options: {
+    workspace: string;
+    configPath: string;
+    pluginPaths: string[];
+    home: string;
+    env: Record<string, string>;
+  }): Promise<Host>;
 };
 
 const TOOL_TIMEOUT_S = 5;
@@ -104,7 +115,13 @@ writeFileSync(
   ].join('\n'),
 );
 
-const host = await assemble({ workspace, configPath, pluginPaths: [join(home, 'plugins')], home, env: { PATH: process.env.PATH ?? '', HOME: home } });
+const host = await assemble({
+  workspace,
+  configPath,
+  pluginPaths: [join(home, 'plugins')],
+  home,
+  env: { PATH: process.env.PATH ?? '', HOME: home },
+});
 
 // Warm only the echo path the probe uses; everything hostile starts cold.
 for (let i = 0; i < 50; i += 1) await host.runtime.invoke({ name: 'builtin-tools.echo', input: { text: 'warm' } });
@@ -178,7 +195,9 @@ const load = loadavg()[0] ?? 0;
 const single = hostiles.slice(0, 4);
 const coldCalls = hostiles.slice(4);
 const coldMaxMs = Math.max(0, ...coldCalls.map((h) => h.ms));
-const coldCodes = Object.entries(coldCalls.reduce<Record<string, number>>((acc, h) => ({ ...acc, [h.outcome]: (acc[h.outcome] ?? 0) + 1 }), {}))
+const coldCodes = Object.entries(
+  coldCalls.reduce<Record<string, number>>((acc, h) => ({ ...acc, [h.outcome]: (acc[h.outcome] ?? 0) + 1 }), {}),
+)
   .map(([code, n]) => `${code} ×${n}`)
   .join(', ');
 const lateOnes = hostiles.filter((h) => h.ms > DEADLINE_MS + 1000);

@@ -50,7 +50,9 @@ const floorMs = median(floor);
 const trellisMs = median(trellis);
 const ratio = trellisMs / floorMs;
 const peakRssMb = rss.length ? Math.max(...rss) / 1024 : null;
-process.stderr.write(`node -e "": median ${floorMs.toFixed(1)} ms\ntrellis tools list --json: median ${trellisMs.toFixed(1)} ms (${ratio.toFixed(2)}×), peak RSS ${peakRssMb?.toFixed(1) ?? 'n/a'} MB, ${runs} interleaved runs\n`);
+process.stderr.write(
+  `node -e "": median ${floorMs.toFixed(1)} ms\ntrellis tools list --json: median ${trellisMs.toFixed(1)} ms (${ratio.toFixed(2)}×), peak RSS ${peakRssMb?.toFixed(1) ?? 'n/a'} MB, ${runs} interleaved runs\n`,
+);
 process.stdout.write(
   `BENCH ${JSON.stringify({
     name: 'startup',

@@ -69,13 +69,27 @@ async function callTool(id, name, args) {
     case 'test_audio_content':
       return { content: [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }] };
     case 'test_embedded_resource':
-      return { content: [{ type: 'resource', resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' } }] };
+      return {
+        content: [
+          {
+            type: 'resource',
+            resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' },
+          },
+        ],
+      };
     case 'test_multiple_content_types':
       return {
         content: [
           { type: 'text', text: 'Multiple content types test:' },
           { type: 'image', data: PNG, mimeType: 'image/png' },
-          { type: 'resource', resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: JSON.stringify({ test: 'data', value: 123 }) } },
+          {
+            type: 'resource',
+            resource: {
+              uri: 'test://mixed-content-resource',
+              mimeType: 'application/json',
+              text: JSON.stringify({ test: 'data', value: 123 }),
+            },
+          },
         ],
       };
     case 'test_error_handling':
@@ -115,17 +129,19 @@ async function handle(request) {
   }
 }
 
-createInterface({ input: process.stdin }).on('line', (line) => {
-  if (line.trim() === '') return;
-  let request;
-  try {
-    request = JSON.parse(line);
-  } catch {
-    process.stderr.write(`conformance-tools: not JSON: ${line.slice(0, 200)}\n`);
-    return;
-  }
-  void handle(request).then((reply) => send({ ...reply, id: request.id }));
-}).on('close', () => process.exit(0));
+createInterface({ input: process.stdin })
+  .on('line', (line) => {
+    if (line.trim() === '') return;
+    let request;
+    try {
+      request = JSON.parse(line);
+    } catch {
+      process.stderr.write(`conformance-tools: not JSON: ${line.slice(0, 200)}\n`);
+      return;
+    }
+    void handle(request).then((reply) => send({ ...reply, id: request.id }));
+  })
+  .on('close', () => process.exit(0));
 
 function u16(n) {
   const b = Buffer.alloc(2);

@@ -15,16 +15,25 @@ const notes = new Map();
 let nextId = 1;
 
 const TOOLS = [
-  { name: 'add', description: 'Add a note; returns its id.', parameters: { type: 'object', properties: { title: { type: 'string' }, text: { type: 'string' } }, required: ['title', 'text'] } },
+  {
+    name: 'add',
+    description: 'Add a note; returns its id.',
+    parameters: { type: 'object', properties: { title: { type: 'string' }, text: { type: 'string' } }, required: ['title', 'text'] },
+  },
   { name: 'list', description: "List the notes' ids and titles.", parameters: { type: 'object' } },
-  { name: 'get', description: 'Read one note by id.', parameters: { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] } },
+  {
+    name: 'get',
+    description: 'Read one note by id.',
+    parameters: { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] },
+  },
 ];
 
 const fail = (code, message) => ({ success: false, error: { code, message } });
 
 const tools = {
   add({ title, text }) {
-    if (typeof title !== 'string' || title === '' || typeof text !== 'string') return fail('INVALID_ARGUMENT', 'title and text must be strings');
+    if (typeof title !== 'string' || title === '' || typeof text !== 'string')
+      return fail('INVALID_ARGUMENT', 'title and text must be strings');
     if (notes.size >= config.max_notes) return fail('TOO_LARGE', `the notebook is full (max_notes = ${config.max_notes})`);
     const id = nextId++;
     notes.set(id, { id, title, text });

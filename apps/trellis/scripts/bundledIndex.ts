@@ -5,7 +5,15 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parse, TomlError } from 'smol-toml';
-import { formatIssues, issueToString, resolveContract, type PluginContract, type PluginDefinition, type PluginManifest, type ToolSpec } from '@trellis/sdk';
+import {
+  formatIssues,
+  issueToString,
+  resolveContract,
+  type PluginContract,
+  type PluginDefinition,
+  type PluginManifest,
+  type ToolSpec,
+} from '@trellis/sdk';
 import { PluginManifestSchema, toolJsonSchema } from '@trellis/sdk/schema';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { bundledManifestDigest } from '@trellis/registry';
@@ -83,7 +91,9 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
   for (const plugin of found) {
     const other = byId.get(plugin.manifest.id);
     if (other !== undefined) {
-      errors.push(`${plugin.folder}/plugin.toml: id: "${plugin.manifest.id}" is already used by ${other}/plugin.toml; plugin ids must be unique`);
+      errors.push(
+        `${plugin.folder}/plugin.toml: id: "${plugin.manifest.id}" is already used by ${other}/plugin.toml; plugin ids must be unique`,
+      );
     } else byId.set(plugin.manifest.id, plugin.folder);
   }
   if (errors.length > 0) return { plugins: [], errors };
@@ -95,11 +105,15 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
       const mod = (await import(pathToFileURL(plugin.entry).href)) as { plugin?: PluginDefinition };
       definition = mod.plugin;
     } catch (error) {
-      errors.push(`${relativeTo(workspaceRoot, plugin.entry)}: cannot be imported: ${error instanceof Error ? error.message : String(error)}`);
+      errors.push(
+        `${relativeTo(workspaceRoot, plugin.entry)}: cannot be imported: ${error instanceof Error ? error.message : String(error)}`,
+      );
       continue;
     }
     if (definition === undefined || typeof definition !== 'object' || !Array.isArray(definition.tools)) {
-      errors.push(`${relativeTo(workspaceRoot, plugin.entry)}: must export \`plugin = definePlugin({ manifest: { id: "${plugin.manifest.id}" }, tools })\` (the id is required, and equal to the id in plugin.toml)`);
+      errors.push(
+        `${relativeTo(workspaceRoot, plugin.entry)}: must export \`plugin = definePlugin({ manifest: { id: "${plugin.manifest.id}" }, tools })\` (the id is required, and equal to the id in plugin.toml)`,
+      );
       continue;
     }
     const problems = checkDefinition(plugin.manifest, definition);
@@ -123,7 +137,9 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
     // The runtime compiles bundled schemas without ajv's meta-schema check (it costs every process
     // ~35 ms on its first call), so the check happens here, once, at build time.
     const invalid = tools.flatMap((tool) =>
-      metaSchemaProblems(tool.inputSchema).map((p) => `tool "${tool.name}": its input schema is not valid JSON Schema 2020-12 (${p}); fix the tool's zod input`),
+      metaSchemaProblems(tool.inputSchema).map(
+        (p) => `tool "${tool.name}": its input schema is not valid JSON Schema 2020-12 (${p}); fix the tool's zod input`,
+      ),
     );
     if (invalid.length > 0) {
       errors.push(...invalid.map((p) => `${relativeTo(workspaceRoot, plugin.entry)}: ${p}`));
@@ -133,7 +149,9 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
     if (definition.settings) {
       const defaults = definition.settings.schema.safeParse({});
       if (!defaults.success) {
-        errors.push(`${relativeTo(workspaceRoot, plugin.entry)}: settings schema must accept {} (safe defaults for every key): ${formatIssues(defaults.error).map(issueToString).join('; ')}`);
+        errors.push(
+          `${relativeTo(workspaceRoot, plugin.entry)}: settings schema must accept {} (safe defaults for every key): ${formatIssues(defaults.error).map(issueToString).join('; ')}`,
+        );
         continue;
       }
       settings = {
@@ -171,21 +189,30 @@ function checkDefinition(manifest: PluginManifest, definition: PluginDefinition)
   for (const kind of CONTRACT_KINDS) {
     const exported = definition[kind] as { create?: unknown } | undefined;
     if (manifest.kind === kind && typeof exported?.create !== 'function') {
-      problems.push(`plugin.toml says kind = "${kind}" but the code exports no ${kind}; add \`${kind}: { create(ctx) {…} }\` to definePlugin`);
+      problems.push(
+        `plugin.toml says kind = "${kind}" but the code exports no ${kind}; add \`${kind}: { create(ctx) {…} }\` to definePlugin`,
+      );
     } else if (manifest.kind !== kind && exported !== undefined) {
-      problems.push(`the code exports a ${kind} but plugin.toml says kind = "${manifest.kind}"; set kind = "${kind}" or remove the ${kind}`);
+      problems.push(
+        `the code exports a ${kind} but plugin.toml says kind = "${manifest.kind}"; set kind = "${kind}" or remove the ${kind}`,
+      );
     }
   }
   // One rule for the id: definePlugin must name it, and it must equal plugin.toml's (one message says both).
   if (definition.manifest?.id !== manifest.id) {
-    const given = definition.manifest?.id === undefined ? 'manifest.id is missing' : `manifest.id is "${String(definition.manifest.id)}" but plugin.toml says "${manifest.id}"`;
+    const given =
+      definition.manifest?.id === undefined
+        ? 'manifest.id is missing'
+        : `manifest.id is "${String(definition.manifest.id)}" but plugin.toml says "${manifest.id}"`;
     problems.push(`${given}; definePlugin needs manifest: { id: "${manifest.id}" } (required, and equal to the id in plugin.toml)`);
   }
   for (const [key, value] of Object.entries(definition.manifest ?? {})) {
     if (key === 'id') continue;
     const expected = (manifest as Record<string, unknown>)[key];
     if (JSON.stringify(value) !== JSON.stringify(expected)) {
-      problems.push(`manifest.${key} disagrees with plugin.toml, the source of truth for every field but the id; remove ${key} from definePlugin (keep id)`);
+      problems.push(
+        `manifest.${key} disagrees with plugin.toml, the source of truth for every field but the id; remove ${key} from definePlugin (keep id)`,
+      );
     }
   }
   const names = new Set<string>();
@@ -222,7 +249,7 @@ export function renderBundledIndex(options: {
   for (const [name, { value, type }] of Object.entries(options.embedded)) {
     lines.push(`export const ${name}${type ? `: ${type}` : ''} = ${JSON.stringify(value)};`, '');
   }
-  lines.push('const inSource = import.meta.url.endsWith(\'.ts\');', '');
+  lines.push("const inSource = import.meta.url.endsWith('.ts');", '');
   // The data is one JSON.parse of a string literal: V8 parses JSON much faster than the same
   // object written as JavaScript, and this is on every command's startup path.
   const data = options.plugins.map((plugin) => ({
@@ -234,7 +261,10 @@ export function renderBundledIndex(options: {
     ...(plugin.dynamicTools ? { dynamicTools: true } : {}),
     ...(plugin.contracts ? { contracts: plugin.contracts } : {}),
   }));
-  lines.push(`const DATA = JSON.parse(${JSON.stringify(JSON.stringify(data))}) as Array<Omit<BundledPluginDescriptor, 'load' | 'moduleUrl'>>;`, '');
+  lines.push(
+    `const DATA = JSON.parse(${JSON.stringify(JSON.stringify(data))}) as Array<Omit<BundledPluginDescriptor, 'load' | 'moduleUrl'>>;`,
+    '',
+  );
   lines.push('export const BUNDLED_PLUGINS: readonly BundledPluginDescriptor[] = [');
   options.plugins.forEach((plugin, index) => {
     // The worker URL of a plugin run from source; its built chunk otherwise.
@@ -244,7 +274,9 @@ export function renderBundledIndex(options: {
     lines.push('  {');
     lines.push(`    ...DATA[${index}]!,`);
     lines.push(`    load: async () => ((await import(${JSON.stringify(plugin.packageName)})) as { plugin: PluginDefinition }).plugin,`);
-    lines.push(`    moduleUrl: inSource ? new URL(${JSON.stringify(spec)}, import.meta.url).href : new URL(${JSON.stringify(`./plugins/${id}.js`)}, import.meta.url).href,`);
+    lines.push(
+      `    moduleUrl: inSource ? new URL(${JSON.stringify(spec)}, import.meta.url).href : new URL(${JSON.stringify(`./plugins/${id}.js`)}, import.meta.url).href,`,
+    );
     lines.push('  },');
   });
   lines.push('];', '');
@@ -267,7 +299,9 @@ export function undeclaredPluginProblems(
   const problems: string[] = [];
   for (const plugin of plugins) {
     if (declared[plugin.packageName] !== 'workspace:*') {
-      problems.push(`${appPackageFile}: devDependencies: add "${plugin.packageName}": "workspace:*" (the bundled plugin in ${plugin.folder}), then run pnpm install`);
+      problems.push(
+        `${appPackageFile}: devDependencies: add "${plugin.packageName}": "workspace:*" (the bundled plugin in ${plugin.folder}), then run pnpm install`,
+      );
     }
   }
   for (const name of Object.keys(declared).sort()) {

@@ -31,7 +31,10 @@ for (const file of modulesIn(dist)) {
   const name = relative(dist, file);
   let source = readFileSync(file, 'utf8');
   const hashbang = source.startsWith('#!') ? source.slice(0, source.indexOf('\n') + 1) : '';
-  source = source.slice(hashbang.length).replace(`${ESM_REQUIRE_BANNER}\n`, '').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
+  source = source
+    .slice(hashbang.length)
+    .replace(`${ESM_REQUIRE_BANNER}\n`, '')
+    .replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
   let code: string;
   try {
     code = transformSync(source, {

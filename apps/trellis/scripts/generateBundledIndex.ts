@@ -22,7 +22,10 @@ const fail = (problems: readonly string[]) => {
 
 const { plugins, errors } = await linkBundledPlugins(root);
 if (errors.length > 0) fail(errors);
-const appPackage = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { version: string; dependencies?: Record<string, string> };
+const appPackage = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as {
+  version: string;
+  dependencies?: Record<string, string>;
+};
 const undeclared = undeclaredPluginProblems(appPackage, plugins);
 if (undeclared.length > 0) fail(undeclared);
 
@@ -53,6 +56,9 @@ const embedded = {
   EMBEDDED_PROFILES: { value: profiles.value, type: 'ProfilesData' },
   EMBEDDED_TOOL_OVERRIDES: { value: overrides.value, type: 'ToolOverrides' },
 };
-writeFileSync(join(appDir, 'src/bundled.gen.ts'), renderBundledIndex({ plugins, outDir: join(appDir, 'src'), embedded, version: appPackage.version }));
+writeFileSync(
+  join(appDir, 'src/bundled.gen.ts'),
+  renderBundledIndex({ plugins, outDir: join(appDir, 'src'), embedded, version: appPackage.version }),
+);
 writeFileSync(join(appDir, 'bundled-entries.gen.json'), `${JSON.stringify(pluginEntries(plugins), null, 2)}\n`);
 process.stderr.write(`trellis build: linked ${plugins.length} bundled plugins (${plugins.map((p) => p.manifest.id).join(', ')})\n`);

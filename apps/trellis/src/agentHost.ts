@@ -38,11 +38,18 @@ function unusable(entries: readonly SnapshotEntry[], kind: 'provider' | 'connect
   return entries.map((e) => `${e.id} is ${e.state}: ${e.reasons[0]?.message ?? 'no reason given'}`).join('; ');
 }
 
-async function loadBundled(assembly: Assembly, entry: SnapshotEntry, logger: Logger): Promise<{ definition: PluginDefinition; context: PluginContext }> {
+async function loadBundled(
+  assembly: Assembly,
+  entry: SnapshotEntry,
+  logger: Logger,
+): Promise<{ definition: PluginDefinition; context: PluginContext }> {
   const descriptor = BUNDLED_PLUGINS.find((d) => d.manifest.id === entry.id);
   if (descriptor === undefined || !entry.bundled) {
     const code = entry.kind === 'connector' ? 'CONNECTOR_FAILED' : 'PROVIDER_UNAVAILABLE';
-    throw new AgentSetupError(`${entry.id}: only bundled ${entry.kind} plugins can run in this version, and "${entry.id}" is external; remove it or use a bundled one`, code);
+    throw new AgentSetupError(
+      `${entry.id}: only bundled ${entry.kind} plugins can run in this version, and "${entry.id}" is external; remove it or use a bundled one`,
+      code,
+    );
   }
   const definition = await descriptor.load();
   const context: PluginContext = {
@@ -61,7 +68,9 @@ async function loadBundled(assembly: Assembly, entry: SnapshotEntry, logger: Log
  */
 export async function createAssemblyAgent(assembly: Assembly, options: AssemblyAgentOptions = {}): Promise<Agent> {
   const logger = options.logger ?? silentLogger;
-  const providers = assembly.snapshot.plugins.filter((p) => p.kind === 'provider' && (options.provider === undefined || p.id === options.provider));
+  const providers = assembly.snapshot.plugins.filter(
+    (p) => p.kind === 'provider' && (options.provider === undefined || p.id === options.provider),
+  );
   const entry = providers.find((p) => p.state === 'enabled');
   if (entry === undefined) {
     const wanted = options.provider !== undefined ? `the provider "${options.provider}"` : 'a model provider';
@@ -73,7 +82,8 @@ export async function createAssemblyAgent(assembly: Assembly, options: AssemblyA
     );
   }
   const { definition, context } = await loadBundled(assembly, entry, logger);
-  if (definition.provider === undefined) throw new AgentSetupError(`${entry.id} is a provider plugin but exports no provider; rebuild Trellis`, 'PROVIDER_UNAVAILABLE');
+  if (definition.provider === undefined)
+    throw new AgentSetupError(`${entry.id} is a provider plugin but exports no provider; rebuild Trellis`, 'PROVIDER_UNAVAILABLE');
   let provider;
   try {
     provider = await definition.provider.create(context);
@@ -92,7 +102,10 @@ export interface AssemblyConnector {
 }
 
 /** The enabled connector plugins, created (not started). Throws `AgentSetupError` when none is enabled and available. */
-export async function createAssemblyConnectors(assembly: Assembly, options: { readonly logger?: Logger; readonly loggerFor?: (id: string) => Logger } = {}): Promise<AssemblyConnector[]> {
+export async function createAssemblyConnectors(
+  assembly: Assembly,
+  options: { readonly logger?: Logger; readonly loggerFor?: (id: string) => Logger } = {},
+): Promise<AssemblyConnector[]> {
   const all = assembly.snapshot.plugins.filter((p) => p.kind === 'connector');
   const enabled = all.filter((p) => p.state === 'enabled');
   if (enabled.length === 0) {
@@ -106,7 +119,8 @@ export async function createAssemblyConnectors(assembly: Assembly, options: { re
   for (const entry of enabled) {
     const logger = options.loggerFor?.(entry.id) ?? options.logger ?? silentLogger;
     const { definition, context } = await loadBundled(assembly, entry, logger);
-    if (definition.connector === undefined) throw new AgentSetupError(`${entry.id} is a connector plugin but exports no connector; rebuild Trellis`, 'CONNECTOR_FAILED');
+    if (definition.connector === undefined)
+      throw new AgentSetupError(`${entry.id} is a connector plugin but exports no connector; rebuild Trellis`, 'CONNECTOR_FAILED');
     try {
       out.push({ id: entry.id, connector: await definition.connector.create(context) });
     } catch (error) {

@@ -94,7 +94,9 @@ export interface Assembly {
   /** Every candidate for an id with its admission checks and decision trace. */
   explain(id: string): PluginExplanation;
   /** Lifecycle of an enabled plugin's implementation (`unloaded` until first use). */
-  lifecycle(id: string): { state: LifecycleState; lastError?: string; problems?: ReadonlyArray<{ code: string; message: string }> } | undefined;
+  lifecycle(
+    id: string,
+  ): { state: LifecycleState; lastError?: string; problems?: ReadonlyArray<{ code: string; message: string }> } | undefined;
   /**
    * Starts an enabled plugin now (spawn and handshake for process plugins, initialize for HTTP);
    * resolves when it is up or has failed (see `lifecycle`). Unknown or not enabled ids do nothing.
@@ -149,7 +151,14 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     workspaceReal: loaded.workspaceTrust.real,
   });
   await prepareRegistry({ roots, config });
-  const registry = buildPluginRegistrySnapshot({ config, roots, bundled: BUNDLED_PLUGINS, profiles: EMBEDDED_PROFILES, env, ...(options.commandLine ? { commandLine: options.commandLine } : {}) });
+  const registry = buildPluginRegistrySnapshot({
+    config,
+    roots,
+    bundled: BUNDLED_PLUGINS,
+    profiles: EMBEDDED_PROFILES,
+    env,
+    ...(options.commandLine ? { commandLine: options.commandLine } : {}),
+  });
   const { snapshot } = registry;
 
   let catalog = createResourceCatalog({ snapshot, bundled: BUNDLED_PLUGINS, overrides: EMBEDDED_TOOL_OVERRIDES, config });
@@ -301,7 +310,11 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       if (implementation === undefined) return entries.has(id) ? { state: 'unloaded' } : undefined;
       const lastError = implementation.lastError?.();
       const problems = implementation.problems?.() ?? [];
-      return { state: implementation.state(), ...(lastError !== undefined ? { lastError } : {}), ...(problems.length > 0 ? { problems } : {}) };
+      return {
+        state: implementation.state(),
+        ...(lastError !== undefined ? { lastError } : {}),
+        ...(problems.length > 0 ? { problems } : {}),
+      };
     },
     onCatalogChanged(listener) {
       catalogListeners.add(listener);

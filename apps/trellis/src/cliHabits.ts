@@ -64,9 +64,13 @@ export const MAX_ARGS_BYTES = 16 * 1024 * 1024;
  */
 export async function readArgsText(raw: string, io: CommandIO): Promise<{ text: string; from: string }> {
   if (raw === '-') {
-    if (io.readStdin === undefined) throw new UsageError('--args - reads standard input, which this host does not provide; pass the JSON inline or as --args @file.json');
+    if (io.readStdin === undefined)
+      throw new UsageError('--args - reads standard input, which this host does not provide; pass the JSON inline or as --args @file.json');
     const text = await io.readStdin(MAX_ARGS_BYTES);
-    if (text.trim() === '') throw new UsageError('--args - read nothing from standard input; pipe the JSON in, e.g. echo \'{"path":"README.md"}\' | trellis tools call core-fs.read_file --args -');
+    if (text.trim() === '')
+      throw new UsageError(
+        '--args - read nothing from standard input; pipe the JSON in, e.g. echo \'{"path":"README.md"}\' | trellis tools call core-fs.read_file --args -',
+      );
     return { text, from: 'standard input' };
   }
   if (raw.startsWith('@')) {
@@ -75,12 +79,15 @@ export async function readArgsText(raw: string, io: CommandIO): Promise<{ text: 
     let text: string;
     try {
       const buffer = await readFile(path);
-      if (buffer.byteLength > MAX_ARGS_BYTES) throw new UsageError(`--args ${raw}: the file is ${buffer.byteLength} bytes, over the ${MAX_ARGS_BYTES}-byte limit`);
+      if (buffer.byteLength > MAX_ARGS_BYTES)
+        throw new UsageError(`--args ${raw}: the file is ${buffer.byteLength} bytes, over the ${MAX_ARGS_BYTES}-byte limit`);
       text = buffer.toString('utf8');
     } catch (error) {
       if (error instanceof UsageError) throw error;
       const code = (error as NodeJS.ErrnoException).code;
-      throw new UsageError(`--args ${raw}: cannot read ${path}${code === 'ENOENT' ? ' (no such file)' : code === 'EISDIR' ? ' (it is a folder)' : code ? ` (${code})` : ''}; give a JSON file, or the JSON inline`);
+      throw new UsageError(
+        `--args ${raw}: cannot read ${path}${code === 'ENOENT' ? ' (no such file)' : code === 'EISDIR' ? ' (it is a folder)' : code ? ` (${code})` : ''}; give a JSON file, or the JSON inline`,
+      );
     }
     return { text, from: path };
   }

@@ -41,12 +41,16 @@ describe('createFdWriter', () => {
 
   it('continues after partial writes until the whole text is out', () => {
     const written: number[] = [];
-    const write = createFdWriter(7, () => collectingStream().stream, (fd, buffer, offset) => {
-      expect(fd).toBe(7);
-      const n = Math.min(3, buffer.length - offset);
-      for (let i = 0; i < n; i++) written.push(buffer[offset + i]!);
-      return n;
-    });
+    const write = createFdWriter(
+      7,
+      () => collectingStream().stream,
+      (fd, buffer, offset) => {
+        expect(fd).toBe(7);
+        const n = Math.min(3, buffer.length - offset);
+        for (let i = 0; i < n; i++) written.push(buffer[offset + i]!);
+        return n;
+      },
+    );
     write('abcdefgh');
     expect(Buffer.from(written).toString()).toBe('abcdefgh');
   });
@@ -55,14 +59,18 @@ describe('createFdWriter', () => {
     const sink = collectingStream();
     let direct = '';
     let calls = 0;
-    const write = createFdWriter(1, () => sink.stream, (_fd, buffer, offset) => {
-      calls++;
-      if (calls === 1) {
-        direct += Buffer.from(buffer.subarray(offset, offset + 4)).toString();
-        return 4;
-      }
-      throw errno('EAGAIN');
-    });
+    const write = createFdWriter(
+      1,
+      () => sink.stream,
+      (_fd, buffer, offset) => {
+        calls++;
+        if (calls === 1) {
+          direct += Buffer.from(buffer.subarray(offset, offset + 4)).toString();
+          return 4;
+        }
+        throw errno('EAGAIN');
+      },
+    );
     write('0123456789');
     write('tail');
     expect(direct).toBe('0123');
@@ -72,19 +80,27 @@ describe('createFdWriter', () => {
 
   it('stops quietly when the reader has gone (EPIPE) and ignores later writes', () => {
     let calls = 0;
-    const write = createFdWriter(1, () => collectingStream().stream, () => {
-      calls++;
-      throw errno('EPIPE');
-    });
+    const write = createFdWriter(
+      1,
+      () => collectingStream().stream,
+      () => {
+        calls++;
+        throw errno('EPIPE');
+      },
+    );
     expect(() => write('lost')).not.toThrow();
     write('also lost');
     expect(calls).toBe(1);
   });
 
   it('rethrows any other write error', () => {
-    const write = createFdWriter(1, () => collectingStream().stream, () => {
-      throw errno('EBADF');
-    });
+    const write = createFdWriter(
+      1,
+      () => collectingStream().stream,
+      () => {
+        throw errno('EBADF');
+      },
+    );
     expect(() => write('x')).toThrow('EBADF');
   });
 });

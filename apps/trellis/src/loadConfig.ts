@@ -12,7 +12,10 @@ export function resolveHostPaths(options: {
   readonly home?: string | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
 }): { workspace: string; home: string } {
-  return { workspace: resolve(options.workspace ?? process.cwd()), home: options.home ?? options.env.HOME ?? process.getBuiltinModule('node:os').homedir() };
+  return {
+    workspace: resolve(options.workspace ?? process.cwd()),
+    home: options.home ?? options.env.HOME ?? process.getBuiltinModule('node:os').homedir(),
+  };
 }
 
 /** Where to look for runtime.toml. */
@@ -31,7 +34,9 @@ export interface LoadConfigOptions {
  * default is used in the form the build already parsed and validated, so the common case loads no
  * TOML parser and no schema library; a real file loads them on demand.
  */
-export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedRuntimeConfig & { workspaceTrust: NonNullable<ResolvedRuntimeConfig['workspaceTrust']> }> {
+export async function loadConfig(
+  options: LoadConfigOptions,
+): Promise<ResolvedRuntimeConfig & { workspaceTrust: NonNullable<ResolvedRuntimeConfig['workspaceTrust']> }> {
   const configHome = resolveConfigHome({ env: options.env, home: options.home });
   const workspaceTrust = resolveWorkspaceTrust({ workspace: options.workspace, configHome });
   const layers = findConfigLayers({ configFlag: options.configPath, env: options.env, workspace: options.workspace, home: options.home });

@@ -53,8 +53,13 @@ export function processIO(): CommandIO {
 function approvalHook(io: CommandIO): ApprovalHook {
   return async (request) => {
     if (!io.interactive || io.ask === undefined) {
-      const allow = request.reason === 'policy' ? `, or remove "${request.rule}" from [runtime.policy] ask in runtime.toml to allow it without asking` : ' (its contract asks every time; an embedding host can pass an approval hook)';
-      return { refused: `nobody could be asked (stdin and stderr are not terminals, so there is no one to prompt); run it from a terminal to be asked${allow}` };
+      const allow =
+        request.reason === 'policy'
+          ? `, or remove "${request.rule}" from [runtime.policy] ask in runtime.toml to allow it without asking`
+          : ' (its contract asks every time; an embedding host can pass an approval hook)';
+      return {
+        refused: `nobody could be asked (stdin and stderr are not terminals, so there is no one to prompt); run it from a terminal to be asked${allow}`,
+      };
     }
     const summary = request.summary ? ` ${JSON.stringify(request.summary)}` : '';
     const answer = await io.ask(`Allow ${request.tool}${summary}? [y/N] `);
@@ -63,7 +68,11 @@ function approvalHook(io: CommandIO): ApprovalHook {
 }
 
 /** Runs one `trellis` command line and returns its exit code. The one place errors become exit codes. */
-export async function main(argv: readonly string[], io: CommandIO, env: Readonly<Record<string, string | undefined>> = process.env): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  io: CommandIO,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<number> {
   try {
     const line = parseCommandLine(argv);
     if (line.version) {
@@ -93,7 +102,13 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
       pluginPaths: line.flags.pluginPaths,
       env,
       approve: approvalHook(io),
-      discoverExternalTools: name.startsWith('tools') || name === 'doctor' || name === 'plugins explain' || name === 'chat' || name === 'run' || name === 'serve',
+      discoverExternalTools:
+        name.startsWith('tools') ||
+        name === 'doctor' ||
+        name === 'plugins explain' ||
+        name === 'chat' ||
+        name === 'run' ||
+        name === 'serve',
       refreshToolSources: name === 'doctor' || name === 'plugins explain',
       ...commandLineSwitches(line),
     });
@@ -133,7 +148,9 @@ export async function main(argv: readonly string[], io: CommandIO, env: Readonly
   } catch (error) {
     writeJsonError(io, argv, error);
     if (error instanceof ConfigError) {
-      io.err(`trellis: the config cannot be used:\n${error.problems.map((p) => `  ${p.code}  ${p.message}`).join('\n')}\nRun \`trellis config check\` after fixing it.\n`);
+      io.err(
+        `trellis: the config cannot be used:\n${error.problems.map((p) => `  ${p.code}  ${p.message}`).join('\n')}\nRun \`trellis config check\` after fixing it.\n`,
+      );
     } else if (error instanceof FailedError) {
       io.err(`trellis: ${error.message}\n`);
     } else if (error instanceof UsageError) {

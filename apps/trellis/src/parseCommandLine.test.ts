@@ -3,7 +3,20 @@ import { parseCommandLine } from './parseCommandLine.ts';
 
 describe('parseCommandLine', () => {
   it('parses a command with global flags anywhere', () => {
-    const line = parseCommandLine(['--profile', 'full', 'tools', 'call', 'builtin-tools.echo', '--args', '{}', '--json', '--plugin-path', 'a', '--plugin-path', 'b']);
+    const line = parseCommandLine([
+      '--profile',
+      'full',
+      'tools',
+      'call',
+      'builtin-tools.echo',
+      '--args',
+      '{}',
+      '--json',
+      '--plugin-path',
+      'a',
+      '--plugin-path',
+      'b',
+    ]);
     expect(line).toEqual({
       command: ['tools', 'call'],
       args: ['builtin-tools.echo'],
@@ -33,7 +46,11 @@ describe('parseCommandLine', () => {
     expect([parseCommandLine(['trust']).args, parseCommandLine(['trust', 'dir']).args]).toEqual([[], ['dir']]);
     expect(parseCommandLine(['trust', '--list']).options).toEqual({ list: true });
     expect(parseCommandLine(['trust', '--revoke', '/x']).options).toEqual({ revoke: '/x' });
-    expect(parseCommandLine(['config', 'show', '--origin', '--json'])).toMatchObject({ command: ['config', 'show'], options: { origin: true }, flags: { json: true } });
+    expect(parseCommandLine(['config', 'show', '--origin', '--json'])).toMatchObject({
+      command: ['config', 'show'],
+      options: { origin: true },
+      flags: { json: true },
+    });
   });
 
   it('parses serve and its HTTP flags, and refuses them on other commands', () => {

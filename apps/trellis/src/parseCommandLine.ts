@@ -57,7 +57,12 @@ export interface CommandLine {
 }
 
 /** The commands and how many positional arguments each takes. */
-export const COMMANDS: Readonly<Record<string, { words: readonly string[]; positionals: readonly string[]; options: readonly string[]; optionalPositionals?: readonly string[] }>> = {
+export const COMMANDS: Readonly<
+  Record<
+    string,
+    { words: readonly string[]; positionals: readonly string[]; options: readonly string[]; optionalPositionals?: readonly string[] }
+  >
+> = {
   doctor: { words: ['doctor'], positionals: [], options: [] },
   'config check': { words: ['config', 'check'], positionals: [], options: [] },
   'plugins list': { words: ['plugins', 'list'], positionals: [], options: ['state'] },
@@ -156,7 +161,9 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     const most = spec.positionals.length + (spec.optionalPositionals?.length ?? 0);
     if (rest.length > most) {
       const takes = [...spec.positionals.map((p) => `<${p}>`), ...(spec.optionalPositionals ?? []).map((p) => `[${p}]`)];
-      throw new UsageError(`\`trellis ${name}\` takes ${takes.length === 0 ? 'no arguments' : takes.join(' ')}; unexpected "${rest[most]}"`);
+      throw new UsageError(
+        `\`trellis ${name}\` takes ${takes.length === 0 ? 'no arguments' : takes.join(' ')}; unexpected "${rest[most]}"`,
+      );
     }
   }
   const options: Record<string, string | boolean> = {};
@@ -189,13 +196,18 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
 }
 
 /** `--allow/--enable/--disable`: each value a plugin id; one id cannot be both enabled and disabled. */
-function pluginSwitches(values: { allow?: string[]; enable?: string[]; disable?: string[] }): Pick<GlobalFlags, 'allow' | 'enable' | 'disable'> {
+function pluginSwitches(values: {
+  allow?: string[];
+  enable?: string[];
+  disable?: string[];
+}): Pick<GlobalFlags, 'allow' | 'enable' | 'disable'> {
   const out: { allow?: string[]; enable?: string[]; disable?: string[] } = {};
   for (const key of ['allow', 'enable', 'disable'] as const) {
     const ids = values[key];
     if (ids === undefined) continue;
     for (const id of ids) {
-      if (!PLUGIN_ID_PATTERN.test(id)) throw new UsageError(`--${key} takes a plugin id (lowercase letters, digits and dashes), e.g. --${key} core-python; got "${id}"`);
+      if (!PLUGIN_ID_PATTERN.test(id))
+        throw new UsageError(`--${key} takes a plugin id (lowercase letters, digits and dashes), e.g. --${key} core-python; got "${id}"`);
     }
     out[key] = [...new Set(ids)];
   }

@@ -24,7 +24,13 @@ describe('tools call --args - (built binary)', () => {
   });
 
   it('says what to do when nothing was piped', () => {
-    const result = spawnSync(process.execPath, [CLI, 'tools', 'call', 'builtin-tools.echo', '--args', '-', '--json'], { cwd: sandbox.workspace, env: sandbox.env, input: '', encoding: 'utf8', timeout: 60_000 });
+    const result = spawnSync(process.execPath, [CLI, 'tools', 'call', 'builtin-tools.echo', '--args', '-', '--json'], {
+      cwd: sandbox.workspace,
+      env: sandbox.env,
+      input: '',
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(result.status).toBe(2);
     expect(JSON.parse(result.stdout).error.message).toContain('--args - read nothing from standard input');
   });

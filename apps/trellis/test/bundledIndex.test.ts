@@ -96,7 +96,9 @@ export const plugin = {
 
     const source = renderBundledIndex({ plugins: first.plugins, outDir: join(workspace, 'app'), embedded: {}, version: '9.9.9' });
     expect(source).toContain(`load: async () => ((await import("@fixture/alpha")) as { plugin: PluginDefinition }).plugin,`);
-    expect(source).toContain(`moduleUrl: inSource ? new URL("../plugins/beta/src/index.ts", import.meta.url).href : new URL("./plugins/beta.js", import.meta.url).href,`);
+    expect(source).toContain(
+      `moduleUrl: inSource ? new URL("../plugins/beta/src/index.ts", import.meta.url).href : new URL("./plugins/beta.js", import.meta.url).href,`,
+    );
 
     rmSync(join(workspace, 'plugins', 'beta'), { recursive: true });
     const second = await linkBundledPlugins(workspace);
@@ -130,7 +132,10 @@ export const plugin = {
     freshWorkspace();
     addPlugin('gamma', { toml: manifest('gamma'), index: `export const plugin = { manifest: { id: 'delta' }, tools: [] };\n` });
     addPlugin('kappa', { toml: manifest('kappa'), index: `export const plugin = { manifest: {}, tools: [] };\n` });
-    addPlugin('sigma', { toml: manifest('sigma'), index: `export const plugin = { manifest: { id: 'sigma', name: 'Other' }, tools: [] };\n` });
+    addPlugin('sigma', {
+      toml: manifest('sigma'),
+      index: `export const plugin = { manifest: { id: 'sigma', name: 'Other' }, tools: [] };\n`,
+    });
     addPlugin('omega', { toml: manifest('omega'), index: `export const nothing = 1;\n` });
     const result = await linkBundledPlugins(workspace);
     const rel = (p: string) => p.replace(`${workspace}/`, '');
@@ -167,7 +172,9 @@ export const plugin = {
       { packageName: '@trellis/plugin-alpha', folder: 'plugins/alpha' },
       { packageName: '@trellis/plugin-beta', folder: 'plugins/beta' },
     ];
-    const appPackage = { dependencies: { '@trellis/sdk': 'workspace:*', '@trellis/plugin-alpha': 'workspace:*', '@trellis/plugin-gone': 'workspace:*' } };
+    const appPackage = {
+      dependencies: { '@trellis/sdk': 'workspace:*', '@trellis/plugin-alpha': 'workspace:*', '@trellis/plugin-gone': 'workspace:*' },
+    };
     expect(undeclaredPluginProblems(appPackage, plugins)).toEqual([
       'apps/trellis/package.json: devDependencies: add "@trellis/plugin-beta": "workspace:*" (the bundled plugin in plugins/beta), then run pnpm install',
       'apps/trellis/package.json: devDependencies: remove "@trellis/plugin-gone" (no folder under plugins/ provides it), then run pnpm install',
@@ -176,7 +183,10 @@ export const plugin = {
 
   it('declares every plugin under plugins/ as a dependency of the app', async () => {
     const result = await linkBundledPlugins(findWorkspaceRoot(appDir));
-    const appPackage = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+    const appPackage = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+      devDependencies?: Record<string, string>;
+    };
     expect(undeclaredPluginProblems(appPackage, result.plugins)).toEqual([]);
     // Everything is bundled: the published package needs nothing installed beside it.
     expect(appPackage.dependencies).toBeUndefined();

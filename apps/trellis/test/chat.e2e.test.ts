@@ -52,7 +52,11 @@ describe('trellis chat "prompt"', () => {
 
   it('--json prints exactly reply, steps and usage (then model and finishReason)', async () => {
     server.script(
-      { kind: 'stream', toolCalls: [{ name: 'builtin-tools__echo', arguments: '{"message":"x"}' }], usage: { prompt: 100, completion: 10, cost: 0.002 } },
+      {
+        kind: 'stream',
+        toolCalls: [{ name: 'builtin-tools__echo', arguments: '{"message":"x"}' }],
+        usage: { prompt: 100, completion: 10, cost: 0.002 },
+      },
       { kind: 'stream', text: ['done'], usage: { prompt: 120, completion: 4, cost: 0.001 } },
     );
     const result = await runCliAsync(sandbox, ['chat', 'go', '--json', '--config', config], KEY);
@@ -80,7 +84,11 @@ describe('trellis chat "prompt"', () => {
     server.script({ kind: 'midstream-error', text: ['par'], message: 'upstream went away' });
     const json = await runCliAsync(sandbox, ['chat', 'hi', '--json', '--config', config], KEY);
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout)).toMatchObject({ reply: '', finishReason: 'error', error: { code: 'PROVIDER_FAILED', message: expect.stringContaining('upstream went away') } });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      reply: '',
+      finishReason: 'error',
+      error: { code: 'PROVIDER_FAILED', message: expect.stringContaining('upstream went away') },
+    });
   });
 
   it('exits 2 without OPENROUTER_API_KEY, saying how to use a local server', async () => {
@@ -104,7 +112,11 @@ describe('trellis chat "prompt"', () => {
     server.script({ kind: 'stream', text: ['from stdin'] });
     const { spawn } = await import('node:child_process');
     const { CLI } = await import('./cliHarness.ts');
-    const child = spawn(process.execPath, [CLI, 'chat', '--config', config], { cwd: sandbox.workspace, env: { ...sandbox.env, ...KEY }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'chat', '--config', config], {
+      cwd: sandbox.workspace,
+      env: { ...sandbox.env, ...KEY },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stdin.end('what is piped\n');

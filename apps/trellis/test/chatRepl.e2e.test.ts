@@ -9,7 +9,9 @@ import { CLI, createSandbox, type Sandbox } from './cliHarness.ts';
 // keystrokes, Ctrl-C and Ctrl-D included, through the terminal's line discipline.
 beforeAll(() => {
   if (spawnSync('script', ['--version']).status !== 0) {
-    const install = spawnSync('sh', ['-c', 'apt-get install -y util-linux || (apt-get update && apt-get install -y util-linux)'], { stdio: 'inherit' });
+    const install = spawnSync('sh', ['-c', 'apt-get install -y util-linux || (apt-get update && apt-get install -y util-linux)'], {
+      stdio: 'inherit',
+    });
     if (install.status !== 0) throw new Error('this test needs `script` from util-linux; install it with apt-get install util-linux');
   }
 });
@@ -30,7 +32,10 @@ afterEach(async () => {
 
 it('the interactive chat streams answers, traces tools, handles /tools and /reset, cancels on Ctrl-C and exits on Ctrl-D', async () => {
   const config = join(sandbox.dir, 'runtime.toml');
-  writeFileSync(config, `[plugins.entries.openrouter.config]\nbase_url = "${server.baseUrl}"\nmodel = "test/model"\n[runtime.policy]\nask = ["builtin-tools.now"]\n`);
+  writeFileSync(
+    config,
+    `[plugins.entries.openrouter.config]\nbase_url = "${server.baseUrl}"\nmodel = "test/model"\n[runtime.policy]\nask = ["builtin-tools.now"]\n`,
+  );
   const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} chat --config ${JSON.stringify(config)}`;
   child = spawn('script', ['-qfec', command, '/dev/null'], {
     cwd: sandbox.workspace,
@@ -59,7 +64,10 @@ it('the interactive chat streams answers, traces tools, handles /tools and /rese
   type('/tools\r');
   mark = await waitFor(/builtin-tools\.echo\n[\s\S]*› /, mark);
 
-  server.script({ kind: 'stream', toolCalls: [{ name: 'builtin-tools__echo', arguments: '{"message":"hi"}' }] }, { kind: 'stream', text: ['Hi ', 'there!'] });
+  server.script(
+    { kind: 'stream', toolCalls: [{ name: 'builtin-tools__echo', arguments: '{"message":"hi"}' }] },
+    { kind: 'stream', text: ['Hi ', 'there!'] },
+  );
   type('hello\r');
   mark = await waitFor(/⚙ builtin-tools\.echo \{"message":"hi"\} → ok \([\d.]+ m?s\)\nHi there!\n/, mark);
 
@@ -80,12 +88,20 @@ it('the interactive chat streams answers, traces tools, handles /tools and /rese
   expect(server.requests.at(-1)!.body.messages.filter((m) => m.role !== 'system')).toEqual([{ role: 'user', content: 'again' }]);
 
   // A tool under [runtime.policy] ask prompts in the chat; the answer is not taken as a message.
-  server.script({ kind: 'stream', toolCalls: [{ name: 'builtin-tools__now', arguments: '{"timezone":"UTC"}' }] }, { kind: 'stream', text: ['It is now.'] });
+  server.script(
+    { kind: 'stream', toolCalls: [{ name: 'builtin-tools__now', arguments: '{"timezone":"UTC"}' }] },
+    { kind: 'stream', text: ['It is now.'] },
+  );
   type('what time is it\r');
   mark = await waitFor('Allow builtin-tools.now', mark);
   type('y\r');
   mark = await waitFor(/⚙ builtin-tools\.now \{"timezone":"UTC"\} → ok[^\n]*\nIt is now\.\n/, mark);
-  expect(server.requests.at(-1)!.body.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['again', 'what time is it']);
+  expect(
+    server.requests
+      .at(-1)!
+      .body.messages.filter((m) => m.role === 'user')
+      .map((m) => m.content),
+  ).toEqual(['again', 'what time is it']);
 
   // Ctrl-C at the prompt does not exit either; Ctrl-D does.
   type('\x03');

@@ -69,7 +69,9 @@ describe('trellis (built binary)', () => {
     expect(result.stdout).toContain(`Config: ${file} (from --config)`);
     expect(result.stdout).toMatch(/error\s+CONFIG_SCHEMA\s+.*bad\.toml:2:\d+: plugins\.profile: /);
     expect(result.stdout).toMatch(/error\s+CONFIG_SCHEMA\s+.*bad\.toml:3:\d+: plugins\.allow: /);
-    expect(result.stdout).toMatch(/warning UNKNOWN_KEY\s+.*bad\.toml:5:\d+: runtime\.tool_timeout_secs: .*did you mean `tool_timeout_seconds`/);
+    expect(result.stdout).toMatch(
+      /warning UNKNOWN_KEY\s+.*bad\.toml:5:\d+: runtime\.tool_timeout_secs: .*did you mean `tool_timeout_seconds`/,
+    );
   });
 
   it('every command refuses a broken config with exit 2', () => {
@@ -111,9 +113,16 @@ describe('trellis (built binary)', () => {
     cpSync(dirname(CLI), join(copy, 'dist'), { recursive: true });
     cpSync(join(dirname(CLI), '..', 'package.json'), join(copy, 'package.json'));
     rmSync(join(copy, 'dist', 'plugins', 'core-fs.js'));
-    const result = spawnSync(process.execPath, [join(copy, 'dist', 'cli.cjs'), 'doctor'], { cwd: sandbox.workspace, env: sandbox.env, encoding: 'utf8', timeout: 60_000 });
+    const result = spawnSync(process.execPath, [join(copy, 'dist', 'cli.cjs'), 'doctor'], {
+      cwd: sandbox.workspace,
+      env: sandbox.env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(result.status).toBe(1);
-    expect(result.stdout).toContain(`✗ bundled modules: missing: core-fs (${pathToFileURL(join(copy, 'dist', 'plugins', 'core-fs.js')).href}); reinstall or rebuild trellis`);
+    expect(result.stdout).toContain(
+      `✗ bundled modules: missing: core-fs (${pathToFileURL(join(copy, 'dist', 'plugins', 'core-fs.js')).href}); reinstall or rebuild trellis`,
+    );
     expect(result.stdout).toContain('Some checks failed.');
   });
 
@@ -170,7 +179,9 @@ describe('trellis (built binary)', () => {
     const fs = listed.plugins.find((p: { id: string }) => p.id === 'core-fs');
     expect([fs.state, fs.reasons[0].code]).toEqual(['disabled', 'CONFIG_INVALID']);
     expect(fs.reasons[0].message).toContain('runtime.tools.fs.max_read_bytes');
-    const others = listed.plugins.filter((p: { id: string; state: string }) => p.id !== 'core-fs' && p.state === 'enabled').map((p: { id: string }) => p.id);
+    const others = listed.plugins
+      .filter((p: { id: string; state: string }) => p.id !== 'core-fs' && p.state === 'enabled')
+      .map((p: { id: string }) => p.id);
     expect(others).toEqual(['builtin-tools', 'core-command', 'core-table', 'core-web', 'skill-source-local']);
     const call = runCli(sandbox, ['tools', 'call', 'core-fs.read', '--args', '{"path":"x"}', '--json']);
     expect(call.code).toBe(1);
@@ -191,7 +202,11 @@ describe('trellis (built binary)', () => {
     expect(described.code).toBe(0);
     expect(described.stdout).toMatch(/^core-fs\.read\n {2}plugin: core-fs\n/);
     const missing = runCli(sandbox, ['tools', 'describe', 'core-fs.raed']);
-    expect(missing).toEqual({ code: 1, stdout: '', stderr: 'trellis: no tool is named "core-fs.raed"; did you mean "core-fs.read"? (`trellis tools list --all` shows them all)\n' });
+    expect(missing).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'trellis: no tool is named "core-fs.raed"; did you mean "core-fs.read"? (`trellis tools list --all` shows them all)\n',
+    });
     const search = JSON.parse(runCli(sandbox, ['tools', 'search', 'read a file', '--json']).stdout);
     expect(search.hits[0].name).toBe('core-fs.read');
   });
@@ -218,7 +233,8 @@ describe('trellis (built binary)', () => {
     expect(runCli(sandbox, ['tools', 'call', 'builtin-tools.echo', '--args', deep])).toEqual({
       code: 1,
       stdout: '',
-      stderr: 'INPUT_INVALID: invalid arguments for builtin-tools.echo:\n/a/0/0/0/0/0/0/0/…: nests objects and arrays more than 256 levels deep; send flatter arguments\n',
+      stderr:
+        'INPUT_INVALID: invalid arguments for builtin-tools.echo:\n/a/0/0/0/0/0/0/0/…: nests objects and arrays more than 256 levels deep; send flatter arguments\n',
     });
   });
 

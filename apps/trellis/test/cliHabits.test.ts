@@ -49,7 +49,9 @@ describe('--allow, --enable, --disable for one run', () => {
     const before = await run(['plugins', 'explain', 'core-python', '--profile', 'full']);
     expect(before.stdout).toContain('NOT_IN_PROFILE');
     const after = await run(['plugins', 'list', '--json', '--profile', 'full', '--allow', 'core-python']);
-    const entry = (JSON.parse(after.stdout) as { plugins: Array<{ id: string; state: string }> }).plugins.find((p) => p.id === 'core-python');
+    const entry = (JSON.parse(after.stdout) as { plugins: Array<{ id: string; state: string }> }).plugins.find(
+      (p) => p.id === 'core-python',
+    );
     expect(entry?.state).toBe('enabled');
     const explained = await run(['plugins', 'explain', 'core-python', '--allow', 'core-python']);
     expect(explained.code).toBe(0);
@@ -57,7 +59,7 @@ describe('--allow, --enable, --disable for one run', () => {
   });
 
   it('--disable turns a profile plugin off and --enable turns one on, over runtime.toml', async () => {
-    writeConfig( '[plugins]\nprofile = "minimal"\n[plugins.entries.core-table]\nenabled = false\n');
+    writeConfig('[plugins]\nprofile = "minimal"\n[plugins.entries.core-table]\nenabled = false\n');
     const listed = await run(['tools', 'list', '--json', '--disable', 'core-fs', '--enable', 'core-table']);
     expect(listed.code).toBe(0);
     const names = (JSON.parse(listed.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
@@ -113,8 +115,12 @@ describe('tools list --all and tools describe by model-API name', () => {
     expect(plain.stdout).toMatch(/known but not offered: core-python\.\w+.*\(`trellis tools list --all` says why\)\n$/);
     const all = await run(['tools', 'list', '--all']);
     expect(all.stdout).toContain('Known but not offered:');
-    expect(all.stdout).toMatch(/core-python\.\w+\s+NOT_IN_PROFILE: core-python.run is not offered: plugin core-python is disabled \(not in profile "minimal"/);
-    const json = JSON.parse((await run(['tools', 'list', '--all', '--json'])).stdout) as { notOffered: Array<{ name: string; reason: { code: string } }> };
+    expect(all.stdout).toMatch(
+      /core-python\.\w+\s+NOT_IN_PROFILE: core-python.run is not offered: plugin core-python is disabled \(not in profile "minimal"/,
+    );
+    const json = JSON.parse((await run(['tools', 'list', '--all', '--json'])).stdout) as {
+      notOffered: Array<{ name: string; reason: { code: string } }>;
+    };
     expect(json.notOffered.find((t) => t.name.startsWith('core-python.'))?.reason.code).toBe('NOT_IN_PROFILE');
   });
 
@@ -129,11 +135,13 @@ describe('--json errors', () => {
   it('prints a usage error as a JSON object on stdout with exit 2', async () => {
     const result = await run(['tools', 'frobnicate', '--json']);
     expect(result.code).toBe(2);
-    expect(JSON.parse(result.stdout)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('unknown subcommand "frobnicate"'), exit: 2 } });
+    expect(JSON.parse(result.stdout)).toEqual({
+      error: { code: 'USAGE', message: expect.stringContaining('unknown subcommand "frobnicate"'), exit: 2 },
+    });
   });
 
   it('prints a broken config as CONFIG_INVALID with every problem, exit 2', async () => {
-    writeConfig( '[plugins]\nprofile = 3\n');
+    writeConfig('[plugins]\nprofile = 3\n');
     const result = await run(['tools', 'list', '--json']);
     expect(result.code).toBe(2);
     const parsed = JSON.parse(result.stdout) as { error: { code: string; exit: number; problems: Array<{ message: string }> } };
@@ -145,7 +153,10 @@ describe('--json errors', () => {
   it('prints an unknown tool as TOOL_NOT_FOUND with exit 1', async () => {
     const result = await run(['tools', 'describe', 'nope.nothing', '--json']);
     expect(result.code).toBe(1);
-    expect((JSON.parse(result.stdout) as { error: { code: string; exit: number } }).error).toMatchObject({ code: 'TOOL_NOT_FOUND', exit: 1 });
+    expect((JSON.parse(result.stdout) as { error: { code: string; exit: number } }).error).toMatchObject({
+      code: 'TOOL_NOT_FOUND',
+      exit: 1,
+    });
   });
 });
 
@@ -167,7 +178,7 @@ describe('renderings', () => {
 
 describe('core-command.run', () => {
   it('runs a program with no "args" at all', async () => {
-    writeConfig( '[runtime.tools.command]\nallow = ["pwd"]\n');
+    writeConfig('[runtime.tools.command]\nallow = ["pwd"]\n');
     const result = await run(['tools', 'call', 'core-command.run', '--args', '{"program":"pwd"}', '--json']);
     expect(result.stdout).not.toContain('"ok": false');
     expect(result.stderr).toBe('');

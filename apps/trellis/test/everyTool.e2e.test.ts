@@ -74,7 +74,9 @@ describe('trellis tools call, for every bundled tool', () => {
     await check('builtin-tools.now', { timezone: 'UTC' }, (v) => expect(v.iso).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/));
     await check('builtin-tools.echo', { a: [1, 'two'] }, (v) => expect(v).toEqual({ a: [1, 'two'] }));
     await check('builtin-tools.search_tools', { query: 'csv table' }, (v) => expect(JSON.stringify(v)).toContain('core-table.'));
-    await check('builtin-tools.list_plugins', {}, (v) => expect(v.plugins.find((p: { id: string }) => p.id === 'core-python').state).toBe('enabled'));
+    await check('builtin-tools.list_plugins', {}, (v) =>
+      expect(v.plugins.find((p: { id: string }) => p.id === 'core-python').state).toBe('enabled'),
+    );
     await check('builtin-tools.explain_plugin', { id: 'telegram' }, (v) => expect(JSON.stringify(v)).toContain('NOT_IN_PROFILE'));
   });
 
@@ -126,7 +128,9 @@ describe('trellis tools call, for every bundled tool', () => {
   it('skill-source-local', async () => {
     await check('skill-source-local.list', {}, (v) => expect(JSON.stringify(v)).toContain('greet'));
     await check('skill-source-local.read', { name: 'greet' }, (v) => expect(JSON.stringify(v)).toContain('Say hello.'));
-    await check('skill-source-local.run', { name: 'greet', input: { who: 'trellis' } }, (v) => expect(v).toEqual({ greeting: 'hello trellis' }));
+    await check('skill-source-local.run', { name: 'greet', input: { who: 'trellis' } }, (v) =>
+      expect(v).toEqual({ greeting: 'hello trellis' }),
+    );
   });
 
   it('left no offered tool uncalled', () => {

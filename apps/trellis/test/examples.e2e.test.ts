@@ -23,7 +23,11 @@ function writeConfig(id: string, entry = ''): string {
   return file;
 }
 
-function state(id: string, file: string, env: Record<string, string> = {}): { code: number | null; state: string | undefined; stderr: string } {
+function state(
+  id: string,
+  file: string,
+  env: Record<string, string> = {},
+): { code: number | null; state: string | undefined; stderr: string } {
   const listed = runCli(sandbox, ['plugins', 'list', '--json', '--config', file], env);
   const plugins = listed.code === 0 ? (JSON.parse(listed.stdout) as { plugins: Array<{ id: string; state: string }> }).plugins : [];
   return { code: listed.code, state: plugins.find((p) => p.id === id)?.state, stderr: listed.stderr };
@@ -96,7 +100,11 @@ describe('the shipped examples, allowed as their READMEs say', () => {
       const file = writeConfig('http-notes');
       const env = { NOTES_TOKEN: 'secret' };
       expect(state('http-notes', file, env)).toEqual({ code: 0, state: 'enabled', stderr: '' });
-      const added = await runCliAsync(sandbox, ['tools', 'call', 'http-notes.add', '--args', '{"title":"todo","text":"buy milk"}', '--json', '--config', file], env);
+      const added = await runCliAsync(
+        sandbox,
+        ['tools', 'call', 'http-notes.add', '--args', '{"title":"todo","text":"buy milk"}', '--json', '--config', file],
+        env,
+      );
       expect(added.stderr).toBe('');
       expect(JSON.parse(added.stdout).ok).toBe(true);
     });

@@ -73,7 +73,9 @@ async function pidsOnceRunning(): Promise<{ plugin: number; grandchild: number }
 
 async function expectAllGone(pids: { plugin: number; grandchild: number }): Promise<void> {
   // Orphans are reparented and reaped; give that a moment, then demand both are gone.
-  await until(() => !alive(pids.plugin) && !alive(pids.grandchild), 'the plugin and its grandchild to be gone', 15_000).catch(() => undefined);
+  await until(() => !alive(pids.plugin) && !alive(pids.grandchild), 'the plugin and its grandchild to be gone', 15_000).catch(
+    () => undefined,
+  );
   expect({ plugin: alive(pids.plugin), grandchild: alive(pids.grandchild) }).toEqual({ plugin: false, grandchild: false });
 }
 
@@ -88,7 +90,11 @@ function startCli(): ChildProcess {
 }
 
 describe('the CLI, killed mid-call', () => {
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const) {
     it(`${signal}: exits ${code} and leaves no plugin process or grandchild`, async () => {
       writePlugin(false);
       const cli = startCli();
@@ -128,7 +134,9 @@ describe('an embedding host', () => {
 
   it('SIGTERM handled with close(), as docs/embedding.md shows: nothing left, a stubborn plugin included', async () => {
     writePlugin(true);
-    const host = startHost("process.once('SIGTERM', () => void assembly.close().then(() => process.exit(143)));\nprocess.stdout.write('ready\\n');");
+    const host = startHost(
+      "process.once('SIGTERM', () => void assembly.close().then(() => process.exit(143)));\nprocess.stdout.write('ready\\n');",
+    );
     const done = exited(host);
     const pids = await pidsOnceRunning();
     host.kill('SIGTERM');

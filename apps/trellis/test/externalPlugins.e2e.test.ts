@@ -23,7 +23,9 @@ function config(text: string): string {
 }
 
 function pluginRows(stdout: string): Record<string, string> {
-  const json = JSON.parse(stdout) as { plugins: Array<{ id: string; state: string; source: { root: string }; reasons: Array<{ code: string }> }> };
+  const json = JSON.parse(stdout) as {
+    plugins: Array<{ id: string; state: string; source: { root: string }; reasons: Array<{ code: string }> }>;
+  };
   return Object.fromEntries(
     json.plugins.filter((p) => p.source.root !== 'bundled').map((p) => [p.id, `${p.source.root}:${p.state}:${p.reasons[0]?.code ?? ''}`]),
   );
@@ -50,13 +52,35 @@ describe('external plugins through the CLI', () => {
     const allowed = runCli(sandbox, ['plugins', 'list', '--json', '--plugin-path', root, '--config', file]);
     expect(pluginRows(allowed.stdout)['word-count']).toBe('explicit:enabled:ALLOWED');
 
-    const counted = runCli(sandbox, ['tools', 'call', 'word-count.count', '--args', '{"text":"one two\\nthree"}', '--json', '--plugin-path', root, '--config', file]);
+    const counted = runCli(sandbox, [
+      'tools',
+      'call',
+      'word-count.count',
+      '--args',
+      '{"text":"one two\\nthree"}',
+      '--json',
+      '--plugin-path',
+      root,
+      '--config',
+      file,
+    ]);
     expect(counted).toEqual({
       code: 0,
       stdout: `${JSON.stringify({ ok: true, value: { words: 3, lines: 2, characters: 13 } }, null, 2)}\n`,
       stderr: '',
     });
-    const invalid = runCli(sandbox, ['tools', 'call', 'word-count.count', '--args', '{"txt":"x"}', '--json', '--plugin-path', root, '--config', file]);
+    const invalid = runCli(sandbox, [
+      'tools',
+      'call',
+      'word-count.count',
+      '--args',
+      '{"txt":"x"}',
+      '--json',
+      '--plugin-path',
+      root,
+      '--config',
+      file,
+    ]);
     expect(invalid.code).toBe(1);
     expect(JSON.parse(invalid.stdout).error.code).toBe('INPUT_INVALID');
   });
@@ -67,7 +91,18 @@ describe('external plugins through the CLI', () => {
     execFileSync('git', ['init', '-q', '-b', 'main', repo]);
     writeFileSync(join(repo, 'a.txt'), 'hello\n');
     const file = config(`[plugins]\nallow = ["git-helper"]\n[plugins.entries.git-helper]\nconfig = { repo = ${JSON.stringify(repo)} }\n`);
-    const status = runCli(sandbox, ['tools', 'call', 'git-helper.status', '--args', '{"short":true}', '--json', '--plugin-path', root, '--config', file]);
+    const status = runCli(sandbox, [
+      'tools',
+      'call',
+      'git-helper.status',
+      '--args',
+      '{"short":true}',
+      '--json',
+      '--plugin-path',
+      root,
+      '--config',
+      file,
+    ]);
     expect(status.stderr).toBe('');
     expect(status.code).toBe(0);
     const value = JSON.parse(status.stdout).value as { branch: string; output: string };
@@ -92,7 +127,18 @@ describe('external plugins through the CLI', () => {
     const rows = pluginRows(listed.stdout);
     expect(rows['word-count']).toBe('explicit:rejected:WORLD_WRITABLE');
     expect(rows.escapee).toBe('explicit:rejected:PATH_ESCAPE');
-    const echo = runCli(sandbox, ['tools', 'call', 'builtin-tools.echo', '--args', '{"still":"serving"}', '--json', '--plugin-path', root, '--config', file]);
+    const echo = runCli(sandbox, [
+      'tools',
+      'call',
+      'builtin-tools.echo',
+      '--args',
+      '{"still":"serving"}',
+      '--json',
+      '--plugin-path',
+      root,
+      '--config',
+      file,
+    ]);
     expect(echo.code).toBe(0);
     const explained = runCli(sandbox, ['plugins', 'explain', 'word-count', '--plugin-path', root, '--config', file]);
     expect(explained.stdout).toContain('WORLD_WRITABLE');

@@ -12,7 +12,13 @@ let dir: string;
 let consumer: string;
 
 function sh(command: string, args: readonly string[], cwd: string, env: Record<string, string> = {}): string {
-  return execFileSync(command, [...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 180_000, env: { ...process.env, ...env } });
+  return execFileSync(command, [...args], {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 180_000,
+    env: { ...process.env, ...env },
+  });
 }
 
 beforeAll(() => {
@@ -39,7 +45,9 @@ describe('the packed tarballs, installed with plain npm outside the repository',
     const env = { HOME: home, XDG_CONFIG_HOME: join(home, '.config') };
     const bin = join(consumer, 'node_modules', '.bin', 'trellis');
     expect(sh(bin, ['--version'], consumer, env).trim()).toMatch(/^\d+\.\d+\.\d+/);
-    expect(JSON.parse(sh(bin, ['tools', 'call', 'builtin-tools.echo', '--args', '{"from":"npm"}'], consumer, env))).toEqual({ from: 'npm' });
+    expect(JSON.parse(sh(bin, ['tools', 'call', 'builtin-tools.echo', '--args', '{"from":"npm"}'], consumer, env))).toEqual({
+      from: 'npm',
+    });
 
     writeFileSync(
       join(consumer, 'embed.mjs'),
@@ -53,7 +61,10 @@ try {
 }
 `,
     );
-    expect(JSON.parse(sh('node', ['embed.mjs'], consumer, env))).toEqual({ outcome: { ok: true, value: { embedded: true } }, rendered: true });
+    expect(JSON.parse(sh('node', ['embed.mjs'], consumer, env))).toEqual({
+      outcome: { ok: true, value: { embedded: true } },
+      rendered: true,
+    });
     // Types for the embedding API ship with it.
     const types = readFileSync(join(consumer, 'node_modules', 'trellis', 'dist', 'index.d.ts'), 'utf8');
     expect(types).toMatch(/declare function assemble\(/);
@@ -64,7 +75,15 @@ try {
     expect(tarball).toBeDefined();
     sh('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(dir, tarball)], consumer);
     expect(existsSync(join(consumer, 'node_modules', '@trellis', 'sdk', 'dist', 'index.d.ts'))).toBe(true);
-    const out = sh('node', ['--input-type=module', '-e', "import { definePlugin, ERROR_CODES } from '@trellis/sdk'; console.log(typeof definePlugin, ERROR_CODES.USAGE);"], consumer);
+    const out = sh(
+      'node',
+      [
+        '--input-type=module',
+        '-e',
+        "import { definePlugin, ERROR_CODES } from '@trellis/sdk'; console.log(typeof definePlugin, ERROR_CODES.USAGE);",
+      ],
+      consumer,
+    );
     expect(out.trim()).toBe('function USAGE');
   }, 300_000);
 });

@@ -14,7 +14,10 @@ function alive(needle: string): number[] {
     .filter((entry) => {
       try {
         const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        return readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle) && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+        return (
+          readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle) &&
+          stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
+        );
       } catch {
         return false;
       }
@@ -22,7 +25,7 @@ function alive(needle: string): number[] {
     .map(Number);
 }
 
-it('a server\'s tools/list_changed replaces the assembly\'s catalog, and the runtime calls the new tool', { timeout: 90_000 }, async () => {
+it("a server's tools/list_changed replaces the assembly's catalog, and the runtime calls the new tool", { timeout: 90_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-listchanged-'));
   try {
     const home = join(dir, 'home');
@@ -32,7 +35,12 @@ it('a server\'s tools/list_changed replaces the assembly\'s catalog, and the run
       config,
       `[plugins.entries.mcp]\nenabled = true\n\n[[plugins.entries.mcp.config.servers]]\nname = "add"\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(ADD_SERVER)}, ${JSON.stringify(dir)}]\n`,
     );
-    const assembly = await assemble({ configPath: config, workspace: dir, home, env: { PATH: process.env.PATH, HOME: home, XDG_STATE_HOME: join(dir, 'state') } });
+    const assembly = await assemble({
+      configPath: config,
+      workspace: dir,
+      home,
+      env: { PATH: process.env.PATH, HOME: home, XDG_STATE_HOME: join(dir, 'state') },
+    });
     try {
       expect(assembly.catalog.get('mcp.add.extra')).toBeUndefined();
       const changed = new Promise<ResourceCatalog>((resolve) => {

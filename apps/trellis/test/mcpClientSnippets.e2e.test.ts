@@ -38,7 +38,10 @@ afterEach(async () => {
 
 /** The snippet's paths made real: this repository, the sandbox's workspace. */
 function localize(text: string): string {
-  return text.replaceAll('/path/to/trellis', REPO).replaceAll('/path/to/your/project', sandbox.workspace).replaceAll('${workspaceFolder}', sandbox.workspace);
+  return text
+    .replaceAll('/path/to/trellis', REPO)
+    .replaceAll('/path/to/your/project', sandbox.workspace)
+    .replaceAll('${workspaceFolder}', sandbox.workspace);
 }
 
 async function launch(command: string, args: string[], cwd: string): Promise<Client> {
@@ -52,7 +55,9 @@ async function launch(command: string, args: string[], cwd: string): Promise<Cli
 async function expectWorking(c: Client): Promise<void> {
   const { tools } = await c.listTools();
   expect(tools.some((t) => t.name === 'builtin-tools__echo')).toBe(true);
-  expect((await c.callTool({ name: 'builtin-tools__echo', arguments: { from: 'snippet' } })).structuredContent).toEqual({ from: 'snippet' });
+  expect((await c.callTool({ name: 'builtin-tools__echo', arguments: { from: 'snippet' } })).structuredContent).toEqual({
+    from: 'snippet',
+  });
 }
 
 describe('README MCP client snippets', () => {
@@ -69,7 +74,10 @@ describe('README MCP client snippets', () => {
     ['vscode', 'servers'],
   ] as const) {
     it(`${name}: the ${key}.trellis entry`, async () => {
-      const config = JSON.parse(localize(snippet(name))) as Record<string, Record<string, { type?: string; command: string; args: string[] }>>;
+      const config = JSON.parse(localize(snippet(name))) as Record<
+        string,
+        Record<string, { type?: string; command: string; args: string[] }>
+      >;
       const entry = config[key]!.trellis!;
       if (name === 'vscode') expect(entry.type).toBe('stdio');
       // These clients start servers from a folder of their own; --workspace names the project.
@@ -83,7 +91,9 @@ describe('README MCP client snippets', () => {
     const token = 'snippet-token-0123456789abcdef';
     server = await startHttpServe(sandbox, [], { TRELLIS_SERVE_TOKEN: token });
     const port = new URL(server.url).port;
-    const words = shellWords(localize(snippet('claude-code-http')).replaceAll('${TRELLIS_SERVE_TOKEN}', token).replace(':8765/', `:${port}/`));
+    const words = shellWords(
+      localize(snippet('claude-code-http')).replaceAll('${TRELLIS_SERVE_TOKEN}', token).replace(':8765/', `:${port}/`),
+    );
     expect(words.slice(0, 6)).toEqual(['claude', 'mcp', 'add', '--transport', 'http', 'trellis']);
     const url = words[6]!;
     const header = words[words.indexOf('--header') + 1]!;

@@ -34,7 +34,10 @@ interface ListedPlugin {
 
 async function reasonOf(id: string, args: readonly string[]): Promise<string> {
   const listed = JSON.parse((await run(['plugins', 'list', '--json', ...args])).stdout) as { plugins: ListedPlugin[] };
-  return listed.plugins.find((p) => p.id === id)!.reasons.map((r) => r.message).join(' | ');
+  return listed.plugins
+    .find((p) => p.id === id)!
+    .reasons.map((r) => r.message)
+    .join(' | ');
 }
 
 describe('messages that point the right way', () => {
@@ -52,7 +55,10 @@ describe('messages that point the right way', () => {
   it('an external opt-in plugin says the same', async () => {
     const root = join(dir, 'plugins');
     mkdirSync(join(root, 'hello'), { recursive: true });
-    writeFileSync(join(root, 'hello', 'plugin.toml'), 'schema_version = 1\nid = "hello"\nname = "Hello"\nversion = "0.1.0"\nkind = "toolset"\n');
+    writeFileSync(
+      join(root, 'hello', 'plugin.toml'),
+      'schema_version = 1\nid = "hello"\nname = "Hello"\nversion = "0.1.0"\nkind = "toolset"\n',
+    );
     const explained = await run(['plugins', 'explain', 'hello', '--plugin-path', root, '--profile', 'full']);
     expect(explained.stdout).toContain('--allow hello');
     expect(explained.stdout).not.toMatch(/larger profile/);
@@ -62,8 +68,12 @@ describe('messages that point the right way', () => {
     const result = await run(['tools', 'search', 'python']);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/Known but not offered:\nNAME\s+WHY\ncore-python\.run\s+NOT_IN_PROFILE: .*--allow core-python/);
-    const json = JSON.parse((await run(['tools', 'search', 'python', '--json'])).stdout) as { notOffered: Array<{ name: string; reason: { code: string } }> };
-    expect(json.notOffered).toEqual([{ name: 'core-python.run', plugin: 'core-python', reason: { code: 'NOT_IN_PROFILE', message: expect.any(String) } }]);
+    const json = JSON.parse((await run(['tools', 'search', 'python', '--json'])).stdout) as {
+      notOffered: Array<{ name: string; reason: { code: string } }>;
+    };
+    expect(json.notOffered).toEqual([
+      { name: 'core-python.run', plugin: 'core-python', reason: { code: 'NOT_IN_PROFILE', message: expect.any(String) } },
+    ]);
   });
 
   it('[runtime.policy] ask with no terminal says nobody could be asked and how to allow it', async () => {
@@ -81,7 +91,9 @@ describe('messages that point the right way', () => {
     writeFileSync(file, '[plugins\nprofile = "full"\n');
     const result = await run(['plugins', 'list']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(new RegExp(`${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:1(:\\d+)?: the table header "\\[plugins" is not closed`));
+    expect(result.stderr).toMatch(
+      new RegExp(`${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:1(:\\d+)?: the table header "\\[plugins" is not closed`),
+    );
     expect(result.stderr).not.toContain('illegal character');
   });
 });

@@ -126,12 +126,17 @@ describe('trellis plugin new <id> (bundled)', () => {
       copyFileSync(join(import.meta.dirname, '..', '..', '..', 'tsconfig.base.json'), join(checkout, 'tsconfig.base.json'));
       writeFileSync(join(checkout, 'pnpm-workspace.yaml'), "packages:\n  - 'apps/*'\n  - 'plugins/*'\n");
       mkdirSync(join(checkout, 'apps', 'trellis'), { recursive: true });
-      writeFileSync(join(checkout, 'apps', 'trellis', 'package.json'), '{\n  "name": "trellis",\n  "devDependencies": {\n    "@trellis/sdk": "workspace:*"\n  }\n}\n');
+      writeFileSync(
+        join(checkout, 'apps', 'trellis', 'package.json'),
+        '{\n  "name": "trellis",\n  "devDependencies": {\n    "@trellis/sdk": "workspace:*"\n  }\n}\n',
+      );
       let stdout = '';
       const io: CommandIO = { out: (t) => void (stdout += t), err: (t) => void (stdout += t), interactive: false };
       expect(await main(['--workspace', join(checkout, 'apps'), 'plugin', 'new', 'hello-bundled'], io, env)).toBe(0);
       expect(stdout).toContain('--allow hello-bundled tools call hello-bundled.greet');
-      const app = JSON.parse(readFileSync(join(checkout, 'apps', 'trellis', 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+      const app = JSON.parse(readFileSync(join(checkout, 'apps', 'trellis', 'package.json'), 'utf8')) as {
+        devDependencies: Record<string, string>;
+      };
       expect(app.devDependencies).toEqual({ '@trellis/sdk': 'workspace:*', '@trellis/plugin-hello-bundled': 'workspace:*' });
       const linked = await linkBundledPlugins(checkout);
       expect(linked.errors).toEqual([]);

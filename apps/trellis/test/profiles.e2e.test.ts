@@ -8,12 +8,26 @@ import { createSandbox, runCliAsync, type Sandbox } from './cliHarness.ts';
 // (full) has no tools yet on this branch; when it gains some, add them to FULL_EXTRA_TOOLS.
 const TOOLSET = ['builtin-tools', 'core-command', 'core-fs', 'core-table', 'core-web', 'skill-source-local'];
 const TOOLS = [
-  'builtin-tools.now', 'builtin-tools.echo', 'builtin-tools.search_tools', 'builtin-tools.list_plugins', 'builtin-tools.explain_plugin',
+  'builtin-tools.now',
+  'builtin-tools.echo',
+  'builtin-tools.search_tools',
+  'builtin-tools.list_plugins',
+  'builtin-tools.explain_plugin',
   'core-command.run',
-  'core-fs.read', 'core-fs.write', 'core-fs.edit', 'core-fs.list', 'core-fs.glob', 'core-fs.stat', 'core-fs.search',
-  'core-table.read', 'core-table.query', 'core-table.describe',
+  'core-fs.read',
+  'core-fs.write',
+  'core-fs.edit',
+  'core-fs.list',
+  'core-fs.glob',
+  'core-fs.stat',
+  'core-fs.search',
+  'core-table.read',
+  'core-table.query',
+  'core-table.describe',
   'core-web.fetch',
-  'skill-source-local.list', 'skill-source-local.read', 'skill-source-local.run',
+  'skill-source-local.list',
+  'skill-source-local.read',
+  'skill-source-local.run',
 ];
 const FULL_EXTRA_TOOLS: string[] = [];
 
@@ -22,8 +36,20 @@ const CASES = [
   { profile: 'minimal', vars: true, enabled: [...TOOLSET, 'openrouter'], unavailable: [], tools: TOOLS },
   { profile: 'messaging', vars: false, enabled: TOOLSET, unavailable: ['openrouter', 'telegram'], tools: TOOLS },
   { profile: 'messaging', vars: true, enabled: [...TOOLSET, 'openrouter', 'telegram'], unavailable: [], tools: TOOLS },
-  { profile: 'full', vars: false, enabled: [...TOOLSET, 'mcp'], unavailable: ['openrouter', 'telegram'], tools: [...TOOLS, ...FULL_EXTRA_TOOLS] },
-  { profile: 'full', vars: true, enabled: [...TOOLSET, 'mcp', 'openrouter', 'telegram'], unavailable: [], tools: [...TOOLS, ...FULL_EXTRA_TOOLS] },
+  {
+    profile: 'full',
+    vars: false,
+    enabled: [...TOOLSET, 'mcp'],
+    unavailable: ['openrouter', 'telegram'],
+    tools: [...TOOLS, ...FULL_EXTRA_TOOLS],
+  },
+  {
+    profile: 'full',
+    vars: true,
+    enabled: [...TOOLSET, 'mcp', 'openrouter', 'telegram'],
+    unavailable: [],
+    tools: [...TOOLS, ...FULL_EXTRA_TOOLS],
+  },
 ] as const;
 
 let sandbox: Sandbox;
@@ -47,7 +73,11 @@ describe.each(CASES)('profile $profile, variables set: $vars', ({ profile, vars,
     const plugins = await runCliAsync(sandbox, ['plugins', 'list', '--json', '--profile', profile, '--config', config], env);
     expect(plugins.code).toBe(0);
     const snapshot = JSON.parse(plugins.stdout) as { plugins: Array<{ id: string; state: string; warnings: Array<{ code: string }> }> };
-    const ids = (state: string) => snapshot.plugins.filter((p) => p.state === state).map((p) => p.id).sort();
+    const ids = (state: string) =>
+      snapshot.plugins
+        .filter((p) => p.state === state)
+        .map((p) => p.id)
+        .sort();
     expect(ids('enabled')).toEqual([...enabled].sort());
     expect(ids('unavailable')).toEqual([...unavailable].sort());
     // A provider and a connector implement their contract: no NO_TOOLS for them.

@@ -87,7 +87,11 @@ async function serve(extraArgs: readonly string[] = []): Promise<Served> {
 describe('trellis run with the telegram connector', () => {
   it('answers allowed chats through the model and tools, ignores others, splits long replies, and resets on /reset', async () => {
     const served = await serve();
-    expect(served.logs().find((l) => l.msg === 'serving')).toMatchObject({ component: 'trellis', connectors: ['telegram'], model: 'test/model' });
+    expect(served.logs().find((l) => l.msg === 'serving')).toMatchObject({
+      component: 'trellis',
+      connectors: ['telegram'],
+      model: 'test/model',
+    });
 
     // A refused chat: no answer, no model request, one log line naming the chat.
     telegram.pushMessage({ chatId: 99, text: 'hello?' });
@@ -100,7 +104,11 @@ describe('trellis run with the telegram connector', () => {
     await telegram.waitFor(() => telegram.sent.length === 1, 30_000, 'the answer to ping');
     expect(telegram.sent).toEqual([{ chatId: ALLOWED, text: 'pong' }]);
     expect(telegram.actions).toContainEqual({ chatId: ALLOWED, action: 'typing' });
-    expect(served.logs().find((l) => l.chat === 99)).toMatchObject({ component: 'telegram', level: 'info', msg: expect.stringContaining('not in allowed_chat_ids') });
+    expect(served.logs().find((l) => l.chat === 99)).toMatchObject({
+      component: 'telegram',
+      level: 'info',
+      msg: expect.stringContaining('not in allowed_chat_ids'),
+    });
     expect(model.requests).toHaveLength(2);
 
     // A long reply is split at Telegram's limit.
@@ -126,7 +134,10 @@ describe('trellis run with the telegram connector', () => {
     telegram.pushMessage({ chatId: ALLOWED, text: 'again' });
     await telegram.waitFor(() => telegram.sent.length === 7, 30_000, 'apology and next answer');
     expect(telegram.sent.slice(3).map((s) => s.text)).toEqual(['History cleared.', 'fresh', APOLOGY, 'still here']);
-    expect(served.logs().find((l) => l.code === 'PROVIDER_PAYMENT_REQUIRED' && l.component === 'telegram')).toMatchObject({ level: 'error', chat: ALLOWED });
+    expect(served.logs().find((l) => l.code === 'PROVIDER_PAYMENT_REQUIRED' && l.component === 'telegram')).toMatchObject({
+      level: 'error',
+      chat: ALLOWED,
+    });
 
     child!.kill('SIGINT');
     expect(await served.exited).toBe(0);
@@ -172,6 +183,11 @@ describe('trellis run with the telegram connector', () => {
     const result = await runCliAsync(sandbox, ['run', '--config', config], { OPENROUTER_API_KEY: 'sk-e2e', TELEGRAM_BOT_TOKEN: '1:wrong' });
     expect(result.code).toBe(1);
     const line = result.stderr.split('\n').find((l) => l.includes('connector failed to start'));
-    expect(JSON.parse(line!)).toMatchObject({ level: 'error', connector: 'telegram', code: 'CONNECTOR_FAILED', error: expect.stringContaining('TELEGRAM_BOT_TOKEN') });
+    expect(JSON.parse(line!)).toMatchObject({
+      level: 'error',
+      connector: 'telegram',
+      code: 'CONNECTOR_FAILED',
+      error: expect.stringContaining('TELEGRAM_BOT_TOKEN'),
+    });
   });
 });

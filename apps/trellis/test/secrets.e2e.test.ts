@@ -61,8 +61,20 @@ beforeEach(() => {
   writeFileSync(join(skill, 'SKILL.md'), '---\nname: hunt\ndescription: Hunt for the host secret.\nscripts: [hunt.sh]\n---\nRun it.\n');
   writeFileSync(join(skill, 'hunt.sh'), HUNT.replace('mark="$1"', `mark="${SECRET}"`));
   config = join(sandbox.dir, 'runtime.toml');
-  writeFileSync(config, `[plugins]\nallow = ["hunt-script", "hunt-process"]\npaths = ["./plugins"]\n\n[runtime.tools.command]\nallow = ["sh"]\n`);
-  for (const path of [sandbox.home, join(sandbox.home, '.config'), join(sandbox.home, '.config', 'trellis'), join(sandbox.home, '.config', 'trellis', 'skills'), skill, plugins, sandbox.workspace]) chmodSync(path, 0o755);
+  writeFileSync(
+    config,
+    `[plugins]\nallow = ["hunt-script", "hunt-process"]\npaths = ["./plugins"]\n\n[runtime.tools.command]\nallow = ["sh"]\n`,
+  );
+  for (const path of [
+    sandbox.home,
+    join(sandbox.home, '.config'),
+    join(sandbox.home, '.config', 'trellis'),
+    join(sandbox.home, '.config', 'trellis', 'skills'),
+    skill,
+    plugins,
+    sandbox.workspace,
+  ])
+    chmodSync(path, 0o755);
 });
 afterEach(() => sandbox.cleanup());
 
@@ -97,7 +109,22 @@ describe('secrets stay in the host (built CLI, OPENROUTER_API_KEY in its environ
     execFileSync('chown', ['-R', '65534:65534', sandbox.dir]);
     const out = execFileSync(
       'setpriv',
-      ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, CLI, 'tools', 'call', 'core-command.run', '--args', JSON.stringify({ program: 'sh', args: [join(sandbox.workspace, 'hunt.sh'), SECRET] }), '--json', '--config', config],
+      [
+        '--reuid=65534',
+        '--regid=65534',
+        '--clear-groups',
+        '--',
+        process.execPath,
+        CLI,
+        'tools',
+        'call',
+        'core-command.run',
+        '--args',
+        JSON.stringify({ program: 'sh', args: [join(sandbox.workspace, 'hunt.sh'), SECRET] }),
+        '--json',
+        '--config',
+        config,
+      ],
       { cwd: sandbox.workspace, env: { ...sandbox.env }, encoding: 'utf8', timeout: 60_000 },
     );
     expect(out).toContain('found:');

@@ -26,9 +26,18 @@ afterEach(async () => {
   sandbox.cleanup();
 });
 
-async function stdioClient(args: readonly string[], options: { modern?: boolean } = {}): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string; errors: Error[] }> {
+async function stdioClient(
+  args: readonly string[],
+  options: { modern?: boolean } = {},
+): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string; errors: Error[] }> {
   const client = new Client({ name: 'serve-e2e', version: '1.0.0' }, options.modern ? { versionNegotiation: { mode: 'auto' } } : {});
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', ...args], cwd: sandbox.workspace, env: sandbox.env, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'serve', ...args],
+    cwd: sandbox.workspace,
+    env: sandbox.env,
+    stderr: 'pipe',
+  });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const errors: Error[] = [];
@@ -102,7 +111,10 @@ describe('trellis serve (stdio)', () => {
     const { config, auditLog } = writeServeFixture(sandbox);
     const { client } = await stdioClient(['--config', config]);
     const controller = new AbortController();
-    const call = client.callTool({ name: 'serve-fixture__slow', arguments: {} }, { signal: controller.signal, onprogress: (p) => (p.progress === 3 ? controller.abort() : undefined) });
+    const call = client.callTool(
+      { name: 'serve-fixture__slow', arguments: {} },
+      { signal: controller.signal, onprogress: (p) => (p.progress === 3 ? controller.abort() : undefined) },
+    );
     await expect(call).rejects.toThrow();
     // The runtime recorded the call as aborted by its caller, long before the tool's 20 s wait.
     expect(await waitFor(() => readFileSync(auditLog, 'utf8').includes('"ABORTED"'))).toBe(true);
@@ -132,7 +144,9 @@ describe('trellis serve (stdio)', () => {
     await client.callTool({ name: 'serve-fixture__structured', arguments: {} });
     expect(await waitFor(() => changed > 0)).toBe(true);
     expect((await client.listTools()).tools.some((t) => t.name === 'serve-fixture__extra_tool')).toBe(true);
-    expect((await client.callTool({ name: 'serve-fixture__extra_tool', arguments: {} })).content).toEqual([{ type: 'text', text: 'extra' }]);
+    expect((await client.callTool({ name: 'serve-fixture__extra_tool', arguments: {} })).content).toEqual([
+      { type: 'text', text: 'extra' },
+    ]);
   });
 
   it('writes nothing but protocol to stdout, and exits with every plugin process gone when stdin closes', async () => {
@@ -157,7 +171,10 @@ describe('trellis serve: skills over MCP (SEP-2640)', () => {
   it('serves the skills skill-source-local admits, and not the ones it rejects', async () => {
     const skills = join(sandbox.env.XDG_CONFIG_HOME!, 'trellis', 'skills');
     mkdirSync(join(skills, 'greeting', 'references'), { recursive: true });
-    writeFileSync(join(skills, 'greeting', 'SKILL.md'), '---\nname: greeting\ndescription: Greets someone by name.\n---\n# Greeting\n\nSay hello by name.\n');
+    writeFileSync(
+      join(skills, 'greeting', 'SKILL.md'),
+      '---\nname: greeting\ndescription: Greets someone by name.\n---\n# Greeting\n\nSay hello by name.\n',
+    );
     writeFileSync(join(skills, 'greeting', 'references', 'TONE.md'), 'Warm and short.\n');
     mkdirSync(join(skills, 'broken'));
     writeFileSync(join(skills, 'broken', 'SKILL.md'), 'no front matter at all\n');
@@ -207,11 +224,17 @@ describe('trellis serve --http', () => {
     const { config, auditLog } = writeServeFixture(sandbox);
     const server = await startHttpServe(sandbox, ['--config', config], { TRELLIS_SERVE_TOKEN: TOKEN });
     servers.push(server);
-    const aborted = () => readFileSync(auditLog, 'utf8').split('\n').filter((line) => line.includes('"serve-fixture.slow"') && line.includes('"ABORTED"')).length;
+    const aborted = () =>
+      readFileSync(auditLog, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('"serve-fixture.slow"') && line.includes('"ABORTED"')).length;
     // 2026-07-28: the client's cancellation ends the call.
     const client = await httpClient(server.url, { Authorization: `Bearer ${TOKEN}` }, true);
     const controller = new AbortController();
-    const call = client.callTool({ name: 'serve-fixture__slow', arguments: {} }, { signal: controller.signal, onprogress: (p) => (p.progress === 3 ? controller.abort() : undefined) });
+    const call = client.callTool(
+      { name: 'serve-fixture__slow', arguments: {} },
+      { signal: controller.signal, onprogress: (p) => (p.progress === 3 ? controller.abort() : undefined) },
+    );
     await expect(call).rejects.toThrow();
     expect(await waitFor(() => aborted() === 1)).toBe(true);
     // 2025-era stateless serving: dropping the request's connection ends the call.
@@ -219,8 +242,18 @@ describe('trellis serve --http', () => {
     const response = await fetch(server.url, {
       method: 'POST',
       signal: drop.signal,
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-06-18', Authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'serve-fixture__slow', arguments: {}, _meta: { progressToken: 'p' } } }),
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': '2025-06-18',
+        Authorization: `Bearer ${TOKEN}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'serve-fixture__slow', arguments: {}, _meta: { progressToken: 'p' } },
+      }),
     });
     expect(response.status).toBe(200);
     const reader = response.body!.getReader();
@@ -234,9 +267,18 @@ describe('trellis serve --http', () => {
     const { config } = writeServeFixture(sandbox);
     const server = await startHttpServe(sandbox, ['--config', config], { TRELLIS_SERVE_TOKEN: TOKEN });
     servers.push(server);
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    });
     const post = (headers: Record<string, string>) =>
-      fetch(server.url, { method: 'POST', body, headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers } });
+      fetch(server.url, {
+        method: 'POST',
+        body,
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+      });
     expect((await post({})).status).toBe(401);
     const wrong = await post({ Authorization: 'Bearer not-the-token-at-all-xxxxx' });
     expect(wrong.status).toBe(401);
@@ -301,7 +343,11 @@ describe('trellis serve --http', () => {
     const mcp = (await import(pathToFileURL(join(dist, 'mcp-server.js')).href)) as typeof TrellisMcpApi;
     const assembly = await assemble({ workspace: sandbox.workspace, home: sandbox.home, env: sandbox.env });
     const server = mcp.createTrellisMcpServer({
-      host: { catalog: () => assembly.catalog, runtime: assembly.runtime, onCatalogChange: (listener) => assembly.onCatalogChanged(() => listener()) },
+      host: {
+        catalog: () => assembly.catalog,
+        runtime: assembly.runtime,
+        onCatalogChange: (listener) => assembly.onCatalogChanged(() => listener()),
+      },
       version: '9.9.9',
       name: 'my-host',
     });

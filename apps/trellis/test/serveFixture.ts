@@ -79,7 +79,10 @@ export function writeServeFixture(sandbox: Sandbox, serve = ''): { config: strin
   );
   const auditLog = join(sandbox.dir, 'audit.jsonl');
   const config = join(sandbox.dir, 'runtime.toml');
-  writeFileSync(config, `[plugins]\nallow = ["serve-fixture"]\npaths = [${JSON.stringify(root)}]\n\n[runtime]\naudit_log = ${JSON.stringify(auditLog)}\n${serve}`);
+  writeFileSync(
+    config,
+    `[plugins]\nallow = ["serve-fixture"]\npaths = [${JSON.stringify(root)}]\n\n[runtime]\naudit_log = ${JSON.stringify(auditLog)}\n${serve}`,
+  );
   return { config, pluginDir, auditLog };
 }
 
@@ -112,7 +115,10 @@ export interface HttpServe {
 
 /** Starts the built `trellis serve --http` with `args`, and waits for the URL on stderr. */
 export async function startHttpServe(sandbox: Sandbox, args: readonly string[], env: Record<string, string> = {}): Promise<HttpServe> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--http', '--port', '0', ...args], { cwd: sandbox.workspace, env: { ...sandbox.env, ...env } });
+  const child = spawn(process.execPath, [CLI, 'serve', '--http', '--port', '0', ...args], {
+    cwd: sandbox.workspace,
+    env: { ...sandbox.env, ...env },
+  });
   let stderr = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no URL within 30 s; stderr:\n${stderr}`)), 30_000);

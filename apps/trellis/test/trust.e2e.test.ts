@@ -24,23 +24,33 @@ const manifest = (id: string, runtime: string, extra = '') =>
   `schema_version = 1\nid = "${id}"\nname = "${id}"\nversion = "1.0.0"\nkind = "toolset"\ndescription = "${id}"\n${extra}\n[runtime]\n${runtime}\n`;
 
 const userConfig = (s: Sandbox) => join(s.home, '.config', 'trellis', 'runtime.toml');
-const json = (text: string) => JSON.parse(text) as Record<string, unknown> & { plugins: Array<{ id: string; state: string; reasons: Array<{ code: string; message: string }> }> };
+const json = (text: string) =>
+  JSON.parse(text) as Record<string, unknown> & {
+    plugins: Array<{ id: string; state: string; reasons: Array<{ code: string; message: string }> }>;
+  };
 
 describe('an untrusted workspace (a cloned repository) cannot run, widen or reach anything', { timeout: SLOW }, () => {
   it('does not start its own plugin on `tools list`, even though its config allows it; after `trellis trust` it does', () => {
     const marker = join(sandbox.dir, 'STARTED');
     put(join(sandbox.workspace, '.trellis', 'runtime.toml'), '[plugins]\nallow = ["x"]\n');
-    put(join(sandbox.workspace, '.trellis', 'plugins', 'x', 'plugin.toml'), manifest('x', `type = "process"\ncommand = "sh"\nargs = ["-c", "touch ${marker}"]`));
+    put(
+      join(sandbox.workspace, '.trellis', 'plugins', 'x', 'plugin.toml'),
+      manifest('x', `type = "process"\ncommand = "sh"\nargs = ["-c", "touch ${marker}"]`),
+    );
 
     const listed = runCli(sandbox, ['tools', 'list']);
     expect(listed.code).toBe(0);
     expect(existsSync(marker)).toBe(false);
     const ws = realpathSync(sandbox.workspace);
-    expect(listed.stderr).toContain(`not applied: the workspace ${ws} is not trusted, so its config is ignored (1 key: plugins.allow). If you trust this folder, run \`trellis trust ${ws}\``);
+    expect(listed.stderr).toContain(
+      `not applied: the workspace ${ws} is not trusted, so its config is ignored (1 key: plugins.allow). If you trust this folder, run \`trellis trust ${ws}\``,
+    );
     const x = json(runCli(sandbox, ['plugins', 'list', '--json']).stdout).plugins.find((p) => p.id === 'x')!;
     expect([x.state, x.reasons[0]!.code]).toEqual(['disabled', 'WORKSPACE_UNTRUSTED']);
     expect(x.reasons[0]!.message).toContain(`run \`trellis trust ${ws}\``);
-    expect(runCli(sandbox, ['plugins', 'list']).stdout).toContain(`1 plugin from the workspace is off because it is not trusted. Workspace ${ws}: untrusted`);
+    expect(runCli(sandbox, ['plugins', 'list']).stdout).toContain(
+      `1 plugin from the workspace is off because it is not trusted. Workspace ${ws}: untrusted`,
+    );
     const explained = runCli(sandbox, ['plugins', 'explain', 'x']);
     expect(explained.stdout).toContain('trust: disabled:');
     expect(explained.stdout).toContain(`Workspace ${ws}: untrusted`);
@@ -52,8 +62,10 @@ describe('an untrusted workspace (a cloned repository) cannot run, widen or reac
 
   it('cannot widen core-fs or core-command through its runtime.toml until trusted', () => {
     put(join(sandbox.workspace, '.trellis', 'runtime.toml'), '[runtime.tools.fs]\nroot = "/"\n[runtime.tools.command]\nallow = ["*"]\n');
-    const read = () => JSON.parse(runCli(sandbox, ['tools', 'call', 'core-fs.read', '--args', '{"path":"/etc/hostname"}', '--json']).stdout);
-    const run = () => JSON.parse(runCli(sandbox, ['tools', 'call', 'core-command.run', '--args', '{"program":"echo","args":["hi"]}', '--json']).stdout);
+    const read = () =>
+      JSON.parse(runCli(sandbox, ['tools', 'call', 'core-fs.read', '--args', '{"path":"/etc/hostname"}', '--json']).stdout);
+    const run = () =>
+      JSON.parse(runCli(sandbox, ['tools', 'call', 'core-command.run', '--args', '{"program":"echo","args":["hi"]}', '--json']).stdout);
     expect([read().ok, read().error?.code]).toEqual([false, 'PATH_NOT_ALLOWED']);
     expect(run().ok).toBe(false);
     trustWorkspace(sandbox);
@@ -107,7 +119,10 @@ describe('an untrusted workspace (a cloned repository) cannot run, widen or reac
     mkdirSync(open);
     chmodSync(open, 0o1777);
     const refused = runCli(sandbox, ['trust', open]);
-    expect([refused.code, refused.stderr]).toEqual([2, `trellis: cannot trust ${open}: every user can create folders in it (mode 1777), and trust covers the folders below; trust a folder of your own inside it instead\n`]);
+    expect([refused.code, refused.stderr]).toEqual([
+      2,
+      `trellis: cannot trust ${open}: every user can create folders in it (mode 1777), and trust covers the folders below; trust a folder of your own inside it instead\n`,
+    ]);
     const theirs = join(sandbox.dir, 'theirs');
     mkdirSync(theirs);
     chownSync(theirs, 65534, 65534);
@@ -119,10 +134,15 @@ describe('config files are admitted like manifests (CONFIG_UNSAFE, exit 2)', { t
   it('refuses a world-writable user runtime.toml, naming the file and the chmod that fixes it', () => {
     const file = put(userConfig(sandbox), '[plugins]\nallow = ["core-python"]\n');
     chmodSync(file, 0o666);
-    for (const args of [['config', 'check'], ['tools', 'list']]) {
+    for (const args of [
+      ['config', 'check'],
+      ['tools', 'list'],
+    ]) {
       const result = runCli(sandbox, args);
       expect(result.code).toBe(2);
-      expect(result.stdout + result.stderr).toContain(`CONFIG_UNSAFE  ${file}: not loaded: someone else could change this file: any user can write it (mode 666). Fix it with \`chmod o-w ${file}\``);
+      expect(result.stdout + result.stderr).toContain(
+        `CONFIG_UNSAFE  ${file}: not loaded: someone else could change this file: any user can write it (mode 666). Fix it with \`chmod o-w ${file}\``,
+      );
     }
     chmodSync(file, 0o644);
     expect(runCli(sandbox, ['config', 'check']).code).toBe(0);
@@ -133,7 +153,9 @@ describe('config files are admitted like manifests (CONFIG_UNSAFE, exit 2)', { t
     chownSync(file, 65534, 65534);
     const result = runCli(sandbox, ['config', 'check', '--config', file]);
     expect(result.code).toBe(2);
-    expect(result.stdout).toContain(`it belongs to uid 65534, not to you (uid ${process.getuid!()}) or root. Fix it with \`chown ${process.getuid!()} ${file}\``);
+    expect(result.stdout).toContain(
+      `it belongs to uid 65534, not to you (uid ${process.getuid!()}) or root. Fix it with \`chown ${process.getuid!()} ${file}\``,
+    );
   });
 
   it('refuses a trust store another user can change', () => {
@@ -181,10 +203,16 @@ describe('doctor and config check are honest (exit 1 with a count)', { timeout: 
   it('an unknown key and a world-writable plugin folder', () => {
     put(userConfig(sandbox), '[runtime]\ntool_timeout_secs = 5\n');
     const root = join(sandbox.dir, 'plugins');
-    put(join(root, 'open', 'plugin.toml'), manifest('open', 'type = "script"\ncommand = "true"', '[[tools]]\nname = "t"\ndescription = "t"\n'));
+    put(
+      join(root, 'open', 'plugin.toml'),
+      manifest('open', 'type = "script"\ncommand = "true"', '[[tools]]\nname = "t"\ndescription = "t"\n'),
+    );
     chmodSync(join(root, 'open'), 0o777);
     const check = JSON.parse(runCli(sandbox, ['config', 'check', '--json', '--plugin-path', root]).stdout);
-    expect([check.ok, check.problems.map((p: { kind: string; code: string }) => `${p.kind}:${p.code}`)]).toEqual([false, ['config-key:UNKNOWN_KEY', 'plugin-rejected:WORLD_WRITABLE']]);
+    expect([check.ok, check.problems.map((p: { kind: string; code: string }) => `${p.kind}:${p.code}`)]).toEqual([
+      false,
+      ['config-key:UNKNOWN_KEY', 'plugin-rejected:WORLD_WRITABLE'],
+    ]);
     const doctor = runCli(sandbox, ['doctor', '--plugin-path', root]);
     expect(doctor.code).toBe(1);
     expect(doctor.stdout).toContain('2 problems: 1 ignored config key, 1 rejected plugin');
@@ -198,7 +226,10 @@ describe('doctor and config check are honest (exit 1 with a count)', { timeout: 
     await new Promise<void>((done) => probe.close(() => done()));
     put(userConfig(sandbox), '[plugins]\nallow = ["notes"]\n');
     const root = join(sandbox.dir, 'plugins');
-    put(join(root, 'notes', 'plugin.toml'), manifest('notes', `type = "http"\nendpoint = "http://127.0.0.1:${port}"`, '[[tools]]\nname = "t"\ndescription = "t"\n'));
+    put(
+      join(root, 'notes', 'plugin.toml'),
+      manifest('notes', `type = "http"\nendpoint = "http://127.0.0.1:${port}"`, '[[tools]]\nname = "t"\ndescription = "t"\n'),
+    );
     const doctor = await runCliAsync(sandbox, ['doctor', '--json', '--plugin-path', root]);
     expect(doctor.code).toBe(1);
     const out = JSON.parse(doctor.stdout);

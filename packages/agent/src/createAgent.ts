@@ -14,7 +14,14 @@ import {
 } from '@trellis/sdk';
 import type { AgentEvent, ToolStep, TurnFinishReason, TurnResult, TurnUsage } from './AgentEvent.ts';
 import { EventChannel } from './EventChannel.ts';
-import { DEFAULT_PINNED_TOOLS, DEFAULT_TOOL_BUDGET, FIND_TOOLS_NAME, fitsBudget, pinnedDescriptors, type ToolBudget } from './toolBudget.ts';
+import {
+  DEFAULT_PINNED_TOOLS,
+  DEFAULT_TOOL_BUDGET,
+  FIND_TOOLS_NAME,
+  fitsBudget,
+  pinnedDescriptors,
+  type ToolBudget,
+} from './toolBudget.ts';
 
 /** Options of {@link createAgent}. */
 export interface AgentOptions {
@@ -151,10 +158,12 @@ class Session implements AgentSession {
     const onAbort = () => controller.abort(outer?.reason);
     if (outer?.aborted) controller.abort(outer.reason);
     else outer?.addEventListener('abort', onAbort, { once: true });
-    const result = this.tail.then(() => this.turn(prompt, controller.signal, channel)).finally(() => {
-      outer?.removeEventListener('abort', onAbort);
-      channel.close();
-    });
+    const result = this.tail
+      .then(() => this.turn(prompt, controller.signal, channel))
+      .finally(() => {
+        outer?.removeEventListener('abort', onAbort);
+        channel.close();
+      });
     this.tail = result.catch(() => undefined);
     return {
       result,
@@ -220,7 +229,8 @@ class Session implements AgentSession {
       const calls: ProviderToolCall[] = [];
       let reason: FinishReason = 'stop';
       try {
-        const messages = this.config.system === undefined ? this.messages : [{ role: 'system' as const, content: this.config.system }, ...this.messages];
+        const messages =
+          this.config.system === undefined ? this.messages : [{ role: 'system' as const, content: this.config.system }, ...this.messages];
         for await (const event of provider.stream({ messages, tools: view.tools, signal })) {
           switch (event.type) {
             case 'text':
@@ -263,11 +273,17 @@ class Session implements AgentSession {
       const results = await Promise.all(calls.map((call) => this.runCall(call, step, signal, channel)));
       steps.push(...results.map((r) => r.step));
       if (signal.aborted) return finish('aborted', '', { code: ERROR_CODES.ABORTED, message: 'the turn was cancelled' });
-      for (const [index, call] of calls.entries()) this.messages.push({ role: 'tool', toolCallId: call.id, content: results[index]!.content });
+      for (const [index, call] of calls.entries())
+        this.messages.push({ role: 'tool', toolCallId: call.id, content: results[index]!.content });
     }
   }
 
-  private async runCall(call: ProviderToolCall, step: number, signal: AbortSignal, channel: EventChannel<AgentEvent>): Promise<{ content: string; step: ToolStep }> {
+  private async runCall(
+    call: ProviderToolCall,
+    step: number,
+    signal: AbortSignal,
+    channel: EventChannel<AgentEvent>,
+  ): Promise<{ content: string; step: ToolStep }> {
     const catalog = this.config.catalog();
     const isFind = call.name === FIND_TOOLS_NAME && this.view().large;
     const tool = isFind ? FIND_TOOLS_NAME : (catalog.fromModelToolName(call.name) ?? decodePlainModelToolName(call.name) ?? call.name);
@@ -283,7 +299,14 @@ class Session implements AgentSession {
     const started = performance.now();
     let outcome: ToolOutcome;
     if (parseError !== undefined) {
-      outcome = { ok: false, error: { code: ERROR_CODES.INPUT_INVALID, message: `the arguments are not valid JSON (${parseError}); send a JSON object matching the tool's schema`, retryable: false } };
+      outcome = {
+        ok: false,
+        error: {
+          code: ERROR_CODES.INPUT_INVALID,
+          message: `the arguments are not valid JSON (${parseError}); send a JSON object matching the tool's schema`,
+          retryable: false,
+        },
+      };
     } else if (isFind) {
       outcome = this.findTools(args, channel);
     } else {
@@ -292,9 +315,18 @@ class Session implements AgentSession {
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     const failure = outcome.ok ? undefined : outcome.error;
     const record: ToolStep = { tool, ok: outcome.ok, durationMs, step, ...(failure ? { code: failure.code } : {}) };
-    channel.push({ type: 'tool_ended', callId: call.id, tool, ok: outcome.ok, durationMs, ...(failure ? { code: failure.code, message: failure.message } : {}) });
+    channel.push({
+      type: 'tool_ended',
+      callId: call.id,
+      tool,
+      ok: outcome.ok,
+      durationMs,
+      ...(failure ? { code: failure.code, message: failure.message } : {}),
+    });
     const text = outcome.ok
-      ? typeof outcome.value === 'string' ? outcome.value : (JSON.stringify(outcome.value) ?? 'null')
+      ? typeof outcome.value === 'string'
+        ? outcome.value
+        : (JSON.stringify(outcome.value) ?? 'null')
       : JSON.stringify({ error: { code: failure!.code, message: failure!.message } });
     return { content: capText(text, this.config.maxToolOutputChars), step: record };
   }
@@ -304,7 +336,8 @@ class Session implements AgentSession {
     const input = args as { query?: unknown; limit?: unknown } | null;
     const query = typeof input?.query === 'string' ? input.query.trim() : '';
     const limit = typeof input?.limit === 'number' && Number.isInteger(input.limit) ? Math.min(Math.max(input.limit, 1), 10) : 5;
-    if (query === '') return { ok: false, error: { code: ERROR_CODES.INPUT_INVALID, message: 'query: a non-empty string is required', retryable: false } };
+    if (query === '')
+      return { ok: false, error: { code: ERROR_CODES.INPUT_INVALID, message: 'query: a non-empty string is required', retryable: false } };
     const catalog = this.config.catalog();
     const hits = catalog.search(query, { limit });
     const fresh = hits.map((h) => h.name).filter((name) => !this.loaded.includes(name));

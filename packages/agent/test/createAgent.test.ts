@@ -64,8 +64,19 @@ describe('the agent loop', () => {
     });
     const { catalog, runtime } = toolHost([meet, fails]);
     const provider = scriptedProvider([
-      { calls: [{ name: 't__meet', args: { who: 'a' }, id: 'A' }, { name: 't__meet', args: { who: 'b' }, id: 'B' }, { name: 't__fails', args: {}, id: 'C' }] },
-      { calls: [{ name: 't__nope', args: {}, id: 'D' }, { name: 't__meet', args: '{"who":', id: 'E' }] },
+      {
+        calls: [
+          { name: 't__meet', args: { who: 'a' }, id: 'A' },
+          { name: 't__meet', args: { who: 'b' }, id: 'B' },
+          { name: 't__fails', args: {}, id: 'C' },
+        ],
+      },
+      {
+        calls: [
+          { name: 't__nope', args: {}, id: 'D' },
+          { name: 't__meet', args: '{"who":', id: 'E' },
+        ],
+      },
       { text: ['done'] },
     ]);
     const turn = createAgent({ provider, catalog, runtime }).session().run('go');
@@ -113,7 +124,13 @@ describe('the agent loop', () => {
     const loop = { calls: [{ name: 't__echo', args: { text: 'again' } }], text: ['thinking'] };
     const provider = scriptedProvider([loop, loop, loop, loop]);
     const result = await createAgent({ provider, catalog, runtime, maxSteps: 3 }).session().run('go').result;
-    expect([result.finishReason, result.reply, result.steps.length, result.usage.requests, provider.requests.length]).toEqual(['max_steps', 'thinking', 3, 3, 3]);
+    expect([result.finishReason, result.reply, result.steps.length, result.usage.requests, provider.requests.length]).toEqual([
+      'max_steps',
+      'thinking',
+      3,
+      3,
+      3,
+    ]);
   });
 
   it('reports a provider failure as data and leaves the history as it was', async () => {
@@ -171,7 +188,12 @@ describe('the agent loop', () => {
 
   it('keeps the history bounded, cutting whole turns', async () => {
     const { catalog, runtime } = toolHost([echo]);
-    const provider = scriptedProvider([{ text: ['a'] }, { calls: [{ name: 't__echo', args: { text: 'x' } }] }, { text: ['b'] }, { text: ['c'] }]);
+    const provider = scriptedProvider([
+      { text: ['a'] },
+      { calls: [{ name: 't__echo', args: { text: 'x' } }] },
+      { text: ['b'] },
+      { text: ['c'] },
+    ]);
     const session = createAgent({ provider, catalog, runtime, historyLimit: 4 }).session();
     for (const p of ['1', '2', '3']) await session.run(p).result;
     expect(session.history().map((m) => m.role)).toEqual(['user', 'assistant']);
@@ -181,7 +203,12 @@ describe('the agent loop', () => {
 
 describe('large catalogs', () => {
   const many = Array.from({ length: 30 }, (_, i) =>
-    defineTool({ name: `op_${i}`, description: i === 17 ? 'Converts temperatures between celsius and fahrenheit.' : `Operation number ${i} on widgets.`, input: z.object({}), run: () => `ran ${i}` }),
+    defineTool({
+      name: `op_${i}`,
+      description: i === 17 ? 'Converts temperatures between celsius and fahrenheit.' : `Operation number ${i} on widgets.`,
+      input: z.object({}),
+      run: () => `ran ${i}`,
+    }),
   );
 
   it('shows the pinned tools plus find_tools, and loads what the model finds', async () => {
@@ -218,7 +245,9 @@ describe('large catalogs', () => {
   it('switches to large-catalog mode on schema size alone', async () => {
     const { catalog, runtime } = toolHost(many);
     const provider = scriptedProvider([{ text: ['ok'] }]);
-    await createAgent({ provider, catalog, runtime, toolBudget: { maxSchemaBytes: 2000 } }).session().run('hi').result;
+    await createAgent({ provider, catalog, runtime, toolBudget: { maxSchemaBytes: 2000 } })
+      .session()
+      .run('hi').result;
     expect(provider.requests[0]!.tools.map((t) => t.function.name)).toEqual(['find_tools']);
   });
 });

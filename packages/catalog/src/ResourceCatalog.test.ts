@@ -5,7 +5,8 @@ import { createResourceCatalog } from './index.ts';
 import type { ToolDescriptor } from './index.ts';
 import { BUNDLED, SNAPSHOT, config, entry, manifest, spec } from '../test/fixtures.ts';
 
-const withHash = (descriptor: ToolDescriptor | undefined) => (descriptor === undefined ? undefined : { ...descriptor, schemaHash: descriptor.schemaHash });
+const withHash = (descriptor: ToolDescriptor | undefined) =>
+  descriptor === undefined ? undefined : { ...descriptor, schemaHash: descriptor.schemaHash };
 
 function build(runtime: Record<string, unknown> = {}) {
   return createResourceCatalog({ snapshot: SNAPSHOT, bundled: BUNDLED, config: config({ runtime }) });
@@ -109,25 +110,30 @@ describe('createResourceCatalog', () => {
 
   it('marks tools matched by [runtime.policy] ask as needing approval', () => {
     const catalog = build({ policy: { ask: ['core-fs.*'] } });
-    expect(catalog.descriptors.filter((descriptor) => descriptor.contract.approval === 'ask').map((descriptor) => descriptor.name)).toEqual([
-      'core-fs.read',
-      'core-fs.write',
-      'core-fs.list',
-      'core-fs.glob',
-      'core-fs.stat',
-      'git-helper.commit',
-    ]);
+    expect(catalog.descriptors.filter((descriptor) => descriptor.contract.approval === 'ask').map((descriptor) => descriptor.name)).toEqual(
+      ['core-fs.read', 'core-fs.write', 'core-fs.list', 'core-fs.glob', 'core-fs.stat', 'git-helper.commit'],
+    );
   });
 
   it('hashes the input schema lazily and canonically (key order does not matter)', () => {
     const a = createResourceCatalog({
       snapshot: { plugins: [entry('p', 'enabled', { bundled: true })] },
-      bundled: [{ manifest: { id: 'p' }, tools: [spec('t', 'd', { inputSchema: { type: 'object', properties: { b: { type: 'string' }, a: { type: 'number' } } } })] }],
+      bundled: [
+        {
+          manifest: { id: 'p' },
+          tools: [spec('t', 'd', { inputSchema: { type: 'object', properties: { b: { type: 'string' }, a: { type: 'number' } } } })],
+        },
+      ],
       config: config(),
     });
     const b = createResourceCatalog({
       snapshot: { plugins: [entry('p', 'enabled', { bundled: true })] },
-      bundled: [{ manifest: { id: 'p' }, tools: [spec('t', 'd', { inputSchema: { properties: { a: { type: 'number' }, b: { type: 'string' } }, type: 'object' } })] }],
+      bundled: [
+        {
+          manifest: { id: 'p' },
+          tools: [spec('t', 'd', { inputSchema: { properties: { a: { type: 'number' }, b: { type: 'string' } }, type: 'object' } })],
+        },
+      ],
       config: config(),
     });
     expect(Object.keys(a.get('p.t')!)).not.toContain('schemaHash');
@@ -151,7 +157,8 @@ describe('availability', () => {
         offered: false,
         reason: {
           code: 'CAPABILITY_DENIED',
-          message: 'core-fs.write needs capability fs.write, which [runtime] capabilities does not grant; add it to [runtime] capabilities in runtime.toml to offer this tool',
+          message:
+            'core-fs.write needs capability fs.write, which [runtime] capabilities does not grant; add it to [runtime] capabilities in runtime.toml to offer this tool',
         },
       },
       { name: 'core-fs.list', plugin: 'core-fs', offered: true },
@@ -161,19 +168,30 @@ describe('availability', () => {
         name: 'core-web.fetch',
         plugin: 'core-web',
         offered: false,
-        reason: { code: 'DENIED', message: 'core-web.fetch is not offered: plugin core-web is disabled ([plugins] deny names core-web; remove it to enable)' },
+        reason: {
+          code: 'DENIED',
+          message: 'core-web.fetch is not offered: plugin core-web is disabled ([plugins] deny names core-web; remove it to enable)',
+        },
       },
       {
         name: 'core-table.read_table',
         plugin: 'core-table',
         offered: false,
-        reason: { code: 'POLICY_DENIED', message: 'core-table.read_table is denied by [runtime.policy] deny "core-table.*"; remove that entry from runtime.toml to offer this tool' },
+        reason: {
+          code: 'POLICY_DENIED',
+          message:
+            'core-table.read_table is denied by [runtime.policy] deny "core-table.*"; remove that entry from runtime.toml to offer this tool',
+        },
       },
       {
         name: 'core-table.aggregate',
         plugin: 'core-table',
         offered: false,
-        reason: { code: 'POLICY_DENIED', message: 'core-table.aggregate is denied by [runtime.policy] deny "core-table.*"; remove that entry from runtime.toml to offer this tool' },
+        reason: {
+          code: 'POLICY_DENIED',
+          message:
+            'core-table.aggregate is denied by [runtime.policy] deny "core-table.*"; remove that entry from runtime.toml to offer this tool',
+        },
       },
       {
         name: 'openrouter.complete',
@@ -181,7 +199,8 @@ describe('availability', () => {
         offered: false,
         reason: {
           code: 'MISSING_ENV',
-          message: 'openrouter.complete is not offered: plugin openrouter is unavailable (OPENROUTER_API_KEY is not set; export it to enable openrouter)',
+          message:
+            'openrouter.complete is not offered: plugin openrouter is unavailable (OPENROUTER_API_KEY is not set; export it to enable openrouter)',
         },
       },
       { name: 'git-helper.status', plugin: 'git-helper', offered: true },
@@ -193,21 +212,27 @@ describe('availability', () => {
         offered: false,
         reason: {
           code: 'CAPABILITY_DENIED',
-          message: 'vendor-x.lookup needs capability vendor.secret, which [runtime] capabilities does not grant; add it to [runtime] capabilities in runtime.toml to offer this tool',
+          message:
+            'vendor-x.lookup needs capability vendor.secret, which [runtime] capabilities does not grant; add it to [runtime] capabilities in runtime.toml to offer this tool',
         },
       },
       {
         name: 'old-tool.run',
         plugin: 'old-tool',
         offered: false,
-        reason: { code: 'WORLD_WRITABLE', message: 'old-tool.run is not offered: plugin old-tool is rejected (/plugins/old-tool is writable by every user; chmod o-w it)' },
+        reason: {
+          code: 'WORLD_WRITABLE',
+          message: 'old-tool.run is not offered: plugin old-tool is rejected (/plugins/old-tool is writable by every user; chmod o-w it)',
+        },
       },
     ]);
   });
 
   it('grants only the standard capabilities with *, and names an allow list that matches nothing', () => {
     const catalog = build({ capabilities: ['*'], policy: { allow: ['core-fs.*', 'builtin-tools.*', 'git-helper.status'] } });
-    expect(catalog.availability().filter((item) => item.reason?.code === 'POLICY_DENIED' || item.reason?.code === 'CAPABILITY_DENIED')).toEqual([
+    expect(
+      catalog.availability().filter((item) => item.reason?.code === 'POLICY_DENIED' || item.reason?.code === 'CAPABILITY_DENIED'),
+    ).toEqual([
       {
         name: 'core-table.read_table',
         plugin: 'core-table',
@@ -254,12 +279,17 @@ describe('availability', () => {
         offered: false,
         reason: {
           code: 'CAPABILITY_DENIED',
-          message: 'vendor-x.lookup needs capability vendor.secret, which [runtime] capabilities does not grant; add it to [runtime] capabilities in runtime.toml to offer this tool',
+          message:
+            'vendor-x.lookup needs capability vendor.secret, which [runtime] capabilities does not grant; add it to [runtime] capabilities in runtime.toml to offer this tool',
         },
       },
     ]);
     const granted = build({ capabilities: ['*', 'vendor.secret'] });
-    expect(granted.availability().find((item) => item.name === 'vendor-x.lookup')).toEqual({ name: 'vendor-x.lookup', plugin: 'vendor-x', offered: true });
+    expect(granted.availability().find((item) => item.name === 'vendor-x.lookup')).toEqual({
+      name: 'vendor-x.lookup',
+      plugin: 'vendor-x',
+      offered: true,
+    });
   });
 
   it('lists offered descriptors and answers lookups the way the runtime needs them', () => {
@@ -281,19 +311,34 @@ describe('availability', () => {
     ]);
     const summarize = (name: string) => {
       const found = catalog.lookup(name);
-      return found.status === 'offered' ? { status: found.status, name: found.descriptor.name } : found.status === 'unavailable' ? { ...found, descriptor: found.descriptor?.name } : found;
+      return found.status === 'offered'
+        ? { status: found.status, name: found.descriptor.name }
+        : found.status === 'unavailable'
+          ? { ...found, descriptor: found.descriptor?.name }
+          : found;
     };
-    expect(['core-fs.read', 'core-fs.write', 'core-web.fetch', 'core-fs.raed', 'read', 'nothing.like.this', 'git-helper.shadow', 'broken.x'].map(summarize)).toEqual([
+    expect(
+      ['core-fs.read', 'core-fs.write', 'core-web.fetch', 'core-fs.raed', 'read', 'nothing.like.this', 'git-helper.shadow', 'broken.x'].map(
+        summarize,
+      ),
+    ).toEqual([
       { status: 'offered', name: 'core-fs.read' },
       {
         status: 'unavailable',
         descriptor: 'core-fs.write',
-        reason: { code: 'POLICY_DENIED', message: 'core-fs.write is denied by [runtime.policy] deny "core-fs.write"; remove that entry from runtime.toml to offer this tool' },
+        reason: {
+          code: 'POLICY_DENIED',
+          message:
+            'core-fs.write is denied by [runtime.policy] deny "core-fs.write"; remove that entry from runtime.toml to offer this tool',
+        },
       },
       {
         status: 'unavailable',
         descriptor: undefined,
-        reason: { code: 'DENIED', message: 'core-web.fetch is not offered: plugin core-web is disabled ([plugins] deny names core-web; remove it to enable)' },
+        reason: {
+          code: 'DENIED',
+          message: 'core-web.fetch is not offered: plugin core-web is disabled ([plugins] deny names core-web; remove it to enable)',
+        },
       },
       { status: 'not_found', nearest: 'core-fs.read' },
       { status: 'not_found', nearest: 'core-fs.read' },
@@ -307,7 +352,11 @@ describe('availability', () => {
 
   it('suggests the nearest offered name', () => {
     const catalog = build();
-    expect(['core-fs.reed', 'corefs.read', 'core_fs.read', 'status', 'git-helper.stat', 'stat', 'list', 'xyz', 'core-web.fetch'].map((name) => catalog.nearest(name))).toEqual([
+    expect(
+      ['core-fs.reed', 'corefs.read', 'core_fs.read', 'status', 'git-helper.stat', 'stat', 'list', 'xyz', 'core-web.fetch'].map((name) =>
+        catalog.nearest(name),
+      ),
+    ).toEqual([
       'core-fs.read',
       'core-fs.read',
       'core-fs.read',
@@ -334,12 +383,21 @@ describe('overrides', () => {
         'core-fs.reed': { description: 'typo' },
       },
     });
-    expect([catalog.get('core-fs.read'), catalog.get('git-helper.status')].map((descriptor) => ({ description: descriptor?.description, tags: descriptor?.tags, examples: descriptor?.examples }))).toEqual([
+    expect(
+      [catalog.get('core-fs.read'), catalog.get('git-helper.status')].map((descriptor) => ({
+        description: descriptor?.description,
+        tags: descriptor?.tags,
+        examples: descriptor?.examples,
+      })),
+    ).toEqual([
       { description: 'Read a UTF-8 file.', tags: ['files'], examples: [{ description: 'the readme', input: { path: 'README.md' } }] },
       { description: 'Show the working tree status of the git repository.', tags: ['scm'], examples: [] },
     ]);
     expect(catalog.warnings).toEqual([
-      { code: 'UNKNOWN_KEY', message: 'tools.toml: ["core-fs.reed"]: no tool has this name; did you mean "core-fs.read"? The override is ignored.' },
+      {
+        code: 'UNKNOWN_KEY',
+        message: 'tools.toml: ["core-fs.reed"]: no tool has this name; did you mean "core-fs.read"? The override is ignored.',
+      },
     ]);
   });
 });
@@ -347,8 +405,14 @@ describe('overrides', () => {
 describe('withDiscoveredTools', () => {
   const discovered: ToolSpec[] = [
     { ...spec('status', 'reported again: the manifest declaration stands'), contract: resolveContract({ deadlineMs: 1 }) },
-    { ...spec('log', 'Show the commit log.', { tags: ['git'] }), contract: resolveContract({ deadlineMs: 600_000, maxRetries: 3, capabilities: ['fs.read'] }) },
-    { ...spec('push', 'Push commits to the remote.'), contract: resolveContract({ sideEffects: false, idempotent: true, isolation: 'inline', approval: 'ask' }) },
+    {
+      ...spec('log', 'Show the commit log.', { tags: ['git'] }),
+      contract: resolveContract({ deadlineMs: 600_000, maxRetries: 3, capabilities: ['fs.read'] }),
+    },
+    {
+      ...spec('push', 'Push commits to the remote.'),
+      contract: resolveContract({ sideEffects: false, idempotent: true, isolation: 'inline', approval: 'ask' }),
+    },
     spec('log', 'a duplicate'),
     spec('bad name\n', 'control characters'),
     spec('naïve', 'a unicode name from a plugin that reports it'),
@@ -358,7 +422,11 @@ describe('withDiscoveredTools', () => {
     const before = build({ max_retries: 1 });
     const after = before.withDiscoveredTools('git-helper', discovered);
     expect(before.get('git-helper.log')).toBeUndefined();
-    expect(after.descriptors.filter((descriptor) => descriptor.plugin === 'git-helper').map((descriptor) => `${descriptor.name} ${descriptor.source}`)).toEqual([
+    expect(
+      after.descriptors
+        .filter((descriptor) => descriptor.plugin === 'git-helper')
+        .map((descriptor) => `${descriptor.name} ${descriptor.source}`),
+    ).toEqual([
       'git-helper.status manifest',
       'git-helper.diff manifest',
       'git-helper.commit manifest',
@@ -366,7 +434,11 @@ describe('withDiscoveredTools', () => {
       'git-helper.push discovered',
       'git-helper.naïve discovered',
     ]);
-    expect([after.get('git-helper.log')?.contract, after.get('git-helper.push')?.contract, after.get('git-helper.status')?.description]).toEqual([
+    expect([
+      after.get('git-helper.log')?.contract,
+      after.get('git-helper.push')?.contract,
+      after.get('git-helper.status')?.description,
+    ]).toEqual([
       {
         sideEffects: false,
         capabilities: ['process.spawn', 'fs.read'],
@@ -393,7 +465,8 @@ describe('withDiscoveredTools', () => {
       { code: 'TOOL_NAME_INVALID', message: 'plugin git-helper reported the tool "log" twice; the first is kept' },
       {
         code: 'TOOL_NAME_INVALID',
-        message: 'plugin git-helper reported a tool named "bad name\\n"; names must be 1–128 characters without spaces or control characters. The tool is ignored.',
+        message:
+          'plugin git-helper reported a tool named "bad name\\n"; names must be 1–128 characters without spaces or control characters. The tool is ignored.',
       },
     ]);
     expect([after.toModelToolName('git-helper.naïve'), after.fromModelToolName(after.toModelToolName('git-helper.naïve')!)]).toEqual([
@@ -419,14 +492,22 @@ describe('withDiscoveredTools', () => {
       spec('deep', 'a schema nested 20,000 levels', { inputSchema: deep }),
       spec('remote', 'a schema that refers outside itself', { outputSchema: { $ref: 'https://example.com/schema.json' } }),
       spec('huge', 'a schema over 256 KiB', { inputSchema: { type: 'object', description: 'x'.repeat(300_000) } }),
-      { ...spec('fine', 'a usable tool'), examples: [{ description: 'too deep', input: deepInput }, { description: 'ok', input: { a: 1 } }] },
+      {
+        ...spec('fine', 'a usable tool'),
+        examples: [
+          { description: 'too deep', input: deepInput },
+          { description: 'ok', input: { a: 1 } },
+        ],
+      },
     ]);
-    const discoveredNames = after.descriptors.filter((descriptor) => descriptor.source === 'discovered').map((descriptor) => descriptor.name);
+    const discoveredNames = after.descriptors
+      .filter((descriptor) => descriptor.source === 'discovered')
+      .map((descriptor) => descriptor.name);
     expect(discoveredNames).toEqual(['git-helper.fine']);
     expect(after.get('git-helper.fine')?.examples.map((example) => example.description)).toEqual(['ok']);
     expect(after.warnings.filter((warning) => warning.code === 'SCHEMA_UNSAFE').map((warning) => warning.message)).toEqual([
       'plugin git-helper reported the tool "deep" with an inputSchema where the schema nests deeper than 32 levels (at /properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties/x/properties). The tool is ignored; fix the schema the plugin\'s get_tools reply sends',
-      'plugin git-helper reported the tool "remote" with an outputSchema where /$ref refers to \'https://example.com/schema.json\', outside the schema; only local references (#/...) are allowed. The tool is ignored; fix the schema the plugin\'s get_tools reply sends',
+      "plugin git-helper reported the tool \"remote\" with an outputSchema where /$ref refers to 'https://example.com/schema.json', outside the schema; only local references (#/...) are allowed. The tool is ignored; fix the schema the plugin's get_tools reply sends",
       'plugin git-helper reported the tool "huge" with an inputSchema of 300034 bytes, over the 262144-byte limit. The tool is ignored; fix the schema the plugin\'s get_tools reply sends',
     ]);
     // What renders descriptors (tools list --json, a model request) no longer overflows.
@@ -436,10 +517,18 @@ describe('withDiscoveredTools', () => {
   it('replaces an earlier report, keeps model names of static tools, and ignores reports for plugins that are not enabled', () => {
     const first = build().withDiscoveredTools('git-helper', discovered);
     const second = first.withDiscoveredTools('git-helper', [spec('blame', 'Show who changed each line.')]);
-    expect(second.descriptors.filter((descriptor) => descriptor.source === 'discovered').map((descriptor) => descriptor.name)).toEqual(['git-helper.blame']);
+    expect(second.descriptors.filter((descriptor) => descriptor.source === 'discovered').map((descriptor) => descriptor.name)).toEqual([
+      'git-helper.blame',
+    ]);
     expect(second.toModelToolName('git-helper.status')).toBe(first.toModelToolName('git-helper.status'));
-    const ignored = build().withDiscoveredTools('core-web', [spec('x', 'y')]).withDiscoveredTools('nobody', [spec('x', 'y')]);
-    expect([ignored.get('core-web.x'), ignored.get('nobody.x'), ignored.lookup('core-web.x')]).toEqual([undefined, undefined, { status: 'not_found' }]);
+    const ignored = build()
+      .withDiscoveredTools('core-web', [spec('x', 'y')])
+      .withDiscoveredTools('nobody', [spec('x', 'y')]);
+    expect([ignored.get('core-web.x'), ignored.get('nobody.x'), ignored.lookup('core-web.x')]).toEqual([
+      undefined,
+      undefined,
+      { status: 'not_found' },
+    ]);
     expect(ignored.availability().length).toBe(build().availability().length);
     expect(ignored.warnings).toEqual([
       { code: 'TOOL_NAME_INVALID', message: 'tools reported by plugin core-web are ignored: no enabled plugin has that id' },
@@ -473,7 +562,10 @@ describe('snapshot edge cases', () => {
     expect(catalog.descriptors.map((descriptor) => [descriptor.name, descriptor.description])).toEqual([['twice.a', 'first']]);
     expect(catalog.warnings).toEqual([
       { code: 'TOOL_NAME_INVALID', message: 'plugin twice declares the tool "a" twice; the first is kept. Rename or remove the other.' },
-      { code: 'INTERNAL_ERROR', message: "bundled plugin lost has no build-time descriptor, so its tools are unknown; rebuild the app's bundled index" },
+      {
+        code: 'INTERNAL_ERROR',
+        message: "bundled plugin lost has no build-time descriptor, so its tools are unknown; rebuild the app's bundled index",
+      },
     ]);
   });
 });
@@ -487,7 +579,9 @@ describe('immutability', () => {
       (descriptor as { description: string }).description = 'changed';
     }).toThrow(TypeError);
     const next = catalog.withDiscoveredTools('git-helper', [spec('log', 'Show the log.')]);
-    expect([catalog.descriptors.length, next.descriptors.length, catalog.availability().length, next.availability().length]).toEqual([15, 16, 18, 19]);
+    expect([catalog.descriptors.length, next.descriptors.length, catalog.availability().length, next.availability().length]).toEqual([
+      15, 16, 18, 19,
+    ]);
     expect(next.get('core-fs.read')).not.toBe(descriptor);
     expect(descriptor.schemaHash).toBe(next.get('core-fs.read')!.schemaHash);
   });

@@ -1,6 +1,20 @@
-import { CAPABILITIES, DEFAULT_SCHEMA_LIMITS, ERROR_CODES, checkSchemaSafety, compileToolGlob, nestsDeeperThan, resolveContract } from '@trellis/sdk';
+import {
+  CAPABILITIES,
+  DEFAULT_SCHEMA_LIMITS,
+  ERROR_CODES,
+  checkSchemaSafety,
+  compileToolGlob,
+  nestsDeeperThan,
+  resolveContract,
+} from '@trellis/sdk';
 import type { ManifestTool, PluginManifest, ToolContract, ToolExample, ToolSpec } from '@trellis/sdk';
-import type { CatalogBundledView, CatalogConfigView, CatalogPluginView, CatalogReason, CatalogSnapshotView } from './CatalogSnapshotView.ts';
+import type {
+  CatalogBundledView,
+  CatalogConfigView,
+  CatalogPluginView,
+  CatalogReason,
+  CatalogSnapshotView,
+} from './CatalogSnapshotView.ts';
 import { nearestName } from './nearestName.ts';
 import type { ToolOverrides } from './parseToolOverrides.ts';
 import { renderTools } from './renderTools.ts';
@@ -146,7 +160,8 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
       });
       descriptors.push(descriptor);
     }
-    const tool: KnownTool = withheld === undefined ? { name, plugin: entry.id, entry, descriptor } : { name, plugin: entry.id, entry, descriptor, withheld };
+    const tool: KnownTool =
+      withheld === undefined ? { name, plugin: entry.id, entry, descriptor } : { name, plugin: entry.id, entry, descriptor, withheld };
     knownByName.set(name, tool);
     into.push(tool);
   };
@@ -431,7 +446,13 @@ function fromDiscoveredSpec(spec: ToolSpec, manifest: PluginManifest, input: Bui
   const tags = Array.isArray(spec.tags) ? spec.tags.filter(isString) : [];
   // An example nested past the schema depth limit could not be valid input anyway: it is dropped.
   const examples = Array.isArray(spec.examples)
-    ? spec.examples.filter((example) => isRecord(example) && isString(example.description) && isRecord(example.input) && !nestsDeeperThan(example.input, DEFAULT_SCHEMA_LIMITS.maxDepth))
+    ? spec.examples.filter(
+        (example) =>
+          isRecord(example) &&
+          isString(example.description) &&
+          isRecord(example.input) &&
+          !nestsDeeperThan(example.input, DEFAULT_SCHEMA_LIMITS.maxDepth),
+      )
     : [];
   const inputSchema = isRecord(spec.inputSchema) ? spec.inputSchema : { type: 'object' };
   const outputSchema = isRecord(spec.outputSchema) ? spec.outputSchema : undefined;
@@ -439,7 +460,9 @@ function fromDiscoveredSpec(spec: ToolSpec, manifest: PluginManifest, input: Bui
   const fields = withSchemas(spec.name, description, tags, examples, inputSchema, outputSchema, contract, 'discovered');
   // A dynamic source's hints (MCP annotations, title), kept as reported when they are a small JSON object.
   const annotations = (spec as { annotations?: unknown }).annotations;
-  return isRecord(annotations) && !nestsDeeperThan(annotations, 4) && JSON.stringify(annotations).length <= 4096 ? { ...fields, annotations } : fields;
+  return isRecord(annotations) && !nestsDeeperThan(annotations, 4) && JSON.stringify(annotations).length <= 4096
+    ? { ...fields, annotations }
+    : fields;
 }
 
 function withSchemas(

@@ -6,7 +6,13 @@ describe('canonicalJson', () => {
     const value = { b: [3, { z: 1, a: [null, 'x', undefined] }], a: { d: true, c: 'é"\\n' }, u: undefined, n: -0.5 };
     expect(canonicalJson(value)).toBe('{"a":{"c":"é\\"\\\\n","d":true},"b":[3,{"a":[null,"x",null],"z":1}],"n":-0.5}');
     expect(JSON.parse(canonicalJson(value))).toEqual(JSON.parse(JSON.stringify(value)));
-    expect([canonicalJson([]), canonicalJson({}), canonicalJson('s'), canonicalJson(null), canonicalJson(undefined)]).toEqual(['[]', '{}', '"s"', 'null', 'null']);
+    expect([canonicalJson([]), canonicalJson({}), canonicalJson('s'), canonicalJson(null), canonicalJson(undefined)]).toEqual([
+      '[]',
+      '{}',
+      '"s"',
+      'null',
+      'null',
+    ]);
   });
 
   it('handles nesting far deeper than the call stack allows, and refuses cycles', () => {
@@ -21,7 +27,9 @@ describe('canonicalJson', () => {
   });
 
   it('hashes equal schemas equally whatever their key order', () => {
-    expect(hashJson({ type: 'object', properties: { a: { type: 'string' } } })).toBe(hashJson({ properties: { a: { type: 'string' } }, type: 'object' }));
+    expect(hashJson({ type: 'object', properties: { a: { type: 'string' } } })).toBe(
+      hashJson({ properties: { a: { type: 'string' } }, type: 'object' }),
+    );
     expect(hashJson({})).toBe('44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a');
   });
 });

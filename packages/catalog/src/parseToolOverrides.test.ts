@@ -60,14 +60,31 @@ nonsense = true
 `;
     expect(parseToolOverrides(text, { file: 'tools.toml' })).toEqual({
       value: { 'core-fs.write': { description: 'ok' } },
-      warnings: [{ code: 'UNKNOWN_KEY', message: 'tools.toml: core-fs.write.colour: unknown key; a tool override may set only description, tags and examples' }],
+      warnings: [
+        {
+          code: 'UNKNOWN_KEY',
+          message: 'tools.toml: core-fs.write.colour: unknown key; a tool override may set only description, tags and examples',
+        },
+      ],
       errors: [
-        { code: 'CONFIG_SCHEMA', message: 'tools.toml: top: expected a table of overrides for a tool, e.g. ["core-fs.read"] with description, tags or examples' },
+        {
+          code: 'CONFIG_SCHEMA',
+          message: 'tools.toml: top: expected a table of overrides for a tool, e.g. ["core-fs.read"] with description, tags or examples',
+        },
         { code: 'CONFIG_SCHEMA', message: 'tools.toml: core-fs.read.description: expected a non-empty string of at most 4096 characters' },
         { code: 'CONFIG_SCHEMA', message: 'tools.toml: core-fs.read.tags: expected an array of non-empty strings, e.g. tags = ["files"]' },
-        { code: 'CONFIG_SCHEMA', message: 'tools.toml: core-fs.stat.examples.0: expected { description = "…", input = { … } } and nothing else' },
-        { code: 'CONFIG_SCHEMA', message: 'tools.toml: lonely: not a fully qualified tool name; write the table as ["<plugin-id>.<tool>"]' },
-        { code: 'CONFIG_SCHEMA', message: 'tools.toml: core-fs.glob.deeper.nonsense: unknown key; a tool override may set only description, tags and examples' },
+        {
+          code: 'CONFIG_SCHEMA',
+          message: 'tools.toml: core-fs.stat.examples.0: expected { description = "…", input = { … } } and nothing else',
+        },
+        {
+          code: 'CONFIG_SCHEMA',
+          message: 'tools.toml: lonely: not a fully qualified tool name; write the table as ["<plugin-id>.<tool>"]',
+        },
+        {
+          code: 'CONFIG_SCHEMA',
+          message: 'tools.toml: core-fs.glob.deeper.nonsense: unknown key; a tool override may set only description, tags and examples',
+        },
       ],
     });
   });
@@ -76,7 +93,9 @@ nonsense = true
     expect(parseToolOverrides('["core-fs.read"]\ndescription = \n')).toEqual({
       value: {},
       warnings: [],
-      errors: [{ code: 'TOML_SYNTAX', message: 'config/tools.toml: invalid TOML at line 2, column 15: Invalid TOML document: invalid value' }],
+      errors: [
+        { code: 'TOML_SYNTAX', message: 'config/tools.toml: invalid TOML at line 2, column 15: Invalid TOML document: invalid value' },
+      ],
     });
   });
 
@@ -91,10 +110,17 @@ nonsense = true
   });
 
   it('warns about overrides for tools nobody declares, with a suggestion', () => {
-    const result = parseToolOverrides('["core-fs.raed"]\ndescription = "x"\n["core-fs.read"]\ntags = []\n', { knownTools: ['core-fs.read', 'core-fs.write'] });
+    const result = parseToolOverrides('["core-fs.raed"]\ndescription = "x"\n["core-fs.read"]\ntags = []\n', {
+      knownTools: ['core-fs.read', 'core-fs.write'],
+    });
     expect(result).toEqual({
       value: { 'core-fs.raed': { description: 'x' }, 'core-fs.read': { tags: [] } },
-      warnings: [{ code: 'UNKNOWN_KEY', message: 'config/tools.toml: ["core-fs.raed"]: no tool has this name; did you mean "core-fs.read"? The override is ignored.' }],
+      warnings: [
+        {
+          code: 'UNKNOWN_KEY',
+          message: 'config/tools.toml: ["core-fs.raed"]: no tool has this name; did you mean "core-fs.read"? The override is ignored.',
+        },
+      ],
       errors: [],
     });
   });

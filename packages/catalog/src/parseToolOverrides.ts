@@ -58,7 +58,10 @@ export function parseToolOverrides(text: string, options: ParseToolOverridesOpti
     const name = path.join('.');
     for (const key of keys) {
       if (FORBIDDEN.has(key)) {
-        errors.push({ code: ERROR_CODES.FORBIDDEN_KEY, message: `${file}: ${[...path, key].join('.')}: the key "${key}" is not allowed; remove it` });
+        errors.push({
+          code: ERROR_CODES.FORBIDDEN_KEY,
+          message: `${file}: ${[...path, key].join('.')}: the key "${key}" is not allowed; remove it`,
+        });
         continue;
       }
       const child = table[key];
@@ -116,11 +119,19 @@ function readEntry(table: Record<string, unknown>, where: string, errors: Catalo
   const { description, tags, examples } = table;
   if (description !== undefined) {
     if (typeof description === 'string' && description.trim().length > 0 && description.length <= 4096) entry.description = description;
-    else errors.push({ code: ERROR_CODES.CONFIG_SCHEMA, message: `${where}.description: expected a non-empty string of at most 4096 characters` });
+    else
+      errors.push({
+        code: ERROR_CODES.CONFIG_SCHEMA,
+        message: `${where}.description: expected a non-empty string of at most 4096 characters`,
+      });
   }
   if (tags !== undefined) {
     if (Array.isArray(tags) && tags.every((tag) => typeof tag === 'string' && tag.length > 0)) entry.tags = [...(tags as string[])];
-    else errors.push({ code: ERROR_CODES.CONFIG_SCHEMA, message: `${where}.tags: expected an array of non-empty strings, e.g. tags = ["files"]` });
+    else
+      errors.push({
+        code: ERROR_CODES.CONFIG_SCHEMA,
+        message: `${where}.tags: expected an array of non-empty strings, e.g. tags = ["files"]`,
+      });
   }
   if (examples !== undefined) {
     if (!Array.isArray(examples)) {
@@ -128,7 +139,12 @@ function readEntry(table: Record<string, unknown>, where: string, errors: Catalo
     } else {
       const read: ToolExample[] = [];
       examples.forEach((example: unknown, index) => {
-        if (isPlainTable(example) && typeof example.description === 'string' && isPlainTable(example.input) && Object.keys(example).length === 2) {
+        if (
+          isPlainTable(example) &&
+          typeof example.description === 'string' &&
+          isPlainTable(example.input) &&
+          Object.keys(example).length === 2
+        ) {
           read.push({ description: example.description, input: example.input });
         } else {
           errors.push({

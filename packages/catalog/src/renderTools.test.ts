@@ -3,7 +3,12 @@ import { createResourceCatalog, createToolDescriptor, fromModelToolName, renderT
 import { config, entry, manifest, spec } from '../test/fixtures.ts';
 
 const catalog = createResourceCatalog({
-  snapshot: { plugins: [entry('core-fs', 'enabled', { bundled: true }), entry('mcp', 'enabled', { bundled: true, manifest: manifest({ id: 'mcp', kind: 'bridge' }) })] },
+  snapshot: {
+    plugins: [
+      entry('core-fs', 'enabled', { bundled: true }),
+      entry('mcp', 'enabled', { bundled: true, manifest: manifest({ id: 'mcp', kind: 'bridge' }) }),
+    ],
+  },
   bundled: [
     {
       manifest: { id: 'core-fs' },
@@ -13,7 +18,10 @@ const catalog = createResourceCatalog({
           outputSchema: { type: 'object', properties: { text: { type: 'string' } } },
           contract: { capabilities: ['fs.read'] },
         }),
-        spec('write', 'Write a text file.', { outputSchema: { type: 'string' }, contract: { sideEffects: true, capabilities: ['fs.write'] } }),
+        spec('write', 'Write a text file.', {
+          outputSchema: { type: 'string' },
+          contract: { sideEffects: true, capabilities: ['fs.write'] },
+        }),
       ],
     },
     { manifest: { id: 'mcp' }, tools: [] },
@@ -29,20 +37,46 @@ describe('renderTools', () => {
     expect(catalog.render('openai')).toEqual([
       {
         type: 'function',
-        function: { name: 'core-fs__read', description: 'Read a text file.', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+        function: {
+          name: 'core-fs__read',
+          description: 'Read a text file.',
+          parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+        },
       },
-      { type: 'function', function: { name: 'core-fs__write', description: 'Write a text file.', parameters: { type: 'object', properties: {}, additionalProperties: false } } },
-      { type: 'function', function: { name: 'mcp__github__create_issue', description: 'Create an issue.', parameters: { type: 'object', properties: {}, additionalProperties: false } } },
       {
         type: 'function',
-        function: { name: 'mcp_4e1186b49c94_github_create_issue', description: 'A name that would collide if __ were not escaped.', parameters: { type: 'object', properties: {}, additionalProperties: false } },
+        function: {
+          name: 'core-fs__write',
+          description: 'Write a text file.',
+          parameters: { type: 'object', properties: {}, additionalProperties: false },
+        },
+      },
+      {
+        type: 'function',
+        function: {
+          name: 'mcp__github__create_issue',
+          description: 'Create an issue.',
+          parameters: { type: 'object', properties: {}, additionalProperties: false },
+        },
+      },
+      {
+        type: 'function',
+        function: {
+          name: 'mcp_4e1186b49c94_github_create_issue',
+          description: 'A name that would collide if __ were not escaped.',
+          parameters: { type: 'object', properties: {}, additionalProperties: false },
+        },
       },
     ]);
   });
 
   it('renders Anthropic tools', () => {
     expect(catalog.render('anthropic', [catalog.get('core-fs.read')!])).toEqual([
-      { name: 'core-fs__read', description: 'Read a text file.', input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+      {
+        name: 'core-fs__read',
+        description: 'Read a text file.',
+        input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+      },
     ]);
   });
 
@@ -82,7 +116,12 @@ describe('renderTools', () => {
 
   it('maps every rendered name back to its tool through the catalog', () => {
     const names = catalog.render('anthropic').map((tool) => ('name' in tool ? tool.name : ''));
-    expect(names.map((name) => fromModelToolName(name, catalog))).toEqual(['core-fs.read', 'core-fs.write', 'mcp.github.create_issue', 'mcp.github__create_issue']);
+    expect(names.map((name) => fromModelToolName(name, catalog))).toEqual([
+      'core-fs.read',
+      'core-fs.write',
+      'mcp.github.create_issue',
+      'mcp.github__create_issue',
+    ]);
     expect([fromModelToolName('core-fs.read', catalog), fromModelToolName('nope__x', catalog)]).toEqual([undefined, undefined]);
   });
 
@@ -91,7 +130,11 @@ describe('renderTools', () => {
       const found = catalog.lookup(name);
       return found.status === 'offered' ? found.descriptor.name : found;
     };
-    expect(['core-fs__read', 'mcp__github__create_issue', 'mcp_4e1186b49c94_github_create_issue', 'core-fs.read', 'core-fs__raed'].map(summarize)).toEqual([
+    expect(
+      ['core-fs__read', 'mcp__github__create_issue', 'mcp_4e1186b49c94_github_create_issue', 'core-fs.read', 'core-fs__raed'].map(
+        summarize,
+      ),
+    ).toEqual([
       'core-fs.read',
       'mcp.github.create_issue',
       'mcp.github__create_issue',
@@ -102,7 +145,10 @@ describe('renderTools', () => {
 
   it('renders descriptors the catalog does not hold after its own names, never over them', () => {
     const foreign = createToolDescriptor({ ...catalog.get('core-fs.read')!, name: 'other.read', plugin: 'other' });
-    expect(catalog.render('anthropic', [foreign, catalog.get('core-fs.read')!]).map((tool) => ('name' in tool ? tool.name : ''))).toEqual(['other__read', 'core-fs__read']);
+    expect(catalog.render('anthropic', [foreign, catalog.get('core-fs.read')!]).map((tool) => ('name' in tool ? tool.name : ''))).toEqual([
+      'other__read',
+      'core-fs__read',
+    ]);
   });
 
   it('passes schemas through without copying them', () => {

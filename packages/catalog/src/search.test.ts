@@ -6,18 +6,36 @@ import { BUNDLED, SNAPSHOT, config, entry, manifest, spec } from '../test/fixtur
 
 describe('tokenizing', () => {
   it('splits names on dots, underscores, dashes and camelCase humps', () => {
-    expect(['core-fs.read_file', 'mcp.github.createIssue', 'HTTPRequest.getURLList', 'a__b--c..d', 'ext.naïveTool'].map(splitName)).toEqual([
-      ['core', 'fs', 'read', 'file'],
-      ['mcp', 'github', 'create', 'issue'],
-      ['http', 'request', 'get', 'url', 'list'],
-      ['a', 'b', 'c', 'd'],
-      ['ext', 'naïve', 'tool'],
-    ]);
+    expect(['core-fs.read_file', 'mcp.github.createIssue', 'HTTPRequest.getURLList', 'a__b--c..d', 'ext.naïveTool'].map(splitName)).toEqual(
+      [
+        ['core', 'fs', 'read', 'file'],
+        ['mcp', 'github', 'create', 'issue'],
+        ['http', 'request', 'get', 'url', 'list'],
+        ['a', 'b', 'c', 'd'],
+        ['ext', 'naïve', 'tool'],
+      ],
+    );
   });
 
   it('drops stopwords and strips a few suffixes', () => {
-    expect(tokenize('Reads the files and lists directories, matching patterns in queries')).toEqual(['read', 'file', 'list', 'directory', 'match', 'pattern', 'query']);
-    expect(['status', 'class', 'analysis', 'boxes', 'bus', 'string', 'sing'].map(stem)).toEqual(['status', 'class', 'analysis', 'box', 'bus', 'str', 'sing']);
+    expect(tokenize('Reads the files and lists directories, matching patterns in queries')).toEqual([
+      'read',
+      'file',
+      'list',
+      'directory',
+      'match',
+      'pattern',
+      'query',
+    ]);
+    expect(['status', 'class', 'analysis', 'boxes', 'bus', 'string', 'sing'].map(stem)).toEqual([
+      'status',
+      'class',
+      'analysis',
+      'box',
+      'bus',
+      'str',
+      'sing',
+    ]);
   });
 });
 
@@ -35,7 +53,9 @@ const MCP_TOOLS = [
 
 function largeCatalog() {
   return createResourceCatalog({
-    snapshot: { plugins: [...SNAPSHOT.plugins, entry('mcp', 'enabled', { manifest: manifest({ id: 'mcp', kind: 'bridge' }), bundled: true })] },
+    snapshot: {
+      plugins: [...SNAPSHOT.plugins, entry('mcp', 'enabled', { manifest: manifest({ id: 'mcp', kind: 'bridge' }), bundled: true })],
+    },
     bundled: [...BUNDLED, { manifest: { id: 'mcp' }, tools: [] }],
     config: config(),
   }).withDiscoveredTools('mcp', MCP_TOOLS);
@@ -82,9 +102,20 @@ describe('search', () => {
 
   it('returns whole hits, searches only offered tools, and honours the limit', () => {
     expect(catalog.search('git diff', { limit: 1 })).toEqual([
-      { name: 'git-helper.diff', plugin: 'git-helper', description: 'Show changes between the working tree and the last commit as a unified diff.', score: 3.6297 },
+      {
+        name: 'git-helper.diff',
+        plugin: 'git-helper',
+        description: 'Show changes between the working tree and the last commit as a unified diff.',
+        score: 3.6297,
+      },
     ]);
-    expect([top('fetch url over http'), top('openrouter completion'), top('zzz'), top(''), catalog.search('file', { limit: 0 })]).toEqual([[], [], [], [], []]);
+    expect([top('fetch url over http'), top('openrouter completion'), top('zzz'), top(''), catalog.search('file', { limit: 0 })]).toEqual([
+      [],
+      [],
+      [],
+      [],
+      [],
+    ]);
     expect(top('file', 10).sort()).toEqual(['core-fs.glob', 'core-fs.list', 'core-fs.read', 'core-fs.stat', 'core-fs.write']);
     expect(catalog.search('file', { limit: 2 }).length).toBe(2);
   });

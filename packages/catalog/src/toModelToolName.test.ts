@@ -50,7 +50,9 @@ const ADVERSARIAL = [
 describe('toModelToolName', () => {
   it('keeps plain names readable: segments joined by __', () => {
     expect(
-      ['core-fs.read', 'core-fs.read_file', 'core-fs.readFile', 'mcp.github.create_issue', 'a.b-c', `p.${'x'.repeat(61)}`].map(toModelToolName),
+      ['core-fs.read', 'core-fs.read_file', 'core-fs.readFile', 'mcp.github.create_issue', 'a.b-c', `p.${'x'.repeat(61)}`].map(
+        toModelToolName,
+      ),
     ).toEqual(['core-fs__read', 'core-fs__read_file', 'core-fs__readFile', 'mcp__github__create_issue', 'a__b-c', `p__${'x'.repeat(61)}`]);
   });
 
@@ -106,7 +108,10 @@ describe('toModelToolName', () => {
       ['p.x.y', 'p.x__y'],
     ];
     expect(pairs.map((pair) => pair.map(toModelToolName))).toEqual([
-      ['core-fs_ecc5184fd921_very_long_tool_name_very_long_tool_name_ver', 'core-fs_80492ec9f5f0_very_long_tool_name_very_long_tool_name_ver'],
+      [
+        'core-fs_ecc5184fd921_very_long_tool_name_very_long_tool_name_ver',
+        'core-fs_80492ec9f5f0_very_long_tool_name_very_long_tool_name_ver',
+      ],
       ['a__b_c', 'a-b_a3715283aee1_c'],
       ['a__b-c', 'a__b_c'],
       ['a__b__c', 'a__b_c'],
@@ -117,15 +122,9 @@ describe('toModelToolName', () => {
   });
 
   it('never decodes a hashed name as a plain one', () => {
-    expect(['a_4f4e3b00d7c5_b_c', 'core-fs_read', 'core-fs___read', '__read', 'core-fs__', 'Core__read', 'a.b'].map(decodePlainModelToolName)).toEqual([
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-    ]);
+    expect(
+      ['a_4f4e3b00d7c5_b_c', 'core-fs_read', 'core-fs___read', '__read', 'core-fs__', 'Core__read', 'a.b'].map(decodePlainModelToolName),
+    ).toEqual([undefined, undefined, undefined, undefined, undefined, undefined, undefined]);
   });
 });
 

@@ -51,7 +51,12 @@ function hashedModelName(name: string, hashLength: number): string {
   const rest = dot < 0 ? '' : name.slice(dot + 1);
   const hash = sha256Hex(name).slice(0, hashLength);
   const prefixRoom = Math.min(MAX_PLUGIN_PREFIX, MAX_LENGTH - 1 - hash.length);
-  const prefix = pluginPart.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, prefixRoom) || 'x';
+  const prefix =
+    pluginPart
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, prefixRoom) || 'x';
   const head = `${prefix}_${hash}`;
   const readable = rest
     .replace(/\./g, '_')

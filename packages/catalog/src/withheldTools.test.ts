@@ -10,7 +10,10 @@ describe('withheld discovered tools', () => {
     ...spec('log', 'Show the commit log.'),
     unavailable: { code: 'TOOL_CHANGED', message: 'git-helper.log is withheld: its description changed since it was pinned' },
   } as ToolSpec;
-  const catalog = createResourceCatalog({ snapshot: SNAPSHOT, bundled: BUNDLED, config: config({}) }).withDiscoveredTools('git-helper', [withheld, spec('blame', 'Who wrote a line.')]);
+  const catalog = createResourceCatalog({ snapshot: SNAPSHOT, bundled: BUNDLED, config: config({}) }).withDiscoveredTools('git-helper', [
+    withheld,
+    spec('blame', 'Who wrote a line.'),
+  ]);
 
   it('is known and described, but not offered, with the reason the source gave', () => {
     expect(catalog.get('git-helper.log')?.description).toBe('Show the commit log.');
@@ -23,13 +26,17 @@ describe('withheld discovered tools', () => {
       reason: { code: 'TOOL_CHANGED', message: 'git-helper.log is withheld: its description changed since it was pinned' },
     });
     const lookup = catalog.lookup('git-helper.log');
-    expect(lookup.status === 'unavailable' ? lookup.reason : undefined).toEqual({ code: 'TOOL_CHANGED', message: 'git-helper.log is withheld: its description changed since it was pinned' });
+    expect(lookup.status === 'unavailable' ? lookup.reason : undefined).toEqual({
+      code: 'TOOL_CHANGED',
+      message: 'git-helper.log is withheld: its description changed since it was pinned',
+    });
   });
 
   it('keeps the annotations a source reported, as reported', () => {
-    const annotated = createResourceCatalog({ snapshot: SNAPSHOT, bundled: BUNDLED, config: config({}) }).withDiscoveredTools('git-helper', [
-      { ...spec('log', 'Show the commit log.'), annotations: { readOnlyHint: true, title: 'Git log' } } as ToolSpec,
-    ]);
+    const annotated = createResourceCatalog({ snapshot: SNAPSHOT, bundled: BUNDLED, config: config({}) }).withDiscoveredTools(
+      'git-helper',
+      [{ ...spec('log', 'Show the commit log.'), annotations: { readOnlyHint: true, title: 'Git log' } } as ToolSpec],
+    );
     expect(annotated.get('git-helper.log')?.annotations).toEqual({ readOnlyHint: true, title: 'Git log' });
     expect(catalog.get('git-helper.blame')?.annotations).toBeUndefined();
   });

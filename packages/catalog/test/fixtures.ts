@@ -11,7 +11,16 @@ export function manifest(input: Partial<PluginManifestInput> & { id: string }): 
 }
 
 /** A bundled tool spec as the build would embed it. */
-export function spec(name: string, description: string, extra: { tags?: string[]; contract?: Partial<ToolContract>; inputSchema?: Record<string, unknown>; outputSchema?: Record<string, unknown> } = {}): ToolSpec {
+export function spec(
+  name: string,
+  description: string,
+  extra: {
+    tags?: string[];
+    contract?: Partial<ToolContract>;
+    inputSchema?: Record<string, unknown>;
+    outputSchema?: Record<string, unknown>;
+  } = {},
+): ToolSpec {
   return {
     name,
     description,
@@ -24,7 +33,11 @@ export function spec(name: string, description: string, extra: { tags?: string[]
 }
 
 /** A snapshot entry. */
-export function entry(id: string, state: string, options: { bundled?: boolean; reasons?: Array<{ code: string; message: string }>; manifest?: CatalogPluginView['manifest'] } = {}): CatalogPluginView {
+export function entry(
+  id: string,
+  state: string,
+  options: { bundled?: boolean; reasons?: Array<{ code: string; message: string }>; manifest?: CatalogPluginView['manifest'] } = {},
+): CatalogPluginView {
   return {
     id,
     state,
@@ -47,34 +60,68 @@ export const BUNDLED: CatalogBundledView[] = [
     tools: [
       spec('now', 'Return the current date and time in ISO 8601, optionally in a given IANA time zone.', { tags: ['time', 'clock'] }),
       spec('echo', 'Echo the input back unchanged; useful to test that tool calls work.', { tags: ['debug'] }),
-      spec('search_tools', 'Search the catalog of available tools by keywords and return the best matches.', { tags: ['catalog', 'discovery'] }),
+      spec('search_tools', 'Search the catalog of available tools by keywords and return the best matches.', {
+        tags: ['catalog', 'discovery'],
+      }),
       spec('list_plugins', 'List every plugin with its state and the reasons for it.', { tags: ['introspection'] }),
     ],
   },
   {
     manifest: { id: 'core-fs' },
     tools: [
-      spec('read', 'Read a text file from the workspace and return its contents.', { tags: ['files'], inputSchema: readPath, contract: { capabilities: ['fs.read'], deadlineMs: 120_000 } }),
-      spec('write', 'Write text to a file in the workspace, creating or replacing it.', { tags: ['files'], contract: { capabilities: ['fs.write'], sideEffects: true, approval: 'ask' } }),
-      spec('list', 'List the entries of a directory in the workspace.', { tags: ['files', 'directories'], contract: { capabilities: ['fs.read'] } }),
-      spec('glob', 'Find files in the workspace whose paths match a glob pattern such as src/**/*.ts.', { tags: ['files', 'search'], contract: { capabilities: ['fs.read'] } }),
-      spec('stat', 'Show size, type and modification time of a file or directory.', { tags: ['files', 'metadata'], contract: { capabilities: ['fs.read'] } }),
+      spec('read', 'Read a text file from the workspace and return its contents.', {
+        tags: ['files'],
+        inputSchema: readPath,
+        contract: { capabilities: ['fs.read'], deadlineMs: 120_000 },
+      }),
+      spec('write', 'Write text to a file in the workspace, creating or replacing it.', {
+        tags: ['files'],
+        contract: { capabilities: ['fs.write'], sideEffects: true, approval: 'ask' },
+      }),
+      spec('list', 'List the entries of a directory in the workspace.', {
+        tags: ['files', 'directories'],
+        contract: { capabilities: ['fs.read'] },
+      }),
+      spec('glob', 'Find files in the workspace whose paths match a glob pattern such as src/**/*.ts.', {
+        tags: ['files', 'search'],
+        contract: { capabilities: ['fs.read'] },
+      }),
+      spec('stat', 'Show size, type and modification time of a file or directory.', {
+        tags: ['files', 'metadata'],
+        contract: { capabilities: ['fs.read'] },
+      }),
     ],
   },
   {
     manifest: { id: 'core-web' },
-    tools: [spec('fetch', 'Fetch a URL over HTTP(S) and return the page as plain text.', { tags: ['web', 'http'], contract: { capabilities: ['net.outbound'] } })],
+    tools: [
+      spec('fetch', 'Fetch a URL over HTTP(S) and return the page as plain text.', {
+        tags: ['web', 'http'],
+        contract: { capabilities: ['net.outbound'] },
+      }),
+    ],
   },
   {
     manifest: { id: 'core-table' },
     tools: [
-      spec('read_table', 'Read a CSV, TSV or JSON table and return its rows.', { tags: ['tables', 'csv'], contract: { capabilities: ['fs.read'] } }),
-      spec('aggregate', 'Group table rows by columns and compute sums, counts and averages.', { tags: ['tables'], contract: { capabilities: ['fs.read'] } }),
+      spec('read_table', 'Read a CSV, TSV or JSON table and return its rows.', {
+        tags: ['tables', 'csv'],
+        contract: { capabilities: ['fs.read'] },
+      }),
+      spec('aggregate', 'Group table rows by columns and compute sums, counts and averages.', {
+        tags: ['tables'],
+        contract: { capabilities: ['fs.read'] },
+      }),
     ],
   },
   {
     manifest: { id: 'openrouter' },
-    tools: [spec('complete', 'Send a chat completion request to an OpenAI-compatible model.', { tags: ['llm'], contract: { capabilities: ['net.outbound'] } })],
+    tools: [
+      spec('complete', 'Send a chat completion request to an OpenAI-compatible model.', {
+        tags: ['llm'],
+        contract: { capabilities: ['net.outbound'] },
+      }),
+    ],
   },
 ];
 
@@ -93,7 +140,13 @@ export const GIT_HELPER = manifest({
       timeout_seconds: 90,
       input_schema: { type: 'object', properties: { staged: { type: 'boolean' } } },
     },
-    { name: 'commit', description: 'Record staged changes in a new commit with a message.', side_effects: true, approval: 'ask', tags: ['git'] },
+    {
+      name: 'commit',
+      description: 'Record staged changes in a new commit with a message.',
+      side_effects: true,
+      approval: 'ask',
+      tags: ['git'],
+    },
   ],
 });
 
@@ -102,7 +155,10 @@ export const SNAPSHOT: CatalogSnapshotView = {
   plugins: [
     entry('builtin-tools', 'enabled', { bundled: true, reasons: [{ code: 'REQUIRED', message: 'required' }] }),
     entry('core-fs', 'enabled', { bundled: true }),
-    entry('core-web', 'disabled', { bundled: true, reasons: [{ code: 'DENIED', message: '[plugins] deny names core-web; remove it to enable' }] }),
+    entry('core-web', 'disabled', {
+      bundled: true,
+      reasons: [{ code: 'DENIED', message: '[plugins] deny names core-web; remove it to enable' }],
+    }),
     entry('core-table', 'enabled', { bundled: true }),
     entry('openrouter', 'unavailable', {
       bundled: true,
@@ -123,7 +179,11 @@ export const SNAPSHOT: CatalogSnapshotView = {
       }),
     }),
     entry('old-tool', 'rejected', {
-      manifest: manifest({ id: 'old-tool', runtime: { type: 'script', command: 'sh' }, tools: [{ name: 'run', description: 'Runs the old tool.' }] }),
+      manifest: manifest({
+        id: 'old-tool',
+        runtime: { type: 'script', command: 'sh' },
+        tools: [{ name: 'run', description: 'Runs the old tool.' }],
+      }),
       reasons: [{ code: 'WORLD_WRITABLE', message: '/plugins/old-tool is writable by every user; chmod o-w it' }],
     }),
   ],

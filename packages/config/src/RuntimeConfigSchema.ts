@@ -86,7 +86,10 @@ export const ServeSectionSchema = z.object({
   /** The bearer token `trellis serve --http` requires (TRELLIS_SERVE_TOKEN wins); empty = one is generated at start. */
   token: z
     .string()
-    .refine((value) => value === '' || value.length >= 16, 'must be empty or at least 16 characters; e.g. token = "${TRELLIS_SERVE_TOKEN}" with a value from `openssl rand -hex 24`')
+    .refine(
+      (value) => value === '' || value.length >= 16,
+      'must be empty or at least 16 characters; e.g. token = "${TRELLIS_SERVE_TOKEN}" with a value from `openssl rand -hex 24`',
+    )
     .default(''),
   /** How tool names appear to MCP clients: `qualified` (`core-fs__read_file`) or `short` (the tool's own name when unique). */
   tool_names: z.enum(['qualified', 'short']).default('qualified'),

@@ -4,7 +4,8 @@ import { MAX_CONFIG_BYTES, makeProblem } from './ConfigProblem.ts';
 import type { ConfigProblem } from './ConfigProblem.ts';
 
 /** The decoded text, or the one problem that stops it from being read as TOML. */
-export type DecodedText = { readonly text: string; readonly problem?: undefined } | { readonly text?: undefined; readonly problem: ConfigProblem };
+export type DecodedText =
+  { readonly text: string; readonly problem?: undefined } | { readonly text?: undefined; readonly problem: ConfigProblem };
 
 /**
  * Turns a config file's bytes (or text) into the text handed to the TOML parser: enforces the

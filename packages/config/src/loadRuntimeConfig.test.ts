@@ -1,6 +1,17 @@
 import { spawnSync } from 'node:child_process';
 import type { SpawnSyncReturns } from 'node:child_process';
-import { chownSync, linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, truncateSync, writeFileSync, chmodSync } from 'node:fs';
+import {
+  chownSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+  chmodSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
@@ -88,7 +99,8 @@ describe('loadRuntimeConfig', () => {
         {
           code: 'CONFIG_UNREADABLE',
           file: '<tmp>/runtime.toml',
-          message: '<tmp>/runtime.toml: is a FIFO (named pipe), not a regular file; point --config or TRELLIS_CONFIG at a runtime.toml file',
+          message:
+            '<tmp>/runtime.toml: is a FIFO (named pipe), not a regular file; point --config or TRELLIS_CONFIG at a runtime.toml file',
         },
       ],
     });
@@ -208,7 +220,9 @@ process.stdout.write(JSON.stringify(loadRuntimeConfig(${JSON.stringify(file)}, {
     }
     expect(child.stderr).toBe('');
     // spawnSync waited for the child; make sure nothing it started is left behind.
-    const left = spawnSync('ps', ['-eo', 'args='], { encoding: 'utf8' }).stdout.split('\n').filter((line) => line.includes(file));
+    const left = spawnSync('ps', ['-eo', 'args='], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter((line) => line.includes(file));
     expect(left).toEqual([]);
     expect(JSON.parse(child.stdout.split(dir).join('<tmp>'))).toEqual({
       warnings: [],
@@ -235,7 +249,8 @@ process.stdout.write(JSON.stringify(loadRuntimeConfig(${JSON.stringify(file)}, {
           {
             code: 'CONFIG_UNSAFE',
             file: '<tmp>/runtime.toml',
-            message: '<tmp>/runtime.toml: not loaded: someone else could change this file: any user can write it (mode 666). Fix it with `chmod o-w <tmp>/runtime.toml`, or remove the file',
+            message:
+              '<tmp>/runtime.toml: not loaded: someone else could change this file: any user can write it (mode 666). Fix it with `chmod o-w <tmp>/runtime.toml`, or remove the file',
           },
         ],
       });

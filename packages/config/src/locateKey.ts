@@ -183,7 +183,9 @@ function isBareKeyChar(c: number): boolean {
 function unescapeBasic(raw: string): string {
   if (!raw.includes('\\')) return raw;
   try {
-    return JSON.parse(`"${raw.replace(/\\U([0-9A-Fa-f]{8})/g, (_m, hex: string) => String.fromCodePoint(Number.parseInt(hex, 16)).replace(/"/g, '\\"'))}"`) as string;
+    return JSON.parse(
+      `"${raw.replace(/\\U([0-9A-Fa-f]{8})/g, (_m, hex: string) => String.fromCodePoint(Number.parseInt(hex, 16)).replace(/"/g, '\\"'))}"`,
+    ) as string;
   } catch {
     return raw;
   }

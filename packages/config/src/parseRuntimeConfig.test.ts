@@ -717,7 +717,8 @@ describe('parseRuntimeConfig: hostile nesting never crashes or hangs', () => {
       keyPath: 't0.__proto__',
       line: 2,
       column: 1,
-      message: 'runtime.toml:2:1: t0.__proto__: the key "__proto__" is not allowed anywhere in a config file (it could pollute prototypes); rename or remove it',
+      message:
+        'runtime.toml:2:1: t0.__proto__: the key "__proto__" is not allowed anywhere in a config file (it could pollute prototypes); rename or remove it',
     });
     expect(result.errors[99]?.keyPath).toBe('t99.__proto__');
     expect(result.errors[100]).toEqual({

@@ -3,13 +3,7 @@ import { parse, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { ERROR_CODES, formatIssues, formatKeyPath } from '@trellis/sdk';
 import type { ErrorCode } from '@trellis/sdk';
-import {
-  FORBIDDEN_KEYS,
-  MAX_CONFIG_DEPTH,
-  MAX_REPORTED_PROBLEMS,
-  failed,
-  makeProblem,
-} from './ConfigProblem.ts';
+import { FORBIDDEN_KEYS, MAX_CONFIG_DEPTH, MAX_REPORTED_PROBLEMS, failed, makeProblem } from './ConfigProblem.ts';
 import type { ConfigLoadResult, ConfigProblem } from './ConfigProblem.ts';
 import { decodeConfigText } from './decodeConfigText.ts';
 import { describeTomlSyntaxError } from './describeTomlSyntaxError.ts';
@@ -140,7 +134,13 @@ export function parseConfigLayer(text: string | Uint8Array, options: ParseConfig
   const defaults = runtimeConfigDefaults();
   if (count(ctx.errors) === 0 && count(ctx.warnings) === 0 && onlyDefaults(tree, defaults)) {
     // The stock config: validating it would only reproduce the defaults, so skip the schema pass.
-    return { value: resolvePaths(defaults, baseDir), tree: resolveTreePaths(tree, baseDir), warnings: [], errors: [], expandedKeys: ctx.expandedKeys };
+    return {
+      value: resolvePaths(defaults, baseDir),
+      tree: resolveTreePaths(tree, baseDir),
+      warnings: [],
+      errors: [],
+      expandedKeys: ctx.expandedKeys,
+    };
   }
   const parsed = RuntimeConfigSchema.safeParse(tree, { error: tomlIssueMessage });
   if (!parsed.success) {
@@ -179,8 +179,15 @@ export function parseConfigLayer(text: string | Uint8Array, options: ParseConfig
     return problems;
   };
   const warnings = finish(ctx.warnings);
-  if (count(ctx.errors) > 0 || !parsed.success) return { ...failed(finish(ctx.errors), warnings), tree: undefined, expandedKeys: ctx.expandedKeys };
-  return { value: resolvePaths(parsed.data, baseDir), tree: resolveTreePaths(tree, baseDir), warnings, errors: [], expandedKeys: ctx.expandedKeys };
+  if (count(ctx.errors) > 0 || !parsed.success)
+    return { ...failed(finish(ctx.errors), warnings), tree: undefined, expandedKeys: ctx.expandedKeys };
+  return {
+    value: resolvePaths(parsed.data, baseDir),
+    tree: resolveTreePaths(tree, baseDir),
+    warnings,
+    errors: [],
+    expandedKeys: ctx.expandedKeys,
+  };
 }
 
 function tomlFailure(error: unknown, file: string, text: string): ConfigProblem {
@@ -255,7 +262,8 @@ function walk(value: unknown, path: KeyPath, schema: z.ZodType | undefined, expa
       ctx.errors,
       ERROR_CODES.CONFIG_TOO_DEEP,
       path,
-      () => `tables and arrays nest deeper than ${MAX_CONFIG_DEPTH} levels (dotted keys and table headers count); flatten this part of the config`,
+      () =>
+        `tables and arrays nest deeper than ${MAX_CONFIG_DEPTH} levels (dotted keys and table headers count); flatten this part of the config`,
     );
     return DROP;
   }
@@ -315,12 +323,25 @@ function expandString(value: string, path: KeyPath, ctx: WalkContext): string {
   ctx.envFailed.add(formatKeyPath(path));
   if (result.missing.length > 0) {
     const names = listSome(result.missing.map((n) => `\${${n}}`));
-    const subject = result.missing.length === 1 ? `environment variable ${result.missing[0]} is` : `environment variables ${listSome(result.missing)} are`;
-    report(ctx.errors, ERROR_CODES.ENV_VAR_MISSING, path, () => `${subject} not set (referenced as ${names}); set ${result.missing.length === 1 ? 'it' : 'them'}, or write $\${ for a literal "\${"`);
+    const subject =
+      result.missing.length === 1
+        ? `environment variable ${result.missing[0]} is`
+        : `environment variables ${listSome(result.missing)} are`;
+    report(
+      ctx.errors,
+      ERROR_CODES.ENV_VAR_MISSING,
+      path,
+      () =>
+        `${subject} not set (referenced as ${names}); set ${result.missing.length === 1 ? 'it' : 'them'}, or write $\${ for a literal "\${"`,
+    );
   }
   if (result.syntax.length > 0) {
-    report(ctx.errors, ERROR_CODES.ENV_VAR_SYNTAX, path, () =>
-      `bad variable reference ${listSome(result.syntax)}; write \${NAME} (letters, digits and _, not starting with a digit), or $\${ for a literal "\${"`,
+    report(
+      ctx.errors,
+      ERROR_CODES.ENV_VAR_SYNTAX,
+      path,
+      () =>
+        `bad variable reference ${listSome(result.syntax)}; write \${NAME} (letters, digits and _, not starting with a digit), or $\${ for a literal "\${"`,
     );
   }
   return '';

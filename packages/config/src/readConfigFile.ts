@@ -20,7 +20,8 @@ export interface ReadConfigFileOptions {
 }
 
 /** The bytes of an admitted file, or the one problem that stopped it. */
-export type ReadConfigResult = { readonly bytes: Uint8Array; readonly problem?: undefined } | { readonly bytes?: undefined; readonly problem: ConfigProblem };
+export type ReadConfigResult =
+  { readonly bytes: Uint8Array; readonly problem?: undefined } | { readonly bytes?: undefined; readonly problem: ConfigProblem };
 
 const POINT_AT_FILE = 'point --config or TRELLIS_CONFIG at a runtime.toml file';
 
@@ -119,9 +120,17 @@ function openFailure(file: string, error: unknown, notFoundHint: string | undefi
       return makeProblem({ code: ERROR_CODES.CONFIG_NOT_FOUND, file, text: `no such file (a part of the path is not a folder)${hint}` });
     case 'EACCES':
     case 'EPERM':
-      return makeProblem({ code: ERROR_CODES.CONFIG_UNREADABLE, file, text: 'permission denied; make the file readable by the user running trellis' });
+      return makeProblem({
+        code: ERROR_CODES.CONFIG_UNREADABLE,
+        file,
+        text: 'permission denied; make the file readable by the user running trellis',
+      });
     case 'ELOOP':
-      return makeProblem({ code: ERROR_CODES.CONFIG_UNREADABLE, file, text: 'too many levels of symbolic links (a symlink loop?); point at the real file' });
+      return makeProblem({
+        code: ERROR_CODES.CONFIG_UNREADABLE,
+        file,
+        text: 'too many levels of symbolic links (a symlink loop?); point at the real file',
+      });
     case 'ENXIO': {
       // A socket (or a device with no driver behind it): open refuses, stat still says which.
       let kind = 'a special file';
@@ -139,7 +148,11 @@ function openFailure(file: string, error: unknown, notFoundHint: string | undefi
 }
 
 function readFailure(file: string, error: unknown): ConfigProblem {
-  return makeProblem({ code: ERROR_CODES.CONFIG_UNREADABLE, file, text: `cannot be read (${errorCode(error)}); check the path and its permissions` });
+  return makeProblem({
+    code: ERROR_CODES.CONFIG_UNREADABLE,
+    file,
+    text: `cannot be read (${errorCode(error)}); check the path and its permissions`,
+  });
 }
 
 function describeKind(stats: Stats): string {

@@ -55,14 +55,19 @@ describe('findRuntimeConfig', () => {
   it('ignores an empty or relative XDG_CONFIG_HOME and an empty TRELLIS_CONFIG', () => {
     const inHome = put(join(home, '.config', 'trellis', 'runtime.toml'), '');
     for (const xdg of ['', 'relative/xdg']) {
-      expect(findRuntimeConfig({ env: { XDG_CONFIG_HOME: xdg, TRELLIS_CONFIG: '' }, workspace, home })).toEqual({ source: 'user', path: inHome });
+      expect(findRuntimeConfig({ env: { XDG_CONFIG_HOME: xdg, TRELLIS_CONFIG: '' }, workspace, home })).toEqual({
+        source: 'user',
+        path: inHome,
+      });
     }
   });
 
   it('prefers the xdgConfigHome option over the environment', () => {
     const inOption = put(join(dir, 'opt-xdg', 'trellis', 'runtime.toml'), '');
     put(join(dir, 'env-xdg', 'trellis', 'runtime.toml'), '');
-    expect(findRuntimeConfig({ env: { XDG_CONFIG_HOME: join(dir, 'env-xdg') }, xdgConfigHome: join(dir, 'opt-xdg'), workspace, home })).toEqual({
+    expect(
+      findRuntimeConfig({ env: { XDG_CONFIG_HOME: join(dir, 'env-xdg') }, xdgConfigHome: join(dir, 'opt-xdg'), workspace, home }),
+    ).toEqual({
       source: 'user',
       path: inOption,
     });
@@ -82,10 +87,16 @@ describe('findRuntimeConfig', () => {
   it('counts a dangling symlink or a directory in the workspace as found, so loading can say what is wrong', () => {
     mkdirSync(join(workspace, '.trellis'));
     symlinkSync(join(dir, 'gone.toml'), join(workspace, '.trellis', 'runtime.toml'));
-    expect(findRuntimeConfig({ env: {}, workspace, home })).toEqual({ source: 'workspace', path: join(workspace, '.trellis', 'runtime.toml') });
+    expect(findRuntimeConfig({ env: {}, workspace, home })).toEqual({
+      source: 'workspace',
+      path: join(workspace, '.trellis', 'runtime.toml'),
+    });
     rmSync(join(workspace, '.trellis', 'runtime.toml'));
     mkdirSync(join(workspace, '.trellis', 'runtime.toml'));
-    expect(findRuntimeConfig({ env: {}, workspace, home })).toEqual({ source: 'workspace', path: join(workspace, '.trellis', 'runtime.toml') });
+    expect(findRuntimeConfig({ env: {}, workspace, home })).toEqual({
+      source: 'workspace',
+      path: join(workspace, '.trellis', 'runtime.toml'),
+    });
   });
 });
 
@@ -107,7 +118,10 @@ describe('resolveRuntimeConfig', () => {
   });
 
   it('merges layers, each a patch over the one below, and names the file of every key', () => {
-    const user = put(join(home, '.config', 'trellis', 'runtime.toml'), `${profileFile('messaging')}deny = ["core-web"]\n[runtime]\nmax_retries = 2\n`);
+    const user = put(
+      join(home, '.config', 'trellis', 'runtime.toml'),
+      `${profileFile('messaging')}deny = ["core-web"]\n[runtime]\nmax_retries = 2\n`,
+    );
     const ws = put(join(workspace, '.trellis', 'runtime.toml'), `${profileFile('full')}[runtime]\nmax_concurrency = 3\n`);
     const flag = put(join(dir, 'c.toml'), '[runtime]\nmax_retries = 4\n');
     trust(workspace);
@@ -134,7 +148,10 @@ describe('resolveRuntimeConfig', () => {
 
   it('does not apply an untrusted workspace file, never expands its ${VAR}, and says how to trust it', () => {
     put(join(home, '.config', 'trellis', 'runtime.toml'), profileFile('messaging'));
-    const ws = put(join(workspace, '.trellis', 'runtime.toml'), '[plugins]\nallow = ["x"]\n[runtime.tools.fs]\nroot = "/"\n[runtime.tools.web]\nheader = "${SECRET}"\n');
+    const ws = put(
+      join(workspace, '.trellis', 'runtime.toml'),
+      '[plugins]\nallow = ["x"]\n[runtime.tools.fs]\nroot = "/"\n[runtime.tools.web]\nheader = "${SECRET}"\n',
+    );
     const result = resolveRuntimeConfig({ env: { SECRET: 's3cr3t-value' }, workspace, home, embeddedDefault });
     expect(summary(result)).toMatchObject({
       source: 'user',
@@ -166,11 +183,15 @@ describe('resolveRuntimeConfig', () => {
     chmodSync(user, 0o666);
     let result = resolveRuntimeConfig({ env: {}, workspace, home, embeddedDefault });
     expect(summary(result)).toMatchObject({ errors: ['CONFIG_UNSAFE'], value: undefined });
-    expect(result.errors[0]?.message).toBe(`${user}: not loaded: someone else could change this file: any user can write it (mode 666). Fix it with \`chmod o-w ${user}\`, or remove the file`);
+    expect(result.errors[0]?.message).toBe(
+      `${user}: not loaded: someone else could change this file: any user can write it (mode 666). Fix it with \`chmod o-w ${user}\`, or remove the file`,
+    );
     chmodSync(user, 0o644);
     chownSync(user, 65534, 65534);
     result = resolveRuntimeConfig({ env: {}, workspace, home, embeddedDefault });
-    expect(result.errors.map((e) => e.message)).toEqual([`${user}: not loaded: someone else could change this file: it belongs to uid 65534, not to you (uid 0) or root. Fix it with \`chown 0 ${user}\`, or remove the file`]);
+    expect(result.errors.map((e) => e.message)).toEqual([
+      `${user}: not loaded: someone else could change this file: it belongs to uid 65534, not to you (uid 0) or root. Fix it with \`chown 0 ${user}\`, or remove the file`,
+    ]);
     chownSync(user, 0, 0);
     trust(workspace);
     chmodSync(trustFile(), 0o666);
@@ -210,7 +231,9 @@ describe('resolveRuntimeConfig', () => {
     const path = join(dir, 'missing.toml');
     const result = resolveRuntimeConfig({ configPath: path, env: {}, workspace, home, embeddedDefault });
     expect(summary(result)).toMatchObject({ source: 'flag', path, value: undefined, errors: ['CONFIG_NOT_FOUND'] });
-    expect(result.errors[0]?.message).toBe(`${path}: no such file; fix the path given to --config, or drop --config to use the normal lookup`);
+    expect(result.errors[0]?.message).toBe(
+      `${path}: no such file; fix the path given to --config, or drop --config to use the normal lookup`,
+    );
   });
 
   it('reports a missing TRELLIS_CONFIG file instead of falling through', () => {

@@ -100,8 +100,7 @@ export function resolveRuntimeConfig(options: ResolveRuntimeConfigOptions): Reso
     cwd,
   });
   const uid = options.uid;
-  const trust =
-    options.workspaceTrust ?? resolveWorkspaceTrust({ workspace, configHome, ...(uid === undefined ? {} : { uid }) });
+  const trust = options.workspaceTrust ?? resolveWorkspaceTrust({ workspace, configHome, ...(uid === undefined ? {} : { uid }) });
 
   const errors: ConfigProblem[] = [...trust.errors];
   const warnings: ConfigProblem[] = [];
@@ -130,7 +129,13 @@ export function resolveRuntimeConfig(options: ResolveRuntimeConfigOptions): Reso
         errors.push(read.problem);
         top = { source: location.source, path: location.path };
       }
-      layers.push({ source: location.source, path: location.path, applied: false, reason: { code: read.problem.code, message: read.problem.message }, keys: [] });
+      layers.push({
+        source: location.source,
+        path: location.path,
+        applied: false,
+        reason: { code: read.problem.code, message: read.problem.message },
+        keys: [],
+      });
       continue;
     }
     const layer = parseConfigLayer(read.bytes, { fileName: location.path, env: options.env, expand: !untrusted });
@@ -142,7 +147,13 @@ export function resolveRuntimeConfig(options: ResolveRuntimeConfigOptions): Reso
         text: `not applied: the workspace ${trust.real} is not trusted, so its config is ignored${keys.length > 0 ? ` (${keys.length} key${keys.length === 1 ? '' : 's'}: ${listSome(keys)})` : ''}. If you trust this folder, run \`trellis trust ${quoteArg(trust.real)}\``,
       });
       warnings.push(message);
-      layers.push({ source: location.source, path: location.path, applied: false, reason: { code: message.code, message: message.message }, keys });
+      layers.push({
+        source: location.source,
+        path: location.path,
+        applied: false,
+        reason: { code: message.code, message: message.message },
+        keys,
+      });
       continue;
     }
     errors.push(...layer.errors);
@@ -150,7 +161,13 @@ export function resolveRuntimeConfig(options: ResolveRuntimeConfigOptions): Reso
     if (layer.tree === undefined) {
       top = { source: location.source, path: location.path };
       const first = layer.errors[0];
-      layers.push({ source: location.source, path: location.path, applied: false, ...(first ? { reason: { code: first.code, message: first.message } } : {}), keys: [] });
+      layers.push({
+        source: location.source,
+        path: location.path,
+        applied: false,
+        ...(first ? { reason: { code: first.code, message: first.message } } : {}),
+        keys: [],
+      });
       continue;
     }
     layers.push({ source: location.source, path: location.path, applied: true, keys: keysOf(layer.tree) });
@@ -165,7 +182,11 @@ export function resolveRuntimeConfig(options: ResolveRuntimeConfigOptions): Reso
   const parsed = RuntimeConfigSchema.safeParse(merged.tree);
   if (!parsed.success) {
     // Each layer passed on its own, so this is a bug in merging; say so rather than guess.
-    const problem = makeProblem({ code: ERROR_CODES.INTERNAL_ERROR, file: top.path ?? EMBEDDED_CONFIG_NAME, text: `the merged config layers do not validate (${parsed.error.issues[0]?.message ?? 'unknown'}); please report this with your config files` });
+    const problem = makeProblem({
+      code: ERROR_CODES.INTERNAL_ERROR,
+      file: top.path ?? EMBEDDED_CONFIG_NAME,
+      text: `the merged config layers do not validate (${parsed.error.issues[0]?.message ?? 'unknown'}); please report this with your config files`,
+    });
     return { value: undefined, warnings, errors: [problem], ...base };
   }
   const origins = new Map<string, ConfigOrigin>();

@@ -36,7 +36,8 @@ export function onlyDefaults(tree: unknown, defaults: unknown): boolean {
   if (defaults !== null && typeof defaults === 'object') {
     if (tree === null || typeof tree !== 'object' || Array.isArray(tree) || tree instanceof Date) return false;
     return Object.keys(tree).every(
-      (key) => Object.hasOwn(defaults, key) && onlyDefaults((tree as Record<string, unknown>)[key], (defaults as Record<string, unknown>)[key]),
+      (key) =>
+        Object.hasOwn(defaults, key) && onlyDefaults((tree as Record<string, unknown>)[key], (defaults as Record<string, unknown>)[key]),
     );
   }
   return tree === defaults;

@@ -17,9 +17,12 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   'plugins.entries.*.restart_delay_seconds': 'Out-of-process plugins: seconds to wait before a restart (0–3600).',
   'plugins.entries.*.health_check_interval_seconds': 'Out-of-process plugins: seconds between health checks; 0 = none.',
   'plugins.entries.*.timeout_seconds': "Out-of-process plugins: overrides the manifest's [runtime] timeout_seconds.",
-  'plugins.entries.*.pass_env': 'Out-of-process plugins: host environment variables granted to the plugin; only those its manifest declares (requires_env, env_from_host) reach it. Default [].',
-  'plugins.entries.*.handshake_timeout_seconds': "Process plugins: seconds to answer initialize and get_tools; overrides the manifest's [runtime] handshake_timeout_seconds.",
-  'plugins.entries.*.health_check_timeout_seconds': "Process plugins: seconds to answer one health_check; overrides the manifest's [runtime] health_check_timeout_seconds.",
+  'plugins.entries.*.pass_env':
+    'Out-of-process plugins: host environment variables granted to the plugin; only those its manifest declares (requires_env, env_from_host) reach it. Default [].',
+  'plugins.entries.*.handshake_timeout_seconds':
+    "Process plugins: seconds to answer initialize and get_tools; overrides the manifest's [runtime] handshake_timeout_seconds.",
+  'plugins.entries.*.health_check_timeout_seconds':
+    "Process plugins: seconds to answer one health_check; overrides the manifest's [runtime] health_check_timeout_seconds.",
   runtime: 'How tools run.',
   'runtime.tool_timeout_seconds': "Upper bound on every tool call's deadline, in seconds. Default 120.",
   'runtime.max_retries': 'Extra attempts for retryable failures of idempotent tools (0–10). Default 0.',
@@ -27,8 +30,8 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   'runtime.max_output_bytes': 'Largest serialized tool result, in bytes. Default 1048576.',
   'runtime.max_concurrency': 'Calls in flight per plugin; more wait in a queue. Default 8.',
   'runtime.capabilities': 'Capabilities granted to tools; "*" grants every standard one. Default ["*"].',
-  'runtime.audit_log': "JSON-lines audit log path, relative to the config file's folder; empty = off. Default \"\".",
-  'runtime.debug_log': "Debug log path (plugin stderr, lifecycle), relative to the config file's folder; empty = off. Default \"\".",
+  'runtime.audit_log': 'JSON-lines audit log path, relative to the config file\'s folder; empty = off. Default "".',
+  'runtime.debug_log': 'Debug log path (plugin stderr, lifecycle), relative to the config file\'s folder; empty = off. Default "".',
   'runtime.policy': 'Tool-level policy by glob on `<plugin-id>.<tool>` names.',
   'runtime.policy.allow': 'Tools that may be called at all. Default ["*"].',
   'runtime.policy.deny': 'Tools that are refused, even when allowed. Default [].',
@@ -36,8 +39,10 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   'runtime.tools': "Per-plugin tool settings: [runtime.tools.<key>] is a patch deep-merged over that plugin's defaults.",
   'runtime.tools.*': "A patch over one plugin's settings, validated by the plugin; see docs/plugins/<plugin-id>.md.",
   serve: '`trellis serve`: Trellis as an MCP server (see docs/serve.md).',
-  'serve.token': 'Bearer token `trellis serve --http` requires; TRELLIS_SERVE_TOKEN wins; empty = generated at start and printed to stderr. Else at least 16 characters. Default "".',
-  'serve.tool_names': 'How tool names appear to MCP clients: "qualified" (core-fs__read_file) or "short" (the own name when unique). Default "qualified".',
+  'serve.token':
+    'Bearer token `trellis serve --http` requires; TRELLIS_SERVE_TOKEN wins; empty = generated at start and printed to stderr. Else at least 16 characters. Default "".',
+  'serve.tool_names':
+    'How tool names appear to MCP clients: "qualified" (core-fs__read_file) or "short" (the own name when unique). Default "qualified".',
   'serve.allowed_origins': 'Browser Origin hostnames allowed besides loopback. Default [].',
 };
 

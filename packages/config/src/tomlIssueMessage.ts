@@ -11,7 +11,8 @@ export function tomlIssueMessage(issue: z.core.$ZodRawIssue): string | undefined
       const input = issue.input;
       if (input === undefined) return `is required`;
       const expected = String(issue.expected);
-      if (typeof input === 'number' && !Number.isFinite(input)) return `must be a finite number, not ${Number.isNaN(input) ? 'nan' : input > 0 ? 'inf' : '-inf'}`;
+      if (typeof input === 'number' && !Number.isFinite(input))
+        return `must be a finite number, not ${Number.isNaN(input) ? 'nan' : input > 0 ? 'inf' : '-inf'}`;
       if (expected === 'int' && typeof input === 'number') return 'must be a whole number';
       return `must be ${TYPE_WORDS[expected] ?? expected}, not ${describeType(input)}`;
     }

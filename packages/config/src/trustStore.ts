@@ -71,7 +71,13 @@ export function loadTrustStore(path: string, options: { readonly uid?: number } 
   const broken = (what: string): TrustStoreLoad => ({
     path,
     value: EMPTY,
-    errors: [makeProblem({ code: ERROR_CODES.CONFIG_SCHEMA, file: path, text: `${what}; nothing is trusted until it is fixed. Remove the file and trust your workspaces again with \`trellis trust DIR\`` })],
+    errors: [
+      makeProblem({
+        code: ERROR_CODES.CONFIG_SCHEMA,
+        file: path,
+        text: `${what}; nothing is trusted until it is fixed. Remove the file and trust your workspaces again with \`trellis trust DIR\``,
+      }),
+    ],
   });
   let data: unknown;
   try {
@@ -100,12 +106,23 @@ export function findTrust(store: TrustStore, real: string): TrustedWorkspace | u
 }
 
 /** Whether `workspace` is trusted according to the store at `<configHome>/trusted-workspaces.json`. */
-export function resolveWorkspaceTrust(options: { readonly workspace: string; readonly configHome: string; readonly uid?: number }): WorkspaceTrust {
+export function resolveWorkspaceTrust(options: {
+  readonly workspace: string;
+  readonly configHome: string;
+  readonly uid?: number;
+}): WorkspaceTrust {
   const workspace = resolve(options.workspace);
   const real = realWorkspacePath(workspace);
   const loaded = loadTrustStore(trustStorePath(options.configHome), options.uid === undefined ? {} : { uid: options.uid });
   const by = loaded.errors.length > 0 ? undefined : findTrust(loaded.value, real);
-  return { workspace, real, trusted: by !== undefined, ...(by !== undefined ? { by: by.path } : {}), storePath: loaded.path, errors: loaded.errors };
+  return {
+    workspace,
+    real,
+    trusted: by !== undefined,
+    ...(by !== undefined ? { by: by.path } : {}),
+    storePath: loaded.path,
+    errors: loaded.errors,
+  };
 }
 
 /**

@@ -46,7 +46,12 @@ export function createMcpToolTable(catalog: ResourceCatalog, naming: McpToolNami
   for (const name of qualified) taken.add(name);
   offered.forEach((descriptor, index) => {
     let mcpName = qualified[index]!;
-    if (naming === 'short' && ownCounts.get(descriptor.tool) === 1 && MCP_TOOL_NAME_PATTERN.test(descriptor.tool) && !taken.has(descriptor.tool)) {
+    if (
+      naming === 'short' &&
+      ownCounts.get(descriptor.tool) === 1 &&
+      MCP_TOOL_NAME_PATTERN.test(descriptor.tool) &&
+      !taken.has(descriptor.tool)
+    ) {
       mcpName = descriptor.tool;
       taken.add(mcpName);
     }
@@ -54,7 +59,10 @@ export function createMcpToolTable(catalog: ResourceCatalog, naming: McpToolNami
     byName.set(mcpName, descriptor);
   });
   const fingerprint = entries
-    .map(({ mcpName, descriptor }) => `${mcpName}\u0000${descriptor.name}\u0000${descriptor.schemaHash}\u0000${descriptor.description.length}\u0000${JSON.stringify(descriptor.contract)}`)
+    .map(
+      ({ mcpName, descriptor }) =>
+        `${mcpName}\u0000${descriptor.name}\u0000${descriptor.schemaHash}\u0000${descriptor.description.length}\u0000${JSON.stringify(descriptor.contract)}`,
+    )
     .join('\u0001');
   return {
     entries,

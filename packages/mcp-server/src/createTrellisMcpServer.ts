@@ -92,28 +92,46 @@ export function createTrellisMcpServer(options: TrellisMcpServerOptions): Trelli
   };
   const unsubscribe = host.onCatalogChange?.(onCatalogChange);
 
-  const render = (era: 'legacy' | 'modern'): Tool[] => currentTable().entries.map((entry) => renderMcpTool(entry, { era, openWorldPlugins }));
+  const render = (era: 'legacy' | 'modern'): Tool[] =>
+    currentTable().entries.map((entry) => renderMcpTool(entry, { era, openWorldPlugins }));
 
   const listTools = (cursor: string | undefined, era: 'legacy' | 'modern') => {
     const current = currentTable();
     let start = 0;
     if (cursor !== undefined) {
       const decoded = decodeCursor(cursor);
-      if (decoded === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `tools/list: the cursor ${JSON.stringify(cursor.slice(0, 80))} was not issued by this server; list again without a cursor`);
+      if (decoded === undefined)
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `tools/list: the cursor ${JSON.stringify(cursor.slice(0, 80))} was not issued by this server; list again without a cursor`,
+        );
       if (decoded.list !== hashText(current.fingerprint)) {
-        throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'tools/list: the tool list changed since this cursor was issued; list again without a cursor');
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          'tools/list: the tool list changed since this cursor was issued; list again without a cursor',
+        );
       }
       start = decoded.offset;
     }
     const page = current.entries.slice(start, start + pageSize).map((entry) => renderMcpTool(entry, { era, openWorldPlugins }));
     const end = start + page.length;
-    return { tools: page, ...(end < current.entries.length ? { nextCursor: encodeCursor({ list: hashText(current.fingerprint), offset: end }) } : {}) };
+    return {
+      tools: page,
+      ...(end < current.entries.length ? { nextCursor: encodeCursor({ list: hashText(current.fingerprint), offset: end }) } : {}),
+    };
   };
 
-  const callTool = async (params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }, ctx: ServerContext, server: McpServer): Promise<CallToolResult> => {
+  const callTool = async (
+    params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
+    ctx: ServerContext,
+    server: McpServer,
+  ): Promise<CallToolResult> => {
     const descriptor = currentTable().resolve(params.name);
     if (descriptor === undefined) {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(params.name)}; tools/list shows the tools this server offers`);
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Unknown tool: ${JSON.stringify(params.name)}; tools/list shows the tools this server offers`,
+      );
     }
     const token = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[PROGRESS_TOKEN] ?? params._meta?.[PROGRESS_TOKEN];
     let onProgress: ((update: ToolProgress) => void) | undefined;
@@ -126,7 +144,12 @@ export function createTrellisMcpServer(options: TrellisMcpServerOptions): Trelli
         void ctx.mcpReq
           .notify({
             method: 'notifications/progress',
-            params: { progressToken: token, progress: update.progress, ...(update.total !== undefined ? { total: update.total } : {}), ...(update.message !== undefined ? { message: update.message } : {}) },
+            params: {
+              progressToken: token,
+              progress: update.progress,
+              ...(update.total !== undefined ? { total: update.total } : {}),
+              ...(update.message !== undefined ? { message: update.message } : {}),
+            },
           })
           .catch(() => {
             // the client went away; the call's signal tells the tool

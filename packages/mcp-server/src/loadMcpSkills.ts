@@ -1,4 +1,10 @@
-import { SkillsExtension, type SkillCatalog, type SkillFileEntry, type SkillFiles, type SkillWarning } from '@modelcontextprotocol/server/ext/skills';
+import {
+  SkillsExtension,
+  type SkillCatalog,
+  type SkillFileEntry,
+  type SkillFiles,
+  type SkillWarning,
+} from '@modelcontextprotocol/server/ext/skills';
 import { nodeSkillFiles } from '@modelcontextprotocol/server/ext/skills/node';
 
 /** Options of {@link loadMcpSkills}. */

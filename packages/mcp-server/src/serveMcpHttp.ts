@@ -52,12 +52,17 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
   const loopback = isLoopbackHost(host);
-  const handler = createMcpHandler(server.factory, { legacy: 'stateless', ...(options.onerror !== undefined ? { onerror: options.onerror } : {}) });
+  const handler = createMcpHandler(server.factory, {
+    legacy: 'stateless',
+    ...(options.onerror !== undefined ? { onerror: options.onerror } : {}),
+  });
   const unsubscribe = server.onToolsChanged(() => handler.notify.toolsChanged());
   const serveNode = toNodeHandler(handler, options.onerror !== undefined ? { onerror: options.onerror } : {});
   const bareHost = isIP(host) === 6 ? `[${host}]` : host;
   const checkHost = loopback ? hostHeaderValidation([...new Set([...LOOPBACK_NAMES, bareHost])]) : undefined;
-  const checkOrigin = originValidation([...new Set([...LOOPBACK_NAMES, ...(loopback ? [] : [bareHost]), ...(options.allowedOrigins ?? [])])]);
+  const checkOrigin = originValidation([
+    ...new Set([...LOOPBACK_NAMES, ...(loopback ? [] : [bareHost]), ...(options.allowedOrigins ?? [])]),
+  ]);
   const expected = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`, 'utf8');
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
@@ -70,7 +75,11 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
     if (!checkOrigin(req, res)) return;
     if (expected !== undefined && !authorized(req.headers.authorization, expected)) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="trellis"');
-      sendJsonError(res, 401, 'missing or wrong bearer token: send "Authorization: Bearer <token>" (the token `trellis serve --http` printed, TRELLIS_SERVE_TOKEN or [serve] token)');
+      sendJsonError(
+        res,
+        401,
+        'missing or wrong bearer token: send "Authorization: Bearer <token>" (the token `trellis serve --http` printed, TRELLIS_SERVE_TOKEN or [serve] token)',
+      );
       return;
     }
     serveNode(req, res).catch((error: unknown) => {

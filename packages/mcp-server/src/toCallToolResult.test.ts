@@ -4,7 +4,10 @@ import { toCallToolResult } from './toCallToolResult.ts';
 describe('toCallToolResult', () => {
   it('sends a string as one text block and an object as structuredContent plus its JSON', () => {
     expect(toCallToolResult({ ok: true, value: 'hi' })).toEqual({ content: [{ type: 'text', text: 'hi' }] });
-    expect(toCallToolResult({ ok: true, value: { a: [1, 2] } })).toEqual({ content: [{ type: 'text', text: '{"a":[1,2]}' }], structuredContent: { a: [1, 2] } });
+    expect(toCallToolResult({ ok: true, value: { a: [1, 2] } })).toEqual({
+      content: [{ type: 'text', text: '{"a":[1,2]}' }],
+      structuredContent: { a: [1, 2] },
+    });
     expect(toCallToolResult({ ok: true, value: null })).toEqual({ content: [{ type: 'text', text: 'null' }] });
   });
 

@@ -18,7 +18,15 @@ for (let i = 0; i < n; i += 1) {
   mkdirSync(join(base, `p${i}`));
   writeFileSync(
     join(base, `p${i}`, 'plugin.toml'),
-    stringify({ schema_version: 1, id: `p${i}`, name: 'x', version: '1.0.0', kind: 'toolset', runtime: { type: 'process', command: 'python3', args: ['main.py'] }, tools: [{ name: 'a', description: 'b', input_schema: { type: 'object', properties: { x: { type: 'string' } } } }] }),
+    stringify({
+      schema_version: 1,
+      id: `p${i}`,
+      name: 'x',
+      version: '1.0.0',
+      kind: 'toolset',
+      runtime: { type: 'process', command: 'python3', args: ['main.py'] },
+      tools: [{ name: 'a', description: 'b', input_schema: { type: 'object', properties: { x: { type: 'string' } } } }],
+    }),
   );
 }
 const config = RuntimeConfigSchema.parse({});
@@ -49,7 +57,9 @@ for (let round = 0; round < 3; round += 1) {
   t('FLOOR', floor);
   const d = t('discover', () => discoverCandidates({ roots: [root], bundled: [] })) as ReturnType<typeof discoverCandidates>;
   t('parseManifest only', () => d.candidates.forEach((c) => (c.bundled ? null : parseManifest(c.bytes!))));
-  const a = t('admit', () => d.candidates.map((c) => admitCandidate(c, { uid: 0, allow: [], bundledIds: new Map() }))) as ReturnType<typeof admitCandidate>[];
+  const a = t('admit', () => d.candidates.map((c) => admitCandidate(c, { uid: 0, allow: [], bundledIds: new Map() }))) as ReturnType<
+    typeof admitCandidate
+  >[];
   const dd = t('decide', () => decide(a, { config, profiles: {}, env: {}, commandsOnPath: {} })) as ReturnType<typeof decide>;
   t('snapshot', () => buildSnapshot({ decided: dd, profile: 'minimal', warnings: [] }));
 }

@@ -20,19 +20,58 @@ const PARENT_SEGMENT = /(?:^|[\\/])\.\.(?:[\\/]|$)/;
 // message strings for the common case.
 const check = (code: string, title: string, result: AdmissionCheck['result'], message: string): AdmissionCheck =>
   Object.freeze({ code, title, result, message });
-const PASS_LOCATION = check(ERROR_CODES.PATH_ESCAPE, 'inside its discovery root', 'pass', 'manifest and plugin folder resolve inside the root');
-const PASS_FILE = check(ERROR_CODES.UNSAFE_FILE, 'a regular, single-linked file of at most 256 KiB', 'pass', 'a regular file with one link, within the size limit');
-const PASS_WORLD_WRITABLE = check(ERROR_CODES.WORLD_WRITABLE, 'not writable by every user', 'pass', 'neither the manifest nor any folder up to the root is world-writable');
-const PASS_OWNER = check(ERROR_CODES.UNSAFE_OWNER, 'owned by you or root', 'pass', 'the manifest and every folder up to the root belong to you or root');
+const PASS_LOCATION = check(
+  ERROR_CODES.PATH_ESCAPE,
+  'inside its discovery root',
+  'pass',
+  'manifest and plugin folder resolve inside the root',
+);
+const PASS_FILE = check(
+  ERROR_CODES.UNSAFE_FILE,
+  'a regular, single-linked file of at most 256 KiB',
+  'pass',
+  'a regular file with one link, within the size limit',
+);
+const PASS_WORLD_WRITABLE = check(
+  ERROR_CODES.WORLD_WRITABLE,
+  'not writable by every user',
+  'pass',
+  'neither the manifest nor any folder up to the root is world-writable',
+);
+const PASS_OWNER = check(
+  ERROR_CODES.UNSAFE_OWNER,
+  'owned by you or root',
+  'pass',
+  'the manifest and every folder up to the root belong to you or root',
+);
 const PASS_SYMLINK = check(ERROR_CODES.SYMLINK, 'no symlink on the way', 'pass', 'no symlink between the root and the manifest');
 const PASS_MANIFEST = check(ERROR_CODES.MANIFEST_INVALID, 'valid plugin.toml', 'pass', 'valid TOML that matches the plugin.toml schema');
-const PASS_RESERVED = check(ERROR_CODES.RESERVED_ID, 'id not reserved by a required bundled plugin', 'pass', 'not the id of a required bundled plugin');
-const SKIP_NOT_BUNDLED = check(ERROR_CODES.BUNDLED_ID_WITHOUT_RUNTIME, 'a bundled id only with its own [runtime]', 'skip', 'not the id of a bundled plugin');
+const PASS_RESERVED = check(
+  ERROR_CODES.RESERVED_ID,
+  'id not reserved by a required bundled plugin',
+  'pass',
+  'not the id of a required bundled plugin',
+);
+const SKIP_NOT_BUNDLED = check(
+  ERROR_CODES.BUNDLED_ID_WITHOUT_RUNTIME,
+  'a bundled id only with its own [runtime]',
+  'skip',
+  'not the id of a bundled plugin',
+);
 const PASS_NO_SIDE_EFFECTS = check(ERROR_CODES.SIDE_EFFECTS_NOT_ALLOWED, 'side effects allowed', 'pass', 'declares no side effects');
 const SKIP_NO_RUNTIME = check(ERROR_CODES.PATH_ESCAPE, '[runtime] paths stay in the plugin folder', 'skip', 'no [runtime]');
-const SKIP_HTTP_RUNTIME = check(ERROR_CODES.PATH_ESCAPE, '[runtime] paths stay in the plugin folder', 'skip', 'an http runtime has no paths');
-const PASS_RUNTIME_PATHS = check(ERROR_CODES.PATH_ESCAPE, '[runtime] paths stay in the plugin folder', 'pass', 'relative command and args resolve inside the plugin folder');
-
+const SKIP_HTTP_RUNTIME = check(
+  ERROR_CODES.PATH_ESCAPE,
+  '[runtime] paths stay in the plugin folder',
+  'skip',
+  'an http runtime has no paths',
+);
+const PASS_RUNTIME_PATHS = check(
+  ERROR_CODES.PATH_ESCAPE,
+  '[runtime] paths stay in the plugin folder',
+  'pass',
+  'relative command and args resolve inside the plugin folder',
+);
 
 /**
  * Admits or rejects one candidate. Pure: it reads only the facts discovery gathered and the
@@ -66,7 +105,12 @@ export function admitCandidate(facts: CandidateFacts, policy: AdmissionPolicy): 
   let manifest: PluginManifest | null = null;
   let id = facts.folderName;
   if (facts.bytes === null) {
-    checks.push({ code: ERROR_CODES.MANIFEST_INVALID, title: 'valid plugin.toml', result: 'skip', message: 'not read (see the file check)' });
+    checks.push({
+      code: ERROR_CODES.MANIFEST_INVALID,
+      title: 'valid plugin.toml',
+      result: 'skip',
+      message: 'not read (see the file check)',
+    });
   } else {
     const parsed = registryDependency('parseManifest')(facts.bytes);
     manifest = parsed.manifest;
@@ -121,9 +165,20 @@ const NONE = Object.freeze([]) as unknown as Reason[];
 // checks are one of a handful of combinations, so 10,000 candidates need a few frozen lists, not
 // 10,000 (which the collector would copy twice each while the pipeline runs).
 const SHARED_CHECKS: ReadonlyMap<AdmissionCheck, number> = new Map(
-  [PASS_LOCATION, PASS_FILE, PASS_WORLD_WRITABLE, PASS_OWNER, PASS_SYMLINK, PASS_MANIFEST, PASS_RESERVED, SKIP_NOT_BUNDLED, PASS_NO_SIDE_EFFECTS, SKIP_NO_RUNTIME, SKIP_HTTP_RUNTIME, PASS_RUNTIME_PATHS].map(
-    (check, index) => [check, index + 1],
-  ),
+  [
+    PASS_LOCATION,
+    PASS_FILE,
+    PASS_WORLD_WRITABLE,
+    PASS_OWNER,
+    PASS_SYMLINK,
+    PASS_MANIFEST,
+    PASS_RESERVED,
+    SKIP_NOT_BUNDLED,
+    PASS_NO_SIDE_EFFECTS,
+    SKIP_NO_RUNTIME,
+    SKIP_HTTP_RUNTIME,
+    PASS_RUNTIME_PATHS,
+  ].map((check, index) => [check, index + 1]),
 );
 const sharedLists = new Map<number, readonly AdmissionCheck[]>();
 
@@ -147,8 +202,10 @@ function shared(checks: AdmissionCheck[]): readonly AdmissionCheck[] {
 function checkLocation(facts: ExternalCandidateFacts): AdmissionCheck {
   const base = { code: ERROR_CODES.PATH_ESCAPE, title: 'inside its discovery root' } as const;
   const outside: string[] = [];
-  if (facts.pluginDirReal !== null && !containsPath(facts.rootReal, facts.pluginDirReal)) outside.push(`the plugin folder resolves to ${facts.pluginDirReal}`);
-  if (facts.manifestReal !== null && !containsPath(facts.rootReal, facts.manifestReal)) outside.push(`the manifest resolves to ${facts.manifestReal}`);
+  if (facts.pluginDirReal !== null && !containsPath(facts.rootReal, facts.pluginDirReal))
+    outside.push(`the plugin folder resolves to ${facts.pluginDirReal}`);
+  if (facts.manifestReal !== null && !containsPath(facts.rootReal, facts.manifestReal))
+    outside.push(`the manifest resolves to ${facts.manifestReal}`);
   if (outside.length > 0) {
     return {
       ...base,
@@ -172,7 +229,8 @@ function checkFile(facts: ExternalCandidateFacts): AdmissionCheck {
     return { ...base, result: 'fail', message: `${facts.manifestPath} was not read: ${facts.readRefusal.message}; ${fix}` };
   }
   const stat = facts.manifestStat;
-  if (stat === null) return { ...base, result: 'fail', message: `${facts.manifestPath} could not be examined; check that it exists and is readable` };
+  if (stat === null)
+    return { ...base, result: 'fail', message: `${facts.manifestPath} could not be examined; check that it exists and is readable` };
   if (stat.nlink > 1) {
     return {
       ...base,
@@ -222,13 +280,15 @@ function checkOwner(facts: ExternalCandidateFacts, uid: number): AdmissionCheck 
   const base = { code: ERROR_CODES.UNSAFE_OWNER, title: 'owned by you or root' } as const;
   const foreign: string[] = [];
   const stat = facts.manifestStat;
-  if (stat !== null && stat.uid !== uid && stat.uid !== 0) foreign.push(`the manifest ${facts.manifestReal ?? facts.manifestPath} (uid ${stat.uid})`);
+  if (stat !== null && stat.uid !== uid && stat.uid !== 0)
+    foreign.push(`the manifest ${facts.manifestReal ?? facts.manifestPath} (uid ${stat.uid})`);
   for (const folder of facts.folders) {
     if (folder.stat !== null && folder.stat.uid !== uid && folder.stat.uid !== 0) {
       foreign.push(`the ${folderLabel(folder)} ${folder.path} (uid ${folder.stat.uid})`);
     }
   }
-  if (foreign.length === 0) return stat === null && facts.folders.length === 0 ? { ...base, result: 'skip', message: 'nothing could be examined' } : PASS_OWNER;
+  if (foreign.length === 0)
+    return stat === null && facts.folders.length === 0 ? { ...base, result: 'skip', message: 'nothing could be examined' } : PASS_OWNER;
   return {
     ...base,
     result: 'fail',
@@ -292,7 +352,12 @@ function checkManifest(facts: ExternalCandidateFacts, manifest: PluginManifest, 
   if (!hasSideEffects) {
     checks.push(PASS_NO_SIDE_EFFECTS);
   } else if (policy.allow.includes(manifest.id)) {
-    checks.push({ code: ERROR_CODES.SIDE_EFFECTS_NOT_ALLOWED, title: 'side effects allowed', result: 'pass', message: `declares side effects; "${manifest.id}" is in [plugins] allow` });
+    checks.push({
+      code: ERROR_CODES.SIDE_EFFECTS_NOT_ALLOWED,
+      title: 'side effects allowed',
+      result: 'pass',
+      message: `declares side effects; "${manifest.id}" is in [plugins] allow`,
+    });
   } else {
     const what = manifest.side_effects ? 'side_effects = true' : `tools with side effects (${(sideEffectTools ?? []).join(', ')})`;
     checks.push({
@@ -313,7 +378,10 @@ function checkManifest(facts: ExternalCandidateFacts, manifest: PluginManifest, 
     for (let i = 0; i < args.length; i += 1) {
       if (escapesFolder(pluginDir, args[i]!, false)) bad.push(`runtime.args[${i}] "${args[i]}"`);
     }
-    if (runtime.cwd !== undefined && workingFolderEscapes(pluginDir, runtime.cwd)) bad.push(`runtime.cwd "${runtime.cwd}" (use a folder inside the plugin folder, or \${WORKSPACE} or \${WORKSPACE}/sub for the workspace)`);
+    if (runtime.cwd !== undefined && workingFolderEscapes(pluginDir, runtime.cwd))
+      bad.push(
+        `runtime.cwd "${runtime.cwd}" (use a folder inside the plugin folder, or \${WORKSPACE} or \${WORKSPACE}/sub for the workspace)`,
+      );
     checks.push(
       bad.length === 0
         ? PASS_RUNTIME_PATHS

@@ -60,7 +60,13 @@ export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshot
     for (const a of admitted) for (const n of a.manifest?.requires_commands ?? []) names.add(n);
     commandsOnPath = names.size === 0 ? {} : findCommandsOnPath([...names], options.env);
   }
-  const decided = decide(admitted, { config, profiles: options.profiles, env: options.env, commandsOnPath, ...(options.commandLine ? { commandLine: options.commandLine } : {}) });
+  const decided = decide(admitted, {
+    config,
+    profiles: options.profiles,
+    env: options.env,
+    commandsOnPath,
+    ...(options.commandLine ? { commandLine: options.commandLine } : {}),
+  });
 
   const warnings: Reason[] = [...discovery.warnings];
   if (!(config.plugins.profile in options.profiles)) {
@@ -70,7 +76,10 @@ export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshot
     });
   }
   const named: Array<[string, string]> = [
-    ...config.plugins.allow.map((id): [string, string] => [id, options.commandLine?.allow?.includes(id) ? `--allow ${id}` : '[plugins] allow']),
+    ...config.plugins.allow.map((id): [string, string] => [
+      id,
+      options.commandLine?.allow?.includes(id) ? `--allow ${id}` : '[plugins] allow',
+    ]),
     ...config.plugins.deny.map((id): [string, string] => [id, '[plugins] deny']),
     ...Object.keys(config.plugins.entries).map((id): [string, string] => [id, `[plugins.entries.${id}]`]),
   ];
@@ -78,7 +87,10 @@ export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshot
   const ids = named.length === 0 ? null : new Set(admitted.map((a) => a.id));
   for (const [id, where] of named) {
     if (!ids!.has(id)) {
-      warnings.push({ code: ERROR_CODES.UNKNOWN_KEY, message: `${where} names "${id}", but no plugin has that id; check the spelling (\`trellis plugins list\` shows every id)` });
+      warnings.push({
+        code: ERROR_CODES.UNKNOWN_KEY,
+        message: `${where} names "${id}", but no plugin has that id; check the spelling (\`trellis plugins list\` shows every id)`,
+      });
     }
   }
 

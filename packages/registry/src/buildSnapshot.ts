@@ -47,7 +47,17 @@ export function orderDecided(decided: readonly DecidedCandidate[]): DecidedCandi
     return { d, id: d.admitted.id, priority: f.source.priority, path: f.bundled ? '' : f.manifestPath };
   });
   keyed.sort((a, b) =>
-    a.id !== b.id ? (a.id < b.id ? -1 : 1) : a.priority !== b.priority ? a.priority - b.priority : a.path < b.path ? -1 : a.path > b.path ? 1 : 0,
+    a.id !== b.id
+      ? a.id < b.id
+        ? -1
+        : 1
+      : a.priority !== b.priority
+        ? a.priority - b.priority
+        : a.path < b.path
+          ? -1
+          : a.path > b.path
+            ? 1
+            : 0,
   );
   return keyed.map((k) => k.d);
 }

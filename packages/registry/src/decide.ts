@@ -55,8 +55,17 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
     const workspace = untrustedWorkspaceOf(candidate);
     if (workspace !== undefined) {
       // Listed, never run: admission findings (if any) follow the headline.
-      out[index] = new Decided(candidate, 'disabled', [untrustedReason(candidate, workspace), ...candidate.reasons], candidate.warnings, null, context, null);
-    } else if (candidate.rejected) out[index] = new Decided(candidate, 'rejected', candidate.reasons, candidate.warnings, null, context, null);
+      out[index] = new Decided(
+        candidate,
+        'disabled',
+        [untrustedReason(candidate, workspace), ...candidate.reasons],
+        candidate.warnings,
+        null,
+        context,
+        null,
+      );
+    } else if (candidate.rejected)
+      out[index] = new Decided(candidate, 'rejected', candidate.reasons, candidate.warnings, null, context, null);
   });
 
   for (const indexes of groups.values()) {
@@ -132,12 +141,14 @@ function shellArg(value: string): string {
 
 const ONLY_CANDIDATE: DecisionStep = Object.freeze({ step: 'selection', message: 'the only admitted candidate with this id' });
 
-
 function identityStep(c: AdmittedCandidate): DecisionStep {
   if (c.facts.bundled) return { step: 'identity', message: `bundled plugin "${c.id}" (${c.facts.descriptor.packageName})` };
   return {
     step: 'identity',
-    message: c.manifest !== null ? `"${c.id}" from ${c.facts.manifestPath}` : `"${c.id}" (the folder name: the manifest ${c.facts.manifestPath} did not parse or was not read)`,
+    message:
+      c.manifest !== null
+        ? `"${c.id}" from ${c.facts.manifestPath}`
+        : `"${c.id}" (the folder name: the manifest ${c.facts.manifestPath} did not parse or was not read)`,
   };
 }
 
@@ -145,7 +156,10 @@ function admissionStep(c: AdmittedCandidate): DecisionStep {
   if (c.facts.bundled) return { step: 'admission', message: 'skipped: bundled plugins are checked when the build links them' };
   const passed = c.checks.filter((k) => k.result === 'pass').length;
   if (c.rejected) return { step: 'admission', message: `rejected by ${c.reasons.map((r) => r.code).join(', ')}` };
-  return { step: 'admission', message: `admitted (${passed} check(s) passed${c.warnings.length > 0 ? `, warnings: ${c.warnings.map((w) => w.code).join(', ')}` : ''})` };
+  return {
+    step: 'admission',
+    message: `admitted (${passed} check(s) passed${c.warnings.length > 0 ? `, warnings: ${c.warnings.map((w) => w.code).join(', ')}` : ''})`,
+  };
 }
 
 interface PolicyResult {
@@ -175,43 +189,92 @@ function decidePolicy(c: AdmittedCandidate, context: DecideContext, explain: boo
   // (nor for a closure to build them).
   const said = explain ? (rule: string, upTo: number): string => explanation(id, rule, upTo) : unsaid;
   // Where an enabled switch came from: the command line of this run, or runtime.toml.
-  const enabledBy = commandLine?.enable?.includes(id) ? `--enable ${id} on the command line` : commandLine?.disable?.includes(id) ? `--disable ${id} on the command line` : `[plugins.entries.${id}] enabled = ${entry?.enabled}`;
+  const enabledBy = commandLine?.enable?.includes(id)
+    ? `--enable ${id} on the command line`
+    : commandLine?.disable?.includes(id)
+      ? `--disable ${id} on the command line`
+      : `[plugins.entries.${id}] enabled = ${entry?.enabled}`;
   if (c.facts.bundled && manifest.required) {
     const warnings: Reason[] = [];
-    if (denied) warnings.push({ code: ERROR_CODES.REQUIRED_OVERRIDE_IGNORED, message: `[plugins] deny names "${id}", a required plugin; it stays enabled. Remove "${id}" from deny` });
+    if (denied)
+      warnings.push({
+        code: ERROR_CODES.REQUIRED_OVERRIDE_IGNORED,
+        message: `[plugins] deny names "${id}", a required plugin; it stays enabled. Remove "${id}" from deny`,
+      });
     if (entry?.enabled === false) {
       warnings.push({
         code: ERROR_CODES.REQUIRED_OVERRIDE_IGNORED,
-        message: commandLine?.disable?.includes(id) ? `--disable ${id} is ignored: "${id}" is required and stays enabled` : `[plugins.entries.${id}] enabled = false is ignored: "${id}" is required and stays enabled. Remove the line`,
+        message: commandLine?.disable?.includes(id)
+          ? `--disable ${id} is ignored: "${id}" is required and stays enabled`
+          : `[plugins.entries.${id}] enabled = false is ignored: "${id}" is required and stays enabled. Remove the line`,
       });
     }
-    return { enabled: true, reason: { code: ERROR_CODES.REQUIRED, message: `"${id}" is required and always enabled` }, warnings, explanation: 'required → enabled' };
+    return {
+      enabled: true,
+      reason: { code: ERROR_CODES.REQUIRED, message: `"${id}" is required and always enabled` },
+      warnings,
+      explanation: 'required → enabled',
+    };
   }
   if (entry?.enabled === false) {
     const fix = commandLine?.disable?.includes(id) ? 'drop the flag to enable' : 'set it to true or remove it to enable';
-    return { enabled: false, reason: { code: ERROR_CODES.DISABLED_BY_ENTRY, message: `disabled by ${enabledBy}; ${fix}` }, warnings: [], explanation: said(`${enabledBy} → disabled`, 1) };
+    return {
+      enabled: false,
+      reason: { code: ERROR_CODES.DISABLED_BY_ENTRY, message: `disabled by ${enabledBy}; ${fix}` },
+      warnings: [],
+      explanation: said(`${enabledBy} → disabled`, 1),
+    };
   }
   if (entry?.enabled === true) {
-    return { enabled: true, reason: { code: ERROR_CODES.ENABLED_BY_ENTRY, message: `enabled by ${enabledBy}` }, warnings: [], explanation: said(`${enabledBy} → enabled`, 1) };
+    return {
+      enabled: true,
+      reason: { code: ERROR_CODES.ENABLED_BY_ENTRY, message: `enabled by ${enabledBy}` },
+      warnings: [],
+      explanation: said(`${enabledBy} → enabled`, 1),
+    };
   }
   if (denied) {
-    return { enabled: false, reason: { code: ERROR_CODES.DENIED, message: `disabled because [plugins] deny names "${id}"; remove it from deny to enable` }, warnings: [], explanation: said('in [plugins] deny → disabled', 2) };
+    return {
+      enabled: false,
+      reason: { code: ERROR_CODES.DENIED, message: `disabled because [plugins] deny names "${id}"; remove it from deny to enable` },
+      warnings: [],
+      explanation: said('in [plugins] deny → disabled', 2),
+    };
   }
   if (allowed) {
     const where = commandLine?.allow?.includes(id) ? `--allow ${id} on the command line` : `[plugins] allow names "${id}"`;
-    return { enabled: true, reason: { code: ERROR_CODES.ALLOWED, message: `enabled because ${where}` }, warnings: [], explanation: said(`${commandLine?.allow?.includes(id) ? `--allow ${id} on the command line` : 'in [plugins] allow'} → enabled`, 3) };
+    return {
+      enabled: true,
+      reason: { code: ERROR_CODES.ALLOWED, message: `enabled because ${where}` },
+      warnings: [],
+      explanation: said(`${commandLine?.allow?.includes(id) ? `--allow ${id} on the command line` : 'in [plugins] allow'} → enabled`, 3),
+    };
   }
   if (manifest.profile !== undefined && activeProfiles.includes(manifest.profile)) {
     return {
       enabled: true,
-      reason: { code: ERROR_CODES.IN_PROFILE, message: manifest.profile === active ? `enabled by profile "${active}"` : `enabled by profile "${active}" (which includes "${manifest.profile}")` },
+      reason: {
+        code: ERROR_CODES.IN_PROFILE,
+        message:
+          manifest.profile === active
+            ? `enabled by profile "${active}"`
+            : `enabled by profile "${active}" (which includes "${manifest.profile}")`,
+      },
       warnings: [],
       explanation: said(`its profile "${manifest.profile}" is part of the active profile "${active}" → enabled`, 4),
     };
   }
-  const its = manifest.profile === undefined ? 'it belongs to no profile (opt-in only)' : `its profile "${manifest.profile}" is not part of "${active}"`;
+  const its =
+    manifest.profile === undefined
+      ? 'it belongs to no profile (opt-in only)'
+      : `its profile "${manifest.profile}" is not part of "${active}"`;
   // Name a profile only when one would enable it: an opt-in plugin is in none.
-  const larger = manifest.profile === undefined ? undefined : Object.keys(context.options.profiles).find((name) => name !== active && expandProfile(context.options.profiles, name).includes(manifest.profile!));
+  const larger =
+    manifest.profile === undefined
+      ? undefined
+      : Object.keys(context.options.profiles).find(
+          (name) => name !== active && expandProfile(context.options.profiles, name).includes(manifest.profile!),
+        );
   const fix = `add "${id}" to [plugins] allow in runtime.toml (or pass --allow ${id} for one run), or set [plugins.entries.${id}] enabled = true${larger !== undefined ? `, or choose profile "${larger}"` : ''}`;
   return {
     enabled: false,
@@ -285,7 +348,10 @@ function buildTrace(d: Decided, context: DecideContext, selection: DecisionStep 
     steps.push({ step: 'implementation', message: `disabled: ${head.message}` });
     return steps;
   }
-  steps.push({ step: 'implementation', message: c.facts.bundled ? 'bundled implementation, loaded on first use' : `out of process (${c.manifest!.runtime!.type})` });
+  steps.push({
+    step: 'implementation',
+    message: c.facts.bundled ? 'bundled implementation, loaded on first use' : `out of process (${c.manifest!.runtime!.type})`,
+  });
   if (!policy.enabled) return steps;
   if (head.code === ERROR_CODES.CONFIG_INVALID) {
     steps.push({ step: 'config', message: `invalid: ${head.message}` });
@@ -294,7 +360,13 @@ function buildTrace(d: Decided, context: DecideContext, selection: DecisionStep 
   const settingsKey = c.facts.bundled ? c.facts.descriptor.settings?.key : undefined;
   steps.push({ step: 'config', message: settingsKey !== undefined ? `settings [runtime.tools.${settingsKey}] valid` : 'valid' });
   if (d.state === 'unavailable') {
-    steps.push({ step: 'availability', message: `unavailable: ${d.reasons.slice(0, -1).map((m) => m.message).join('; ')}` });
+    steps.push({
+      step: 'availability',
+      message: `unavailable: ${d.reasons
+        .slice(0, -1)
+        .map((m) => m.message)
+        .join('; ')}`,
+    });
   } else {
     const needs = [...c.manifest!.requires_env, ...c.manifest!.requires_commands];
     steps.push({ step: 'availability', message: needs.length === 0 ? 'needs nothing from the environment' : `found ${needs.join(', ')}` });
@@ -339,12 +411,18 @@ function decideWinner(c: AdmittedCandidate, selection: DecisionStep, context: De
   for (const name of manifest.requires_env) {
     const value = options.env[name];
     if (value === undefined || value === '') {
-      missing.push({ code: ERROR_CODES.MISSING_ENV, message: `environment variable ${name} is not set; "${c.id}" needs it. Set ${name} to make it available` });
+      missing.push({
+        code: ERROR_CODES.MISSING_ENV,
+        message: `environment variable ${name} is not set; "${c.id}" needs it. Set ${name} to make it available`,
+      });
     }
   }
   for (const name of manifest.requires_commands) {
     if (!options.commandsOnPath[name]) {
-      missing.push({ code: ERROR_CODES.MISSING_COMMAND, message: `program ${name} is not on PATH; "${c.id}" needs it. Install ${name} or add its folder to PATH` });
+      missing.push({
+        code: ERROR_CODES.MISSING_COMMAND,
+        message: `program ${name} is not on PATH; "${c.id}" needs it. Install ${name} or add its folder to PATH`,
+      });
     }
   }
   if (missing.length > 0) return new Decided(c, 'unavailable', [...missing, policy.reason], warnings, settings.value, context, selection);

@@ -88,9 +88,11 @@ function locateManifest(
   for (let i = 0; i < rel.length; i += 1) if (rel.charCodeAt(i) === 47) depth += 1;
   if (!entry.linked && foldersAreReal(logical, options.logicalPrefix.length, options.lstatCached)) {
     // The walk reads a manifest only when it is not a symlink; otherwise one lstat says so.
-    if (entry.read !== null) return { rel, logical, real: expected, key: expected, direct: true, lstat: entry.read.lstat, depth, read: entry.read };
+    if (entry.read !== null)
+      return { rel, logical, real: expected, key: expected, direct: true, lstat: entry.read.lstat, depth, read: entry.read };
     const lstat = lstatFacts(logical);
-    if (lstat !== null && lstat.type !== 'symlink') return { rel, logical, real: expected, key: expected, direct: true, lstat, depth, read: null };
+    if (lstat !== null && lstat.type !== 'symlink')
+      return { rel, logical, real: expected, key: expected, direct: true, lstat, depth, read: null };
   }
   try {
     const real = realpathSync.native(logical);
@@ -160,7 +162,8 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       if (best === undefined) winners.set(item.key, item);
       else {
         twins = true;
-        if (Number(item.direct) - Number(best.direct) > 0 || (item.direct === best.direct && item.depth < best.depth)) winners.set(item.key, item);
+        if (Number(item.direct) - Number(best.direct) > 0 || (item.direct === best.direct && item.depth < best.depth))
+          winners.set(item.key, item);
       }
     }
     const owners = twins ? new Map<string, ExternalCandidateFacts & { aliases: string[] }>() : null;

@@ -102,7 +102,10 @@ function formatHostEnv(id: string, env: CandidateExplanation['hostEnv'], lines: 
     );
   }
   if (env.declared.length === 0) lines.push('      nothing else: the manifest declares no variables (requires_env, env_from_host)');
-  if (env.ignored.length > 0) lines.push(`      not passed: ${env.ignored.join(', ')} (in pass_env, but the manifest does not declare ${env.ignored.length === 1 ? 'it' : 'them'})`);
+  if (env.ignored.length > 0)
+    lines.push(
+      `      not passed: ${env.ignored.join(', ')} (in pass_env, but the manifest does not declare ${env.ignored.length === 1 ? 'it' : 'them'})`,
+    );
   for (const problem of env.problems) lines.push(`      problem ENV_NOT_GRANTED: ${problem}`);
 }
 
@@ -122,7 +125,8 @@ export function formatExplanation(explanation: PluginExplanation): string {
     lines.push('');
     const where = c.source.manifestPath ?? 'compiled in';
     lines.push(`[${i + 1}] ${c.state.toUpperCase()} — ${c.source.root} root (priority ${c.source.priority}): ${where}`);
-    if (c.pluginDir !== null && c.source.manifestPath !== null && !c.source.manifestPath.startsWith(c.pluginDir)) lines.push(`    resolves to ${c.pluginDir}`);
+    if (c.pluginDir !== null && c.source.manifestPath !== null && !c.source.manifestPath.startsWith(c.pluginDir))
+      lines.push(`    resolves to ${c.pluginDir}`);
     for (const alias of c.aliases) lines.push(`    also reached as ${alias}`);
     for (const r of c.reasons) lines.push(`    reason  ${r.code}: ${r.message}`);
     for (const w of c.warnings) lines.push(`    warning ${w.code}: ${w.message}`);

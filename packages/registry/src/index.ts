@@ -26,13 +26,7 @@ export type {
 } from './types.ts';
 export { resolveDiscoveryRoots, BUNDLED_ROOT } from './resolveDiscoveryRoots.ts';
 export type { ResolveDiscoveryRootsOptions } from './resolveDiscoveryRoots.ts';
-export {
-  discoverCandidates,
-  toStatFacts,
-  MANIFEST_FILE_NAME,
-  MAX_PLUGIN_DEPTH,
-  IGNORED_FOLDER_NAMES,
-} from './discoverCandidates.ts';
+export { discoverCandidates, toStatFacts, MANIFEST_FILE_NAME, MAX_PLUGIN_DEPTH, IGNORED_FOLDER_NAMES } from './discoverCandidates.ts';
 export type { DiscoverCandidatesOptions } from './discoverCandidates.ts';
 export type { ParsedManifest } from './parseManifest.ts';
 export { admitCandidate } from './admitCandidate.ts';
@@ -47,7 +41,15 @@ export type { ResolvePluginSettingsOptions, PluginSettingsResult } from './resol
 export { decide, describeSource } from './decide.ts';
 export type { DecideOptions } from './decide.ts';
 export type { CommandLineSwitches } from './decide.ts';
-export { buildSnapshot, serializeSnapshot, compareEntries, orderDecided, toSnapshotEntry, entryJson, bundledManifestDigest } from './buildSnapshot.ts';
+export {
+  buildSnapshot,
+  serializeSnapshot,
+  compareEntries,
+  orderDecided,
+  toSnapshotEntry,
+  entryJson,
+  bundledManifestDigest,
+} from './buildSnapshot.ts';
 export type { BuildSnapshotOptions } from './buildSnapshot.ts';
 /** The sdk's `canonicalJson`, under the name the registry has always exported it by. */
 export { canonicalJson as stableStringify } from '@trellis/sdk';

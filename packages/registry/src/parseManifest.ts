@@ -44,7 +44,9 @@ export function parseManifest(bytes: Uint8Array): ParsedManifest {
       doc = parse(text, { maxDepth: MAX_MANIFEST_DEPTH, unsafeKeyBehaviour: 'throw' }) as Record<string, unknown>;
     } catch (error) {
       const e = error as { message?: unknown; line?: unknown; column?: unknown };
-      const first = String(e.message ?? error).split('\n', 1)[0]!.replace(/^Invalid TOML document: /, '');
+      const first = String(e.message ?? error)
+        .split('\n', 1)[0]!
+        .replace(/^Invalid TOML document: /, '');
       const where = typeof e.line === 'number' && typeof e.column === 'number' ? `line ${e.line}, column ${e.column}: ` : '';
       return { manifest: null, declaredId: null, errors: [`${where}TOML syntax error: ${first}`] };
     }

@@ -20,7 +20,11 @@ export function parseProfiles(text: string): ParseProfilesResult {
   } catch (error) {
     const e = error as { message?: unknown; line?: unknown; column?: unknown };
     const first = String(e.message ?? error).split('\n', 1)[0]!;
-    return { value: {}, warnings: [], errors: [{ code: ERROR_CODES.TOML_SYNTAX, message: `profiles.toml line ${String(e.line)}, column ${String(e.column)}: ${first}` }] };
+    return {
+      value: {},
+      warnings: [],
+      errors: [{ code: ERROR_CODES.TOML_SYNTAX, message: `profiles.toml line ${String(e.line)}, column ${String(e.column)}: ${first}` }],
+    };
   }
   const errors: Reason[] = [];
   const warnings: Reason[] = [];
@@ -38,16 +42,24 @@ export function parseProfiles(text: string): ParseProfilesResult {
       continue;
     }
     for (const key of Object.keys(table)) {
-      if (key !== 'description' && key !== 'includes') warnings.push({ code: ERROR_CODES.UNKNOWN_KEY, message: `profiles.toml ${name}.${key}: unknown key; a profile has description and includes` });
+      if (key !== 'description' && key !== 'includes')
+        warnings.push({
+          code: ERROR_CODES.UNKNOWN_KEY,
+          message: `profiles.toml ${name}.${key}: unknown key; a profile has description and includes`,
+        });
     }
     value[name] = Object.freeze({ description, includes: Object.freeze([...(includes as string[])]) });
   }
   for (const [name, def] of Object.entries(value)) {
     for (const inc of def.includes) {
-      if (!(inc in value)) errors.push({ code: ERROR_CODES.CONFIG_SCHEMA, message: `profiles.toml ${name}.includes: unknown profile "${inc}"` });
+      if (!(inc in value))
+        errors.push({ code: ERROR_CODES.CONFIG_SCHEMA, message: `profiles.toml ${name}.includes: unknown profile "${inc}"` });
     }
     if (includesItself(value, name)) {
-      errors.push({ code: ERROR_CODES.CONFIG_SCHEMA, message: `profiles.toml ${name}.includes: the includes chain comes back to "${name}"; remove the cycle` });
+      errors.push({
+        code: ERROR_CODES.CONFIG_SCHEMA,
+        message: `profiles.toml ${name}.includes: the includes chain comes back to "${name}"; remove the cycle`,
+      });
     }
   }
   return { value: Object.freeze(value), warnings, errors };

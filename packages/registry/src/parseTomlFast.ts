@@ -199,7 +199,18 @@ class Scanner {
     }
     if (digits > 15) bail();
     const end = i < text.length ? text.charCodeAt(i) : -1;
-    if (!(end === -1 || end === SPACE || end === TAB || end === LF || end === CR || end === COMMA || end === HASH || end === CLOSE_BRACKET || end === CLOSE_BRACE)) bail();
+    if (!(
+      end === -1 ||
+      end === SPACE ||
+      end === TAB ||
+      end === LF ||
+      end === CR ||
+      end === COMMA ||
+      end === HASH ||
+      end === CLOSE_BRACKET ||
+      end === CLOSE_BRACE
+    ))
+      bail();
     const value = Number(text.slice(start, i));
     if (Object.is(value, -0)) bail();
     this.pos = i;

@@ -89,7 +89,12 @@ export class ManifestReader {
         const n = readSync(fd, buffer, length, wanted, null);
         length += n;
         if (length > MAX_MANIFEST_BYTES) {
-          return { lstat, stat, bytes: null, refusal: { kind: 'TOO_LARGE', message: `it holds more than the ${MAX_MANIFEST_BYTES}-byte limit` } };
+          return {
+            lstat,
+            stat,
+            bytes: null,
+            refusal: { kind: 'TOO_LARGE', message: `it holds more than the ${MAX_MANIFEST_BYTES}-byte limit` },
+          };
         }
         if (n === 0) break;
         // A regular file on a disk reads short only at its end, which fstat's size says: no extra
@@ -121,6 +126,7 @@ export class ManifestReader {
 
 function refuse(stat: StatFacts): ReadRefusal | null {
   if (stat.type !== 'file') return { kind: 'NOT_REGULAR', message: `it is a ${stat.type}, not a regular file` };
-  if (stat.size > MAX_MANIFEST_BYTES) return { kind: 'TOO_LARGE', message: `it is ${stat.size} bytes, more than the ${MAX_MANIFEST_BYTES}-byte limit` };
+  if (stat.size > MAX_MANIFEST_BYTES)
+    return { kind: 'TOO_LARGE', message: `it is ${stat.size} bytes, more than the ${MAX_MANIFEST_BYTES}-byte limit` };
   return null;
 }

@@ -47,7 +47,12 @@ function compile(schema: Readonly<Record<string, unknown>>, byText: boolean): Va
 }
 
 function pointerToPath(pointer: string): string[] {
-  return pointer === '' ? [] : pointer.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return pointer === ''
+    ? []
+    : pointer
+        .slice(1)
+        .split('/')
+        .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 function has(obj: unknown, path: readonly string[]): boolean {
@@ -63,7 +68,8 @@ function describe(error: ErrorObject): { extra: string[]; message: string } {
   const params = error.params as Record<string, unknown>;
   if (error.keyword === 'additionalProperties') return { extra: [String(params.additionalProperty)], message: 'unknown key' };
   if (error.keyword === 'required') return { extra: [String(params.missingProperty)], message: 'is required' };
-  if (error.keyword === 'enum') return { extra: [], message: `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+  if (error.keyword === 'enum')
+    return { extra: [], message: `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
   return { extra: [], message: error.message ?? error.keyword };
 }
 
@@ -108,10 +114,16 @@ export function resolvePluginSettings(options: ResolvePluginSettingsOptions): Pl
     const toolPatch = config.runtime.tools[settings.key];
     if (toolPatch === undefined && entryConfig === undefined) return { value: deepMerge(settings.defaults, {}), errors: [] };
     const merged = deepMerge(deepMerge(settings.defaults, toolPatch ?? {}), entryConfig ?? {});
-    return validate(settings.jsonSchema, merged, false, [
-      { prefix: ['runtime', 'tools', settings.key], patch: toolPatch },
-      { prefix: entryPrefix, patch: entryConfig },
-    ], ['runtime', 'tools', settings.key]);
+    return validate(
+      settings.jsonSchema,
+      merged,
+      false,
+      [
+        { prefix: ['runtime', 'tools', settings.key], patch: toolPatch },
+        { prefix: entryPrefix, patch: entryConfig },
+      ],
+      ['runtime', 'tools', settings.key],
+    );
   }
   const value = deepMerge({}, entryConfig ?? {});
   const schema = options.descriptor === undefined ? options.manifest?.config_schema : undefined;
@@ -128,7 +140,12 @@ function validate(
 ): PluginSettingsResult {
   const validator = compile(schema, byText);
   if (validator instanceof Error) {
-    return { value: null, errors: [`the plugin's settings schema cannot be compiled (${validator.message.split('\n', 1)[0]}); this is a bug in the plugin, report it to its author`] };
+    return {
+      value: null,
+      errors: [
+        `the plugin's settings schema cannot be compiled (${validator.message.split('\n', 1)[0]}); this is a bug in the plugin, report it to its author`,
+      ],
+    };
   }
   if (validator(value)) return { value, errors: [] };
   return { value: null, errors: formatAjvErrors(validator.errors ?? [], sources, fallback) };

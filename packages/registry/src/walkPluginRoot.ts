@@ -51,7 +51,10 @@ export interface WalkEntry {
  * This is a fixed name at bounded depth, which needs none of a glob library's pattern machinery;
  * see docs/decisions/0001-discovery-walk-and-toml-fast-path.md for the measurements.
  */
-export function walkPluginRoot(rootReal: string, reader: ManifestReader): { readonly entries: WalkEntry[]; readonly problem: string | null } {
+export function walkPluginRoot(
+  rootReal: string,
+  reader: ManifestReader,
+): { readonly entries: WalkEntry[]; readonly problem: string | null } {
   const out: WalkEntry[] = [];
   // Folders to visit, level by level: `dir` ends with a slash, so children are `dir + name`.
   const queue: Array<{ readonly dir: string; readonly rel: string; readonly depth: number; readonly linked: boolean }> = [
@@ -87,7 +90,10 @@ export function walkPluginRoot(rootReal: string, reader: ManifestReader): { read
         // reached, but a manifest it lists is reported, refused with the reason.
         if (depth === 0) problem ??= errno;
         if (lists(dir, MANIFEST_FILE_NAME)) {
-          const refusal: ReadRefusal = { kind: 'OPEN_FAILED', message: `cannot stat it (${errno}): its folder cannot be searched by this user` };
+          const refusal: ReadRefusal = {
+            kind: 'OPEN_FAILED',
+            message: `cannot stat it (${errno}): its folder cannot be searched by this user`,
+          };
           out.push({ rel: rel + MANIFEST_FILE_NAME, read: { lstat: null, stat: null, bytes: null, refusal }, linked });
         }
         continue;

@@ -16,7 +16,10 @@ const POLICY: AdmissionPolicy = {
 };
 
 /** Builds the tree, discovers root `r`, admits each candidate; returns [folder, rejected?, reason codes, warning codes]. */
-function admitTree(spec: Record<string, TreeNode>, options: { policy?: Partial<AdmissionPolicy>; prepare?: (base: string) => void; root?: string } = {}) {
+function admitTree(
+  spec: Record<string, TreeNode>,
+  options: { policy?: Partial<AdmissionPolicy>; prepare?: (base: string) => void; root?: string } = {},
+) {
   const base = makeTree(spec);
   options.prepare?.(base);
   const { candidates } = discoverCandidates({ roots: [fileRoot(join(base, options.root ?? 'r'))], bundled: [] });
@@ -30,16 +33,51 @@ describe('admitCandidate on real trees', () => {
   it('admits a clean plugin and records every check with its result', () => {
     const { base, admitted } = admitTree({ 'r/good/plugin.toml': manifestText({ id: 'good', runtime: PROCESS_RUNTIME, tools: ONE_TOOL }) });
     expect(normalize(admitted[0]!.checks, base)).toEqual([
-      { code: 'PATH_ESCAPE', title: 'inside its discovery root', result: 'pass', message: 'manifest and plugin folder resolve inside the root' },
-      { code: 'UNSAFE_FILE', title: 'a regular, single-linked file of at most 256 KiB', result: 'pass', message: 'a regular file with one link, within the size limit' },
-      { code: 'WORLD_WRITABLE', title: 'not writable by every user', result: 'pass', message: 'neither the manifest nor any folder up to the root is world-writable' },
-      { code: 'UNSAFE_OWNER', title: 'owned by you or root', result: 'pass', message: 'the manifest and every folder up to the root belong to you or root' },
+      {
+        code: 'PATH_ESCAPE',
+        title: 'inside its discovery root',
+        result: 'pass',
+        message: 'manifest and plugin folder resolve inside the root',
+      },
+      {
+        code: 'UNSAFE_FILE',
+        title: 'a regular, single-linked file of at most 256 KiB',
+        result: 'pass',
+        message: 'a regular file with one link, within the size limit',
+      },
+      {
+        code: 'WORLD_WRITABLE',
+        title: 'not writable by every user',
+        result: 'pass',
+        message: 'neither the manifest nor any folder up to the root is world-writable',
+      },
+      {
+        code: 'UNSAFE_OWNER',
+        title: 'owned by you or root',
+        result: 'pass',
+        message: 'the manifest and every folder up to the root belong to you or root',
+      },
       { code: 'SYMLINK', title: 'no symlink on the way', result: 'pass', message: 'no symlink between the root and the manifest' },
       { code: 'MANIFEST_INVALID', title: 'valid plugin.toml', result: 'pass', message: 'valid TOML that matches the plugin.toml schema' },
-      { code: 'RESERVED_ID', title: 'id not reserved by a required bundled plugin', result: 'pass', message: 'not the id of a required bundled plugin' },
-      { code: 'BUNDLED_ID_WITHOUT_RUNTIME', title: 'a bundled id only with its own [runtime]', result: 'skip', message: 'not the id of a bundled plugin' },
+      {
+        code: 'RESERVED_ID',
+        title: 'id not reserved by a required bundled plugin',
+        result: 'pass',
+        message: 'not the id of a required bundled plugin',
+      },
+      {
+        code: 'BUNDLED_ID_WITHOUT_RUNTIME',
+        title: 'a bundled id only with its own [runtime]',
+        result: 'skip',
+        message: 'not the id of a bundled plugin',
+      },
       { code: 'SIDE_EFFECTS_NOT_ALLOWED', title: 'side effects allowed', result: 'pass', message: 'declares no side effects' },
-      { code: 'PATH_ESCAPE', title: '[runtime] paths stay in the plugin folder', result: 'pass', message: 'relative command and args resolve inside the plugin folder' },
+      {
+        code: 'PATH_ESCAPE',
+        title: '[runtime] paths stay in the plugin folder',
+        result: 'pass',
+        message: 'relative command and args resolve inside the plugin folder',
+      },
     ]);
     expect(admitted[0]!.rejected).toBe(false);
   });
@@ -114,7 +152,12 @@ describe('admitCandidate on real trees', () => {
       ['ww-folder', true, ['WORLD_WRITABLE'], []],
       ['ww-parent', true, ['WORLD_WRITABLE'], []],
     ]);
-    expect(normalize(admitted.map((a) => a.reasons[0]!.message), base)).toEqual([
+    expect(
+      normalize(
+        admitted.map((a) => a.reasons[0]!.message),
+        base,
+      ),
+    ).toEqual([
       'any user can change the manifest <tmp>/r/file/plugin.toml (mode 666); run chmod o-w <tmp>/r/file/plugin.toml',
       'any user can change the plugin folder <tmp>/r/folder (mode 777); run chmod o-w <tmp>/r/folder',
       'any user can change the folder <tmp>/r/parent (mode 757); run chmod o-w <tmp>/r/parent',
@@ -129,7 +172,9 @@ describe('admitCandidate on real trees', () => {
       { prepare: (b) => chmodSync(join(b, 'r/p'), 0o777) },
     );
     expect(codes).toEqual([['linked-manifest', true, ['WORLD_WRITABLE'], ['SYMLINK']]]);
-    expect(normalize(admitted[0]!.reasons[0]!.message, base)).toBe('any user can change the folder <tmp>/r/p (mode 777); run chmod o-w <tmp>/r/p');
+    expect(normalize(admitted[0]!.reasons[0]!.message, base)).toBe(
+      'any user can change the folder <tmp>/r/p (mode 777); run chmod o-w <tmp>/r/p',
+    );
   });
 
   it('accepts a sticky world-writable folder owned by root, rejects one owned by another user', () => {
@@ -149,12 +194,12 @@ describe('admitCandidate on real trees', () => {
       ['sticky-root', false, [], []],
     ]);
     // The rule itself, on stat facts: root-owned sticky is the only world-writable folder accepted.
-    expect([isUnsafeFolderMode(0o41777, 0), isUnsafeFolderMode(0o41777, 1000), isUnsafeFolderMode(0o40777, 0), isUnsafeFolderMode(0o40755, 1000)]).toEqual([
-      false,
-      true,
-      true,
-      false,
-    ]);
+    expect([
+      isUnsafeFolderMode(0o41777, 0),
+      isUnsafeFolderMode(0o41777, 1000),
+      isUnsafeFolderMode(0o40777, 0),
+      isUnsafeFolderMode(0o40755, 1000),
+    ]).toEqual([false, true, true, false]);
   });
 
   it('rejects a manifest or folder owned by another user (UNSAFE_OWNER)', () => {
@@ -193,7 +238,9 @@ describe('admitCandidate on real trees', () => {
       ['null', true, ['PATH_ESCAPE', 'UNSAFE_FILE', 'WORLD_WRITABLE'], ['SYMLINK']],
       ['zero', true, ['PATH_ESCAPE', 'UNSAFE_FILE', 'WORLD_WRITABLE'], ['SYMLINK']],
     ]);
-    expect(normalize(admitted[1]!.reasons[0]!.message, base)).toBe('<tmp>/r/fifo/plugin.toml was not read: it is a fifo, not a regular file; replace it with a regular file');
+    expect(normalize(admitted[1]!.reasons[0]!.message, base)).toBe(
+      '<tmp>/r/fifo/plugin.toml was not read: it is a fifo, not a regular file; replace it with a regular file',
+    );
     expect(admitted.map((a) => [a.kind, a.manifest])).toEqual([
       ['unknown', null],
       ['unknown', null],
@@ -214,13 +261,38 @@ describe('admitCandidate on real trees', () => {
       'r/proto/plugin.toml': '__proto__ = { polluted = true }\n',
       'r/latin1/plugin.toml': { bytes: Buffer.from([0x69, 0x64, 0x20, 0x3d, 0x20, 0x22, 0xe9, 0x22, 0x0a]) },
     });
-    expect(normalize(admitted.map((a) => [a.id, a.reasons.map((r) => `${r.code} ${r.message}`)]), base)).toEqual([
-      ['badid', ['MANIFEST_INVALID <tmp>/r/badid/plugin.toml: id: must be 1–64 lowercase letters, digits or dashes, starting and ending with a letter or digit']],
+    expect(
+      normalize(
+        admitted.map((a) => [a.id, a.reasons.map((r) => `${r.code} ${r.message}`)]),
+        base,
+      ),
+    ).toEqual([
+      [
+        'badid',
+        [
+          'MANIFEST_INVALID <tmp>/r/badid/plugin.toml: id: must be 1–64 lowercase letters, digits or dashes, starting and ending with a letter or digit',
+        ],
+      ],
       ['dotted', ['MANIFEST_INVALID <tmp>/r/dotted/plugin.toml: tools[0].input_schema: nests deeper than 32 levels; flatten it']],
-      ['dupe', ['MANIFEST_INVALID <tmp>/r/dupe/plugin.toml: line 3, column 1: TOML syntax error: trying to redefine an already defined table or value']],
-      ['kind', ['MANIFEST_INVALID <tmp>/r/kind/plugin.toml: kind: must be one of "toolset", "provider", "connector", "skill-source", "bridge", "memory-slot", "context-engine", "workflow-adapter", "subagent-runtime"']],
+      [
+        'dupe',
+        [
+          'MANIFEST_INVALID <tmp>/r/dupe/plugin.toml: line 3, column 1: TOML syntax error: trying to redefine an already defined table or value',
+        ],
+      ],
+      [
+        'kind',
+        [
+          'MANIFEST_INVALID <tmp>/r/kind/plugin.toml: kind: must be one of "toolset", "provider", "connector", "skill-source", "bridge", "memory-slot", "context-engine", "workflow-adapter", "subagent-runtime"',
+        ],
+      ],
       ['latin1', ['MANIFEST_INVALID <tmp>/r/latin1/plugin.toml: the file is not valid UTF-8; save it as UTF-8']],
-      ['nested', ['MANIFEST_INVALID <tmp>/r/nested/plugin.toml: line 1, column 37: TOML syntax error: document contains excessively nested structures. aborting.']],
+      [
+        'nested',
+        [
+          'MANIFEST_INVALID <tmp>/r/nested/plugin.toml: line 1, column 37: TOML syntax error: document contains excessively nested structures. aborting.',
+        ],
+      ],
       ['proto', ['MANIFEST_INVALID <tmp>/r/proto/plugin.toml: line 1, column 1: TOML syntax error: document contains an unsafe property']],
       ['syntax', ['MANIFEST_INVALID <tmp>/r/syntax/plugin.toml: line 4, column 1: TOML syntax error: invalid value']],
       [
@@ -244,7 +316,12 @@ describe('admitCandidate on real trees', () => {
       ['core-web', true, ['BUNDLED_ID_WITHOUT_RUNTIME'], []],
       ['core-web', false, [], []],
     ]);
-    expect(normalize(admitted.slice(0, 2).map((a) => a.reasons[0]!.message), base)).toEqual([
+    expect(
+      normalize(
+        admitted.slice(0, 2).map((a) => a.reasons[0]!.message),
+        base,
+      ),
+    ).toEqual([
       '<tmp>/r/a/plugin.toml: id "builtin-tools" belongs to a required bundled plugin and cannot be taken by an external one; choose another id',
       '<tmp>/r/b/plugin.toml: id "core-web" is a bundled plugin\'s id and this manifest has no [runtime]; it would shadow the bundled plugin with nothing to run. Add a [runtime] table to replace the bundled plugin, configure the bundled one with [plugins.entries.core-web] instead, or choose another id',
     ]);
@@ -253,7 +330,11 @@ describe('admitCandidate on real trees', () => {
   it('rejects side effects unless [plugins] allow names the plugin', () => {
     const spec = {
       'r/a/plugin.toml': manifestText({ id: 'writer', side_effects: true, runtime: PROCESS_RUNTIME }),
-      'r/b/plugin.toml': manifestText({ id: 'tool-writer', runtime: PROCESS_RUNTIME, tools: [{ name: 'rm', description: 'x', side_effects: true }] }),
+      'r/b/plugin.toml': manifestText({
+        id: 'tool-writer',
+        runtime: PROCESS_RUNTIME,
+        tools: [{ name: 'rm', description: 'x', side_effects: true }],
+      }),
     };
     const denied = admitTree(spec);
     expect(denied.codes).toEqual([
@@ -270,16 +351,37 @@ describe('admitCandidate on real trees', () => {
   });
 
   it('rejects [runtime] command or args that leave the plugin folder; bare names, options and absolute paths are fine', () => {
-    const rt = (command: string, args: string[]) => manifestText({ id: `p${args.length}${command.length}`, runtime: { type: 'script', command, args }, tools: ONE_TOOL });
+    const rt = (command: string, args: string[]) =>
+      manifestText({ id: `p${args.length}${command.length}`, runtime: { type: 'script', command, args }, tools: ONE_TOOL });
     const { base, admitted } = admitTree({
       'r/a/plugin.toml': rt('../bin/run', []),
       'r/b/plugin.toml': rt('python3', ['main.py', '-c', 'import x; print("../y")', '../../etc/passwd', '/usr/lib/x.py']),
       'r/c/plugin.toml': rt('./bin/run', ['lib/../main.py', '..', '--flag=../x']),
     });
-    expect(normalize(admitted.map((a) => [a.rejected, a.reasons.map((r) => r.message)]), base)).toEqual([
-      [true, ['<tmp>/r/a/plugin.toml: runtime.command "../bin/run" leaves the plugin folder <tmp>/r/a; keep the plugin\'s files inside its folder or use an absolute path to an installed program']],
-      [true, ['<tmp>/r/b/plugin.toml: runtime.args[3] "../../etc/passwd" leaves the plugin folder <tmp>/r/b; keep the plugin\'s files inside its folder or use an absolute path to an installed program']],
-      [true, ['<tmp>/r/c/plugin.toml: runtime.args[1] ".." leaves the plugin folder <tmp>/r/c; keep the plugin\'s files inside its folder or use an absolute path to an installed program']],
+    expect(
+      normalize(
+        admitted.map((a) => [a.rejected, a.reasons.map((r) => r.message)]),
+        base,
+      ),
+    ).toEqual([
+      [
+        true,
+        [
+          '<tmp>/r/a/plugin.toml: runtime.command "../bin/run" leaves the plugin folder <tmp>/r/a; keep the plugin\'s files inside its folder or use an absolute path to an installed program',
+        ],
+      ],
+      [
+        true,
+        [
+          '<tmp>/r/b/plugin.toml: runtime.args[3] "../../etc/passwd" leaves the plugin folder <tmp>/r/b; keep the plugin\'s files inside its folder or use an absolute path to an installed program',
+        ],
+      ],
+      [
+        true,
+        [
+          '<tmp>/r/c/plugin.toml: runtime.args[1] ".." leaves the plugin folder <tmp>/r/c; keep the plugin\'s files inside its folder or use an absolute path to an installed program',
+        ],
+      ],
     ]);
   });
 
@@ -322,9 +424,15 @@ describe('admitCandidate on stat facts (what root cannot create on disk)', () =>
   });
 
   it('an unreadable manifest (EACCES) is UNSAFE_FILE — as root every file is readable, so this uses facts', () => {
-    const unreadable = admitCandidate(facts({ manifestStat: null, bytes: null, readRefusal: { kind: 'OPEN_FAILED', message: 'cannot open it (EACCES)' } }), policy);
+    const unreadable = admitCandidate(
+      facts({ manifestStat: null, bytes: null, readRefusal: { kind: 'OPEN_FAILED', message: 'cannot open it (EACCES)' } }),
+      policy,
+    );
     expect(unreadable.reasons).toEqual([
-      { code: 'UNSAFE_FILE', message: '/r/a/p/plugin.toml was not read: cannot open it (EACCES); make it readable by the user running trellis' },
+      {
+        code: 'UNSAFE_FILE',
+        message: '/r/a/p/plugin.toml was not read: cannot open it (EACCES); make it readable by the user running trellis',
+      },
     ]);
     expect(unreadable.checks.filter((c) => c.result === 'skip').map((c) => c.code)).toEqual([
       'MANIFEST_INVALID',
@@ -338,6 +446,8 @@ describe('admitCandidate on stat facts (what root cannot create on disk)', () =>
   it('a sticky world-writable folder owned by the user (not root) is unsafe', () => {
     const sticky = admitCandidate(facts({ folders: [{ path: '/r/a/p', stat: dir(0o1777, 1000), role: 'plugin' }] }), policy);
     expect(sticky.reasons.map((r) => r.code)).toEqual(['WORLD_WRITABLE']);
-    expect(sticky.reasons[0]!.message).toBe('any user can change the plugin folder /r/a/p (mode 1777, sticky but not owned by root); run chmod o-w /r/a/p');
+    expect(sticky.reasons[0]!.message).toBe(
+      'any user can change the plugin folder /r/a/p (mode 1777, sticky but not owned by root); run chmod o-w /r/a/p',
+    );
   });
 });

@@ -2,10 +2,20 @@ import { createHash } from 'node:crypto';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BUNDLED_ROOT, buildPluginRegistrySnapshot, explainPlugin, formatExplanation, serializeSnapshot, stableStringify } from '../src/index.ts';
+import {
+  BUNDLED_ROOT,
+  buildPluginRegistrySnapshot,
+  explainPlugin,
+  formatExplanation,
+  serializeSnapshot,
+  stableStringify,
+} from '../src/index.ts';
 import { PROCESS_RUNTIME, ONE_TOOL, PROFILES, config, descriptor, fileRoot, makeTree, manifestText, normalize } from './helpers.ts';
 
-const BUNDLED = [descriptor({ id: 'builtin-tools', profile: 'minimal', required: true }), descriptor({ id: 'core-fs', profile: 'minimal' }, { tools: 0 })];
+const BUNDLED = [
+  descriptor({ id: 'builtin-tools', profile: 'minimal', required: true }),
+  descriptor({ id: 'core-fs', profile: 'minimal' }, { tools: 0 }),
+];
 
 function tree() {
   return makeTree({
@@ -21,7 +31,13 @@ function tree() {
 function build(base: string) {
   return buildPluginRegistrySnapshot({
     config: config({ plugins: { deny: ['nobody-has-this'] } }),
-    roots: [fileRoot(join(base, 'explicit'), 'explicit'), fileRoot(join(base, 'missing'), 'env'), fileRoot(join(base, 'ws'), 'workspace'), fileRoot(join(base, 'user'), 'user'), BUNDLED_ROOT],
+    roots: [
+      fileRoot(join(base, 'explicit'), 'explicit'),
+      fileRoot(join(base, 'missing'), 'env'),
+      fileRoot(join(base, 'ws'), 'workspace'),
+      fileRoot(join(base, 'user'), 'user'),
+      BUNDLED_ROOT,
+    ],
     bundled: BUNDLED,
     profiles: PROFILES,
     env: {},
@@ -34,7 +50,21 @@ describe('buildPluginRegistrySnapshot', () => {
   it('keeps every candidate in a deterministic order with host warnings', () => {
     const base = tree();
     const { snapshot } = build(base);
-    expect(normalize(snapshot.plugins.map((p) => [p.id, p.kind, p.source.root, p.source.priority, p.state, p.reasons.map((r) => r.code), p.warnings.map((w) => w.code), p.pluginDir]), base)).toEqual([
+    expect(
+      normalize(
+        snapshot.plugins.map((p) => [
+          p.id,
+          p.kind,
+          p.source.root,
+          p.source.priority,
+          p.state,
+          p.reasons.map((r) => r.code),
+          p.warnings.map((w) => w.code),
+          p.pluginDir,
+        ]),
+        base,
+      ),
+    ).toEqual([
       ['broken', 'unknown', 'workspace', 2, 'rejected', ['MANIFEST_INVALID'], [], '<tmp>/ws/broken'],
       ['builtin-tools', 'toolset', 'bundled', 4, 'enabled', ['REQUIRED'], [], null],
       ['core-fs', 'toolset', 'bundled', 4, 'enabled', ['IN_PROFILE'], ['NO_TOOLS'], null],
@@ -46,8 +76,15 @@ describe('buildPluginRegistrySnapshot', () => {
       ['ww', 'toolset', 'user', 3, 'rejected', ['WORLD_WRITABLE'], [], '<tmp>/user/ww'],
     ]);
     expect(normalize(snapshot.warnings, base)).toEqual([
-      { code: 'ROOT_MISSING', message: 'plugin root <tmp>/missing (test env root) does not exist; create it or remove it from the env roots' },
-      { code: 'UNKNOWN_KEY', message: '[plugins] deny names "nobody-has-this", but no plugin has that id; check the spelling (`trellis plugins list` shows every id)' },
+      {
+        code: 'ROOT_MISSING',
+        message: 'plugin root <tmp>/missing (test env root) does not exist; create it or remove it from the env roots',
+      },
+      {
+        code: 'UNKNOWN_KEY',
+        message:
+          '[plugins] deny names "nobody-has-this", but no plugin has that id; check the spelling (`trellis plugins list` shows every id)',
+      },
     ]);
     expect(snapshot.profile).toBe('minimal');
     expect(snapshot.hash).toMatch(/^[0-9a-f]{64}$/);
@@ -55,7 +92,12 @@ describe('buildPluginRegistrySnapshot', () => {
 
   it('is frozen all the way down', () => {
     const { snapshot } = build(tree());
-    expect([Object.isFrozen(snapshot), Object.isFrozen(snapshot.plugins), Object.isFrozen(snapshot.plugins[3]!.manifest), Object.isFrozen(snapshot.plugins[3]!.reasons[0])]).toEqual([true, true, true, true]);
+    expect([
+      Object.isFrozen(snapshot),
+      Object.isFrozen(snapshot.plugins),
+      Object.isFrozen(snapshot.plugins[3]!.manifest),
+      Object.isFrozen(snapshot.plugins[3]!.reasons[0]),
+    ]).toEqual([true, true, true, true]);
     expect(() => (snapshot.plugins as unknown as unknown[]).push(1)).toThrow(TypeError);
   });
 
@@ -69,11 +111,22 @@ describe('buildPluginRegistrySnapshot', () => {
     // The fast writer gives exactly the generic sorted-key JSON of the entries without `manifest`.
     const { snapshot } = build(base);
     const withoutManifest = snapshot.plugins.map(({ manifest: _m, ...rest }) => rest);
-    expect(first).toBe(stableStringify({ hash: snapshot.hash, plugins: withoutManifest, profile: snapshot.profile, warnings: snapshot.warnings }));
-    expect(snapshot.hash).toBe(createHash('sha256').update(stableStringify({ plugins: withoutManifest, profile: snapshot.profile, warnings: snapshot.warnings })).digest('hex'));
-    expect(snapshot.plugins.find((p) => p.id === 'broken')!.manifestSha256).toBe(createHash('sha256').update('id = "broken"\nkind = ').digest('hex'));
+    expect(first).toBe(
+      stableStringify({ hash: snapshot.hash, plugins: withoutManifest, profile: snapshot.profile, warnings: snapshot.warnings }),
+    );
+    expect(snapshot.hash).toBe(
+      createHash('sha256')
+        .update(stableStringify({ plugins: withoutManifest, profile: snapshot.profile, warnings: snapshot.warnings }))
+        .digest('hex'),
+    );
+    expect(snapshot.plugins.find((p) => p.id === 'broken')!.manifestSha256).toBe(
+      createHash('sha256').update('id = "broken"\nkind = ').digest('hex'),
+    );
     const hash = build(base).snapshot.hash;
-    writeFileSync(join(base, 'explicit/hello/plugin.toml'), manifestText({ id: 'hello', runtime: PROCESS_RUNTIME, profile: 'minimal', description: 'changed' }));
+    writeFileSync(
+      join(base, 'explicit/hello/plugin.toml'),
+      manifestText({ id: 'hello', runtime: PROCESS_RUNTIME, profile: 'minimal', description: 'changed' }),
+    );
     expect(build(base).snapshot.hash).not.toBe(hash);
     chmodSync(join(base, 'user/ww/plugin.toml'), 0o644);
     const fixed = build(base).snapshot.plugins.find((p) => p.id === 'ww')!;
@@ -152,7 +205,15 @@ describe('buildPluginRegistrySnapshot', () => {
       }),
     });
     const cfg = config({ plugins: { entries: { envy: { pass_env: ['NOTES_TOKEN', 'GITHUB_TOKEN', 'OPENROUTER_API_KEY'] } } } });
-    const result = buildPluginRegistrySnapshot({ config: cfg, roots: [fileRoot(join(base, 'explicit'), 'explicit'), BUNDLED_ROOT], bundled: BUNDLED, profiles: PROFILES, env: { NOTES_TOKEN: 'x' }, uid: 0, commandsOnPath: {} });
+    const result = buildPluginRegistrySnapshot({
+      config: cfg,
+      roots: [fileRoot(join(base, 'explicit'), 'explicit'), BUNDLED_ROOT],
+      bundled: BUNDLED,
+      profiles: PROFILES,
+      env: { NOTES_TOKEN: 'x' },
+      uid: 0,
+      commandsOnPath: {},
+    });
     const explanation = explainPlugin(result, 'envy', cfg);
     expect(explanation.candidates[0]?.hostEnv).toEqual({
       kind: 'granted',

@@ -9,7 +9,15 @@ describe('decide: plugins that implement a contract instead of tools', () => {
       { ...descriptor({ id: 'chat-app', kind: 'connector', profile: 'minimal' }, { tools: 0 }), contracts: ['connector' as const] },
       descriptor({ id: 'empty', profile: 'minimal' }, { tools: 0 }),
     ];
-    const { snapshot } = buildPluginRegistrySnapshot({ config: config(), roots: [BUNDLED_ROOT], bundled, profiles: PROFILES, env: {}, uid: 0, commandsOnPath: {} });
+    const { snapshot } = buildPluginRegistrySnapshot({
+      config: config(),
+      roots: [BUNDLED_ROOT],
+      bundled,
+      profiles: PROFILES,
+      env: {},
+      uid: 0,
+      commandsOnPath: {},
+    });
     expect(snapshot.plugins.map((p) => [p.id, p.state, p.warnings.map((w) => w.code)])).toEqual([
       ['chat-app', 'enabled', []],
       ['empty', 'enabled', ['NO_TOOLS']],

@@ -16,9 +16,17 @@ const BUNDLED = [
 
 type Row = [id: string, root: string, state: string, reasons: string[], warnings: string[]];
 
-function run(options: Partial<BuildPluginRegistrySnapshotOptions> & { tree?: Record<string, TreeNode>; rootNames?: Array<[string, RootSpec['root']]> } = {}) {
+function run(
+  options: Partial<BuildPluginRegistrySnapshotOptions> & {
+    tree?: Record<string, TreeNode>;
+    rootNames?: Array<[string, RootSpec['root']]>;
+  } = {},
+) {
   const base = makeTree(options.tree ?? {});
-  const roots: RootSpec[] = [...(options.rootNames ?? []).map(([dir, kind]) => fileRoot(join(base, dir), kind as 'explicit')), BUNDLED_ROOT];
+  const roots: RootSpec[] = [
+    ...(options.rootNames ?? []).map(([dir, kind]) => fileRoot(join(base, dir), kind as 'explicit')),
+    BUNDLED_ROOT,
+  ];
   const result = buildPluginRegistrySnapshot({
     config: options.config ?? config(),
     roots,
@@ -28,7 +36,13 @@ function run(options: Partial<BuildPluginRegistrySnapshotOptions> & { tree?: Rec
     uid: 0,
     commandsOnPath: options.commandsOnPath ?? { python3: '/usr/bin/python3' },
   });
-  const rows: Row[] = result.snapshot.plugins.map((p) => [p.id, p.source.root, p.state, p.reasons.map((r) => r.code), p.warnings.map((w) => w.code)]);
+  const rows: Row[] = result.snapshot.plugins.map((p) => [
+    p.id,
+    p.source.root,
+    p.state,
+    p.reasons.map((r) => r.code),
+    p.warnings.map((w) => w.code),
+  ]);
   return { base, result, rows };
 }
 
@@ -79,13 +93,24 @@ describe('decide: policy order', () => {
       ['telegram', 'bundled', 'disabled', ['DISABLED_BY_ENTRY'], []],
     ]);
     expect(result.snapshot.plugins[0]!.warnings).toEqual([
-      { code: 'REQUIRED_OVERRIDE_IGNORED', message: '[plugins] deny names "builtin-tools", a required plugin; it stays enabled. Remove "builtin-tools" from deny' },
-      { code: 'REQUIRED_OVERRIDE_IGNORED', message: '[plugins.entries.builtin-tools] enabled = false is ignored: "builtin-tools" is required and stays enabled. Remove the line' },
+      {
+        code: 'REQUIRED_OVERRIDE_IGNORED',
+        message: '[plugins] deny names "builtin-tools", a required plugin; it stays enabled. Remove "builtin-tools" from deny',
+      },
+      {
+        code: 'REQUIRED_OVERRIDE_IGNORED',
+        message:
+          '[plugins.entries.builtin-tools] enabled = false is ignored: "builtin-tools" is required and stays enabled. Remove the line',
+      },
     ]);
   });
 
   it('availability: a missing variable or program makes the plugin unavailable and names it, never its value', () => {
-    const { rows, result } = run({ config: config({ plugins: { allow: ['core-python'] } }), commandsOnPath: { python3: null }, env: { OPENROUTER_API_KEY: '' } });
+    const { rows, result } = run({
+      config: config({ plugins: { allow: ['core-python'] } }),
+      commandsOnPath: { python3: null },
+      env: { OPENROUTER_API_KEY: '' },
+    });
     expect(rows.filter((r) => r[2] === 'unavailable')).toEqual([
       ['core-python', 'bundled', 'unavailable', ['MISSING_COMMAND', 'ALLOWED'], []],
       ['openrouter', 'bundled', 'unavailable', ['MISSING_ENV', 'IN_PROFILE'], ['NO_TOOLS']],
@@ -129,7 +154,11 @@ describe('decide: identity across and within roots', () => {
       ['twin', 'workspace', 'rejected', ['AMBIGUOUS_ID'], []],
       ['twin', 'user', 'enabled', ['IN_PROFILE'], []],
     ]);
-    const messages = (id: string) => normalize(result.snapshot.plugins.filter((p) => p.id === id).map((p) => p.reasons[0]!.message), base);
+    const messages = (id: string) =>
+      normalize(
+        result.snapshot.plugins.filter((p) => p.id === id).map((p) => p.reasons[0]!.message),
+        base,
+      );
     expect(messages('hello')).toEqual([
       'enabled by profile "minimal"',
       'shadowed by "hello" from the workspace root (<tmp>/ws/hello/plugin.toml), which has a lower root number (2 < 3); remove one of them or give this one another id',
@@ -149,11 +178,18 @@ describe('decide: settings', () => {
     jsonSchema: {
       type: 'object',
       additionalProperties: false,
-      properties: { root: { type: 'string' }, max_read_bytes: { type: 'integer', minimum: 1 }, limits: { type: 'object', properties: { depth: { type: 'integer' } } } },
+      properties: {
+        root: { type: 'string' },
+        max_read_bytes: { type: 'integer', minimum: 1 },
+        limits: { type: 'object', properties: { depth: { type: 'integer' } } },
+      },
     },
     defaults: { root: '.', max_read_bytes: 1024, limits: { depth: 3 } },
   };
-  const bundled = [descriptor({ id: 'core-fs', profile: 'minimal' }, { settings: fsSettings }), descriptor({ id: 'core-table', profile: 'minimal' })];
+  const bundled = [
+    descriptor({ id: 'core-fs', profile: 'minimal' }, { settings: fsSettings }),
+    descriptor({ id: 'core-table', profile: 'minimal' }),
+  ];
   const external = {
     'ws/ext/plugin.toml': manifestText({
       id: 'ext',
@@ -200,7 +236,12 @@ describe('decide: settings', () => {
       ['core-table', 'enabled', ['IN_PROFILE']],
       ['ext', 'disabled', ['CONFIG_INVALID', 'IN_PROFILE']],
     ]);
-    expect(normalize(result.snapshot.plugins.map((p) => p.reasons[0]!.message), base)).toEqual([
+    expect(
+      normalize(
+        result.snapshot.plugins.map((p) => p.reasons[0]!.message),
+        base,
+      ),
+    ).toEqual([
       'settings of "core-fs" are invalid, so it is disabled: runtime.tools.fs.typo: unknown key; runtime.tools.fs.max_read_bytes: must be integer; fix runtime.toml',
       'enabled by profile "minimal"',
       'settings of "ext" are invalid, so it is disabled: plugins.entries.ext.config.token_env: must be string; fix runtime.toml',
@@ -224,7 +265,11 @@ describe('decide is pure', () => {
           { step: 'identity', message: 'bundled plugin "a" (@trellis/plugin-a)' },
           { step: 'admission', message: 'skipped: bundled plugins are checked when the build links them' },
           { step: 'selection', message: 'the only admitted candidate with this id' },
-          { step: 'policy', message: 'not required; no [plugins.entries.a] enabled switch; not in deny; not in allow; its profile "minimal" is part of the active profile "minimal" → enabled' },
+          {
+            step: 'policy',
+            message:
+              'not required; no [plugins.entries.a] enabled switch; not in deny; not in allow; its profile "minimal" is part of the active profile "minimal" → enabled',
+          },
           { step: 'implementation', message: 'bundled implementation, loaded on first use' },
           { step: 'config', message: 'valid' },
           { step: 'availability', message: 'needs nothing from the environment' },
@@ -237,7 +282,11 @@ describe('decide is pure', () => {
           { step: 'identity', message: 'bundled plugin "b" (@trellis/plugin-b)' },
           { step: 'admission', message: 'skipped: bundled plugins are checked when the build links them' },
           { step: 'selection', message: 'the only admitted candidate with this id' },
-          { step: 'policy', message: 'not required; no [plugins.entries.b] enabled switch; not in deny; not in allow; it belongs to no profile (opt-in only) → disabled' },
+          {
+            step: 'policy',
+            message:
+              'not required; no [plugins.entries.b] enabled switch; not in deny; not in allow; it belongs to no profile (opt-in only) → disabled',
+          },
           { step: 'implementation', message: 'bundled implementation, loaded on first use' },
         ],
       ],
@@ -271,7 +320,11 @@ describe('decide: an untrusted workspace', () => {
       uid: 0,
       commandsOnPath: { python3: '/usr/bin/python3' },
     });
-    return { base, result, rows: result.snapshot.plugins.map((p) => [p.id, p.source.root, p.state, p.reasons.map((r) => r.code).join(',')]) };
+    return {
+      base,
+      result,
+      rows: result.snapshot.plugins.map((p) => [p.id, p.source.root, p.state, p.reasons.map((r) => r.code).join(',')]),
+    };
   }
 
   it('lists its plugins as disabled (WORKSPACE_UNTRUSTED), even allowed ones, and lets none shadow a trusted plugin', () => {

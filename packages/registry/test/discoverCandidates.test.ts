@@ -165,7 +165,7 @@ process.stdout.write(JSON.stringify({ found: result.candidates.map((c) => [c.man
     ]);
   });
 
-  it('does not let a stray plugin.toml hide the plugins next to it: a folder, a link or another user\'s file', () => {
+  it("does not let a stray plugin.toml hide the plugins next to it: a folder, a link or another user's file", () => {
     const base = makeTree({
       'r/plugin.toml': { dir: true },
       'r/a/plugin.toml': manifestText({ id: 'a' }),
@@ -310,7 +310,12 @@ process.stdout.write(JSON.stringify({ found: result.candidates.map((c) => [c.man
     try {
       const result = discoverCandidates({ roots: [fileRoot(join(base, 'r'))], bundled: [] });
       expect(
-        externals(result.candidates).map((c) => [normalize(c.manifestPath, base), c.readRefusal?.kind ?? null, c.readRefusal?.message ?? null, c.bytes?.length ?? null]),
+        externals(result.candidates).map((c) => [
+          normalize(c.manifestPath, base),
+          c.readRefusal?.kind ?? null,
+          c.readRefusal?.message ?? null,
+          c.bytes?.length ?? null,
+        ]),
       ).toEqual([
         ['<tmp>/r/big/plugin.toml', 'TOO_LARGE', 'it is 262145 bytes, more than the 262144-byte limit', null],
         ['<tmp>/r/dangling/plugin.toml', 'DANGLING', 'the path is a symlink whose target does not exist', null],
@@ -340,8 +345,14 @@ process.stdout.write(JSON.stringify({ found: result.candidates.map((c) => [c.man
     expect(normalize(result, base)).toEqual({
       candidates: [],
       warnings: [
-        { code: 'ROOT_MISSING', message: 'plugin root <tmp>/nope (test explicit root) does not exist; create it or remove it from the explicit roots' },
-        { code: 'ROOT_MISSING', message: 'plugin root <tmp>/file.txt (test env root) is not a folder; point it at a folder that holds plugin folders' },
+        {
+          code: 'ROOT_MISSING',
+          message: 'plugin root <tmp>/nope (test explicit root) does not exist; create it or remove it from the explicit roots',
+        },
+        {
+          code: 'ROOT_MISSING',
+          message: 'plugin root <tmp>/file.txt (test env root) is not a folder; point it at a folder that holds plugin folders',
+        },
       ],
     });
   });
@@ -362,11 +373,15 @@ process.stdout.write(JSON.stringify({ found: result.candidates.map((c) => [c.man
   it('accepts a manifest directly in the root (a --plugin-path pointing at one plugin folder)', () => {
     const base = makeTree({ 'solo/plugin.toml': manifestText({ id: 'solo' }) });
     const [c] = externals(discoverCandidates({ roots: [fileRoot(join(base, 'solo'))], bundled: [] }).candidates);
-    expect(normalize([c!.folderName, c!.pluginDirReal, c!.folders.map((f) => `${f.role}:${f.path}`)], base)).toEqual(['solo', '<tmp>/solo', ['root:<tmp>/solo']]);
+    expect(normalize([c!.folderName, c!.pluginDirReal, c!.folders.map((f) => `${f.role}:${f.path}`)], base)).toEqual([
+      'solo',
+      '<tmp>/solo',
+      ['root:<tmp>/solo'],
+    ]);
   });
 
   it('a root that is itself a symlink is walked through its realpath', () => {
-    const base = makeTree({ 'real/p/plugin.toml': manifestText({ id: 'p' }), 'link': { symlink: 'real' } });
+    const base = makeTree({ 'real/p/plugin.toml': manifestText({ id: 'p' }), link: { symlink: 'real' } });
     mkdirSync(join(base, 'unused'));
     const [c] = externals(discoverCandidates({ roots: [fileRoot(join(base, 'link'))], bundled: [] }).candidates);
     expect(normalize([c!.rootReal, c!.manifestPath, c!.manifestReal, c!.symlinks], base)).toEqual([
@@ -381,9 +396,20 @@ process.stdout.write(JSON.stringify({ found: result.candidates.map((c) => [c.man
 describe('toStatFacts', () => {
   it('keeps every number as stat gave it, small or past the small-integer range', () => {
     const real = statSync(process.cwd());
-    expect(toStatFacts(real)).toEqual({ type: 'directory', mode: real.mode, uid: real.uid, gid: real.gid, nlink: real.nlink, size: real.size });
+    expect(toStatFacts(real)).toEqual({
+      type: 'directory',
+      mode: real.mode,
+      uid: real.uid,
+      gid: real.gid,
+      nlink: real.nlink,
+      size: real.size,
+    });
     // A uid of nobody on some systems and a file past 1 GiB: no int32 wrap-around.
-    const big = Object.assign(Object.create(Object.getPrototypeOf(real) as object) as Stats, real, { uid: 4_294_967_294, gid: 2 ** 31, size: 5 * 2 ** 30 });
+    const big = Object.assign(Object.create(Object.getPrototypeOf(real) as object) as Stats, real, {
+      uid: 4_294_967_294,
+      gid: 2 ** 31,
+      size: 5 * 2 ** 30,
+    });
     expect(toStatFacts(big)).toMatchObject({ uid: 4_294_967_294, gid: 2 ** 31, size: 5 * 2 ** 30 });
   });
 });

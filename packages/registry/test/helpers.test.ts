@@ -32,7 +32,10 @@ describe('resolveDiscoveryRoots', () => {
   it('falls back to ~/.config when XDG_CONFIG_HOME is unset or relative', () => {
     const user = (env: Record<string, string>) =>
       resolveDiscoveryRoots({ config: config(), env, workspace: '/w', home: '/home/me', cwd: '/' }).find((r) => r.root === 'user')!.path;
-    expect([user({}), user({ XDG_CONFIG_HOME: 'relative' })]).toEqual(['/home/me/.config/trellis/plugins', '/home/me/.config/trellis/plugins']);
+    expect([user({}), user({ XDG_CONFIG_HOME: 'relative' })]).toEqual([
+      '/home/me/.config/trellis/plugins',
+      '/home/me/.config/trellis/plugins',
+    ]);
   });
 });
 
@@ -80,7 +83,9 @@ describe('deepMerge', () => {
   });
 
   it('never reaches a prototype', () => {
-    const patch = JSON.parse('{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}, "ok": {"__proto__": {"polluted": true}}}') as Record<string, unknown>;
+    const patch = JSON.parse(
+      '{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}, "ok": {"__proto__": {"polluted": true}}}',
+    ) as Record<string, unknown>;
     const merged = deepMerge({}, patch);
     expect(merged).toEqual({ ok: {} });
     expect([({} as Record<string, unknown>).polluted, Object.getPrototypeOf(merged.ok) === Object.prototype]).toEqual([undefined, true]);

@@ -28,13 +28,19 @@ function randomTree(seed: number): Record<string, Node> {
   const random = prng(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const folders = ['r/a', 'r/b', 'r/a/c', 'r/b/d', 'r/a/c/e', 'r/.h'];
-  const tree: Record<string, Node> = { 'outside/plugin.toml': manifestText({ id: 'outside' }), 'outside/x/plugin.toml': manifestText({ id: 'outx' }) };
+  const tree: Record<string, Node> = {
+    'outside/plugin.toml': manifestText({ id: 'outside' }),
+    'outside/x/plugin.toml': manifestText({ id: 'outx' }),
+  };
   for (const folder of folders) if (random() < 0.7) tree[`${folder}/keep`] = { dir: true };
   let n = 0;
   for (const folder of folders) {
     const roll = random();
     if (roll < 0.45) tree[`${folder}/plugin.toml`] = manifestText({ id: `p${(n += 1)}` });
-    else if (roll < 0.6) tree[`${folder}/plugin.toml`] = { symlink: pick(['../../outside/plugin.toml', '../a/plugin.toml', 'missing.toml', '../b/plugin.toml']) };
+    else if (roll < 0.6)
+      tree[`${folder}/plugin.toml`] = {
+        symlink: pick(['../../outside/plugin.toml', '../a/plugin.toml', 'missing.toml', '../b/plugin.toml']),
+      };
   }
   for (let i = 0; i < 3; i += 1) {
     const at = `${pick(['r', 'r/a', 'r/b', 'r/a/c'])}/l${i}`;
@@ -63,7 +69,8 @@ describe('the realpath of a found manifest', () => {
         const paths = [c.manifestPath, ...c.aliases];
         // Every path to the candidate leads to one real file (or, dangling, to none).
         for (const path of paths) {
-          if (realOrNull(path) !== c.manifestReal) mismatches.push(`seed ${seed}: ${path} → ${realOrNull(path)}, candidate says ${c.manifestReal}`);
+          if (realOrNull(path) !== c.manifestReal)
+            mismatches.push(`seed ${seed}: ${path} → ${realOrNull(path)}, candidate says ${c.manifestReal}`);
         }
         // The plugin folder is where the manifest really is (a manifest link out of the root is an escape).
         if (c.manifestReal !== null && c.pluginDirReal !== dirname(c.manifestReal)) {

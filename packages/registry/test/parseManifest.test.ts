@@ -5,7 +5,8 @@ import { parseManifest } from '../src/parse.ts';
 
 describe('parseManifest', () => {
   it('returns plain objects and arrays, also in free-form schemas (no parser tables leak out)', () => {
-    const text = 'schema_version = 1\nid = "plain"\nname = "Plain"\nversion = "1.0.0"\nkind = "toolset"\n[[tools]]\nname = "t"\ndescription = "d"\n[tools.input_schema]\ntype = "object"\n[tools.input_schema.properties.q]\ntype = "string"\n';
+    const text =
+      'schema_version = 1\nid = "plain"\nname = "Plain"\nversion = "1.0.0"\nkind = "toolset"\n[[tools]]\nname = "t"\ndescription = "d"\n[tools.input_schema]\ntype = "object"\n[tools.input_schema.properties.q]\ntype = "string"\n';
     const { manifest, errors } = parseManifest(new TextEncoder().encode(text));
     expect(errors).toEqual([]);
     const schema = manifest!.tools[0]!.input_schema as Record<string, unknown>;

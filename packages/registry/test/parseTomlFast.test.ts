@@ -26,7 +26,8 @@ function dump(value: unknown): string {
   if (value === null || typeof value !== 'object') return `${typeof value}:${JSON.stringify(value)}`;
   if (Array.isArray(value)) return `[${value.map(dump).join(',')}]`;
   const proto: unknown = Object.getPrototypeOf(value);
-  if (proto !== null && proto !== Object.prototype) return `${(proto as { constructor: { name: string } }).constructor.name}:${String(value)}`;
+  if (proto !== null && proto !== Object.prototype)
+    return `${(proto as { constructor: { name: string } }).constructor.name}:${String(value)}`;
   return `{${Reflect.ownKeys(value)
     .map((k) => `${JSON.stringify(String(k))}=${dump((value as Record<string | symbol, unknown>)[k])}`)
     .join(',')}}`;
@@ -173,7 +174,14 @@ describe('parseTomlFast', () => {
   });
 
   it('never sets a prototype, however the unsafe key is spelled', () => {
-    for (const text of ['__proto__ = 1', "'__proto__' = 1", '[a.__proto__]', '[["__proto__"]]', 'a = { __proto__ = { x = 1 } }', 'a = [{ constructor = 1 }]']) {
+    for (const text of [
+      '__proto__ = 1',
+      "'__proto__' = 1",
+      '[a.__proto__]',
+      '[["__proto__"]]',
+      'a = { __proto__ = { x = 1 } }',
+      'a = [{ constructor = 1 }]',
+    ]) {
       expect(parseTomlFast(text), text).toBeNull();
     }
     expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
@@ -208,8 +216,46 @@ describe('parseTomlFast', () => {
       seed ^= seed << 5;
       return (seed >>> 0) % n;
     };
-    const pieces = ['[', ']', '[[', ']]', '{', '}', '"', "'", '\\', '=', '.', ',', '#', '\n', '\r', '\r\n', '\t', ' ', '-', '_', '0', '1', '9', 'a', 'é', '\u0000', '\u007f', 'true', '"""', '__proto__', '1.5', '-0', 'tools', 'x = 1\n'];
-    const seeds = [MANIFEST, ...readdirSync(join(repo, 'plugins')).map((dir) => readFileSync(join(repo, 'plugins', dir, 'plugin.toml'), 'utf8'))];
+    const pieces = [
+      '[',
+      ']',
+      '[[',
+      ']]',
+      '{',
+      '}',
+      '"',
+      "'",
+      '\\',
+      '=',
+      '.',
+      ',',
+      '#',
+      '\n',
+      '\r',
+      '\r\n',
+      '\t',
+      ' ',
+      '-',
+      '_',
+      '0',
+      '1',
+      '9',
+      'a',
+      'é',
+      '\u0000',
+      '\u007f',
+      'true',
+      '"""',
+      '__proto__',
+      '1.5',
+      '-0',
+      'tools',
+      'x = 1\n',
+    ];
+    const seeds = [
+      MANIFEST,
+      ...readdirSync(join(repo, 'plugins')).map((dir) => readFileSync(join(repo, 'plugins', dir, 'plugin.toml'), 'utf8')),
+    ];
     const counts = { fast: 0, fallback: 0 };
     for (let n = 0; n < 6000; n += 1) {
       let text = seeds[random(seeds.length)]!;

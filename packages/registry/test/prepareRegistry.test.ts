@@ -19,7 +19,10 @@ describe('prepareRegistry', () => {
     const dir = mkdtempSync(join(tmpdir(), 'trellis-prepare-'));
     try {
       const patched = RuntimeConfigSchema.parse({ runtime: { tools: { fs: { allow_write: true } } } });
-      await fresh.prepareRegistry({ roots: [{ root: 'explicit', priority: 0, path: dir, origin: 'x', warnIfMissing: true }], config: patched });
+      await fresh.prepareRegistry({
+        roots: [{ root: 'explicit', priority: 0, path: dir, origin: 'x', warnIfMissing: true }],
+        config: patched,
+      });
       expect(typeof fresh.registryDependency('parseManifest')).toBe('function');
       expect(typeof fresh.registryDependency('Ajv')).toBe('function');
     } finally {
@@ -33,7 +36,10 @@ describe('prepareRegistry', () => {
     const dir = mkdtempSync(join(tmpdir(), 'trellis-prepare-'));
     try {
       // A file root and a config that patches nothing: a manifest found there may still have a config_schema.
-      await fresh.prepareRegistry({ roots: [{ root: 'explicit', priority: 0, path: dir, origin: 'x', warnIfMissing: true }], config: RuntimeConfigSchema.parse({}) });
+      await fresh.prepareRegistry({
+        roots: [{ root: 'explicit', priority: 0, path: dir, origin: 'x', warnIfMissing: true }],
+        config: RuntimeConfigSchema.parse({}),
+      });
       expect(typeof fresh.registryDependency('parseManifest')).toBe('function');
       expect(typeof fresh.registryDependency('Ajv')).toBe('function');
     } finally {

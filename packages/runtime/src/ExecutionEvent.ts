@@ -88,14 +88,7 @@ export interface OutcomeEvent extends ExecutionEventBase {
  * Events carry argument keys and summaries, never argument values; the outcome event carries the
  * outcome the caller receives.
  */
-export type ExecutionEvent =
-  | LookupEvent
-  | ValidateEvent
-  | CapabilityEvent
-  | CanonicalizeEvent
-  | PolicyEvent
-  | AttemptEvent
-  | OutcomeEvent;
+export type ExecutionEvent = LookupEvent | ValidateEvent | CapabilityEvent | CanonicalizeEvent | PolicyEvent | AttemptEvent | OutcomeEvent;
 
 /** The `type` of an execution event. */
 export type ExecutionEventType = ExecutionEvent['type'];

@@ -30,9 +30,7 @@ export interface CanonicalizeContext {
  * runtime never re-sends a non-idempotent tool's call after it was dispatched; an undispatched
  * failure may be retried even for such a tool (when it is retryable).
  */
-export type ImplementationOutcome =
-  | ToolOutcome
-  | { readonly ok: false; readonly error: ToolFailure; readonly notDispatched: true };
+export type ImplementationOutcome = ToolOutcome | { readonly ok: false; readonly error: ToolFailure; readonly notDispatched: true };
 
 /**
  * The runtime's view of one plugin's code, whatever runs it: a bundled module in process, a

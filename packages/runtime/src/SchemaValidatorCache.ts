@@ -97,7 +97,12 @@ export function createSchemaValidatorCache(options: { limits?: SchemaLimits } = 
     return result;
   };
 
-  const compileFresh = (schema: Readonly<Record<string, unknown>>, fillsDefaults: boolean, hash: string, trusted: boolean): CompiledSchema | UnsafeSchema => {
+  const compileFresh = (
+    schema: Readonly<Record<string, unknown>>,
+    fillsDefaults: boolean,
+    hash: string,
+    trusted: boolean,
+  ): CompiledSchema | UnsafeSchema => {
     const declared = schema.$schema;
     let drafts: Draft[];
     // A trusted schema was checked as 2020-12 by the build: no draft-07 retry.

@@ -1,5 +1,17 @@
 import type { RuntimeConfig } from '@trellis/config';
-import { CAPABILITIES, ERROR_CODES, compileToolGlob, isToolError, lazyCrypto, silentLogger, type Logger, type ToolContract, type ToolFailure, type ToolOutcome, type ToolProgress } from '@trellis/sdk';
+import {
+  CAPABILITIES,
+  ERROR_CODES,
+  compileToolGlob,
+  isToolError,
+  lazyCrypto,
+  silentLogger,
+  type Logger,
+  type ToolContract,
+  type ToolFailure,
+  type ToolOutcome,
+  type ToolProgress,
+} from '@trellis/sdk';
 import type { AuditRecord, AuditSink } from './AuditLog.ts';
 import { createFileAuditLog } from './AuditLog.ts';
 import { checkOutput } from './checkOutput.ts';
@@ -62,9 +74,7 @@ export interface ApprovalRefusal {
 }
 
 /** Finds a plugin's implementation by plugin id; asked once per plugin, on its first call. */
-export type ImplementationResolver =
-  | ((pluginId: string) => PluginImplementation | undefined)
-  | ReadonlyMap<string, PluginImplementation>;
+export type ImplementationResolver = ((pluginId: string) => PluginImplementation | undefined) | ReadonlyMap<string, PluginImplementation>;
 
 /** Options of `createToolRuntime`. */
 export interface CreateToolRuntimeOptions {
@@ -266,7 +276,14 @@ class Invocation implements ImplementationCall, Expirable {
 
   /** The outcome of an interrupted call (deadline passed, caller aborted, runtime shut down). */
   interruption(): { readonly ok: false; readonly error: ToolFailure } {
-    return { ok: false, error: this.interrupted ?? { code: ERROR_CODES.INTERNAL_ERROR, message: `${this.name} was interrupted for no recorded reason`, retryable: false } };
+    return {
+      ok: false,
+      error: this.interrupted ?? {
+        code: ERROR_CODES.INTERNAL_ERROR,
+        message: `${this.name} was interrupted for no recorded reason`,
+        retryable: false,
+      },
+    };
   }
 
   /** Waits for `promise`, or for an interruption (deadline, abort), whichever comes first. */
@@ -410,7 +427,6 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
       .catch(noop);
   };
 
-
   const finish = (call: Invocation, request: ToolRequest, outcome: ToolOutcome, started: number): ToolOutcome => {
     scheduler.remove(call);
     if (hooks.length > 0 || audit !== undefined) {
@@ -433,7 +449,10 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
         try {
           audit.write(record);
         } catch (error) {
-          logger.error('the audit log failed to take a record', { callId: call.callId, error: error instanceof Error ? error.message : String(error) });
+          logger.error('the audit log failed to take a record', {
+            callId: call.callId,
+            error: error instanceof Error ? error.message : String(error),
+          });
         }
       }
     }
@@ -443,13 +462,19 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
   const invoke = async (request: ToolRequest, options?: InvokeOptions): Promise<ToolOutcome> => {
     const started = performance.now();
     const name = typeof request?.name === 'string' ? request.name : String(request?.name);
-    const call = new Invocation(typeof request?.callId === 'string' && request.callId !== '' ? request.callId : (idPrefix ??= `call-${lazyCrypto().randomBytes(4).toString('hex')}-`) + ++idCounter, name);
+    const call = new Invocation(
+      typeof request?.callId === 'string' && request.callId !== ''
+        ? request.callId
+        : (idPrefix ??= `call-${lazyCrypto().randomBytes(4).toString('hex')}-`) + ++idCounter,
+      name,
+    );
     if (disposed) return finish(call, request, fail(ERROR_CODES.ABORTED, `the runtime was shut down; ${name} was not run`), started);
     const signal = options?.signal;
     if (options?.onProgress !== undefined) call.onProgress = options.onProgress;
     let onAbort: (() => void) | undefined;
     if (signal !== undefined) {
-      if (signal.aborted) return finish(call, request, fail(ERROR_CODES.ABORTED, `the caller aborted the call to ${name} before it started`), started);
+      if (signal.aborted)
+        return finish(call, request, fail(ERROR_CODES.ABORTED, `the caller aborted the call to ${name} before it started`), started);
       onAbort = () => call.interrupt({ code: ERROR_CODES.ABORTED, message: `the caller aborted the call to ${name}`, retryable: false });
       signal.addEventListener('abort', onAbort, { once: true });
     }
@@ -467,7 +492,14 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
         } else if (found.status === 'unavailable' && found.descriptor !== undefined && RUNTIME_STAGE_CODES.has(found.reason.code)) {
           descriptor = found.descriptor;
         } else {
-          if (observed) emit({ type: 'lookup', callId: call.callId, tool: name, status: found.status, plugin: found.status === 'unavailable' ? found.descriptor?.plugin : undefined });
+          if (observed)
+            emit({
+              type: 'lookup',
+              callId: call.callId,
+              tool: name,
+              status: found.status,
+              plugin: found.status === 'unavailable' ? found.descriptor?.plugin : undefined,
+            });
           if (found.status === 'unavailable') {
             const reason = found.reason;
             // A catalog reason usually names the tool already; do not say it twice.
@@ -512,7 +544,10 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
         }
         if (!schema.ok) {
           if (observed) emit({ type: 'validate', callId: call.callId, tool: name, ok: false, errors: [schema.problem] });
-          outcome = fail(ERROR_CODES.SCHEMA_UNSAFE, `the input schema of ${name} cannot be used safely: ${schema.problem}; the plugin ${descriptor.plugin} must fix its schema`);
+          outcome = fail(
+            ERROR_CODES.SCHEMA_UNSAFE,
+            `the input schema of ${name} cannot be used safely: ${schema.problem}; the plugin ${descriptor.plugin} must fix its schema`,
+          );
           break stages;
         }
         let input: unknown = request.input === undefined ? {} : request.input;
@@ -527,13 +562,19 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
             input = structuredClone(input);
           } catch {
             if (observed) emit({ type: 'validate', callId: call.callId, tool: name, ok: false, errors: ['(root): must be plain JSON'] });
-            outcome = fail(ERROR_CODES.INPUT_INVALID, `invalid arguments for ${name}:\n(root): must be plain JSON (no functions, symbols or class instances)`);
+            outcome = fail(
+              ERROR_CODES.INPUT_INVALID,
+              `invalid arguments for ${name}:\n(root): must be plain JSON (no functions, symbols or class instances)`,
+            );
             break stages;
           }
         }
         const errors = schema.check(input);
         if (observed) emit({ type: 'validate', callId: call.callId, tool: name, ok: errors === undefined, errors: errors ?? NO_STRINGS });
-        if (errors !== undefined) { outcome = fail(ERROR_CODES.INPUT_INVALID, `invalid arguments for ${name}:\n${errors.join('\n')}`); break stages; }
+        if (errors !== undefined) {
+          outcome = fail(ERROR_CODES.INPUT_INVALID, `invalid arguments for ${name}:\n${errors.join('\n')}`);
+          break stages;
+        }
         call.input = input;
 
         // 3. capability
@@ -551,7 +592,10 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
         try {
           impl = implementationOf(gate);
         } catch (error) {
-          outcome = fail(ERROR_CODES.PLUGIN_LOAD_FAILED, `the implementation of plugin ${gate.id} could not be created: ${error instanceof Error ? error.message : String(error)}`);
+          outcome = fail(
+            ERROR_CODES.PLUGIN_LOAD_FAILED,
+            `the implementation of plugin ${gate.id} could not be created: ${error instanceof Error ? error.message : String(error)}`,
+          );
           break stages;
         }
         if (impl === undefined) {
@@ -567,23 +611,34 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
           gate.starting ??= Promise.resolve()
             .then(() => loading.start())
             .catch(noop);
-          if ((await call.race(gate.starting)) === INTERRUPTED) { outcome = call.interruption(); break stages; }
+          if ((await call.race(gate.starting)) === INTERRUPTED) {
+            outcome = call.interruption();
+            break stages;
+          }
           canonicalizes = impl.canonicalizes(call.tool) !== false;
         }
         if (canonicalizes) {
           let result: { input: unknown; summary?: Record<string, unknown> } | Interrupted;
           try {
-            result = await call.race((impl.canonicalize as NonNullable<PluginImplementation['canonicalize']>)(call.tool, input, call.signal, call));
+            result = await call.race(
+              (impl.canonicalize as NonNullable<PluginImplementation['canonicalize']>)(call.tool, input, call.signal, call),
+            );
           } catch (thrown) {
             const failure = failureFromThrown(thrown, name);
             if (observed) emit({ type: 'canonicalize', callId: call.callId, tool: name, ran: true, ok: false });
             // A ToolError is the tool refusing its arguments with a precise code (PATH_NOT_ALLOWED, …):
             // keep it. Anything else thrown here is a bug in the hook.
-            if (isToolError(thrown) || PASS_THROUGH_CODES.has(failure.code)) { outcome = { ok: false, error: failure }; break stages; }
+            if (isToolError(thrown) || PASS_THROUGH_CODES.has(failure.code)) {
+              outcome = { ok: false, error: failure };
+              break stages;
+            }
             outcome = fail(ERROR_CODES.CANONICALIZE_FAILED, `${name} could not canonicalize its arguments: ${failure.message}`);
             break stages;
           }
-          if (result === INTERRUPTED) { outcome = call.interruption(); break stages; }
+          if (result === INTERRUPTED) {
+            outcome = call.interruption();
+            break stages;
+          }
           input = result.input;
           summary = result.summary;
           call.input = input;
@@ -594,7 +649,8 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
 
         // 5. policy
         if (entry.denied !== undefined) {
-          if (observed) emit({ type: 'policy', callId: call.callId, tool: name, decision: 'denied', approval: 'none', rule: entry.deniedRule });
+          if (observed)
+            emit({ type: 'policy', callId: call.callId, tool: name, decision: 'denied', approval: 'none', rule: entry.deniedRule });
           outcome = fail(ERROR_CODES.POLICY_DENIED, entry.denied);
           break stages;
         }
@@ -603,7 +659,8 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
           let approved: boolean | Interrupted = false;
           let refusal = 'the approver said no';
           if (approve === undefined) {
-            refusal = 'this host has no way to ask (no TTY or approval hook); run it from a terminal, or remove it from [runtime.policy] ask';
+            refusal =
+              'this host has no way to ask (no TTY or approval hook); run it from a terminal, or remove it from [runtime.policy] ask';
           } else {
             const request: ApprovalRequest = {
               callId: call.callId,
@@ -624,17 +681,25 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
               else if (typeof answer === 'object' && answer !== null && typeof answer.refused === 'string') refusal = answer.refused;
               else approved = answer === true;
             } catch (error) {
-              logger.warn(`the approval hook failed for ${name}; the call is refused`, { callId: call.callId, error: error instanceof Error ? error.message : String(error) });
+              logger.warn(`the approval hook failed for ${name}; the call is refused`, {
+                callId: call.callId,
+                error: error instanceof Error ? error.message : String(error),
+              });
               refusal = 'the approval hook failed';
             }
           }
-          if (approved === INTERRUPTED) { outcome = call.interruption(); break stages; }
+          if (approved === INTERRUPTED) {
+            outcome = call.interruption();
+            break stages;
+          }
           if (approved !== true) {
-            if (observed) emit({ type: 'policy', callId: call.callId, tool: name, decision: 'refused', approval: entry.ask, rule: entry.askRule });
+            if (observed)
+              emit({ type: 'policy', callId: call.callId, tool: name, decision: 'refused', approval: entry.ask, rule: entry.askRule });
             outcome = fail(ERROR_CODES.APPROVAL_DENIED, `${name} needs approval (${why}) and was not approved: ${refusal}`);
             break stages;
           }
-          if (observed) emit({ type: 'policy', callId: call.callId, tool: name, decision: 'approved', approval: entry.ask, rule: entry.askRule });
+          if (observed)
+            emit({ type: 'policy', callId: call.callId, tool: name, decision: 'approved', approval: entry.ask, rule: entry.askRule });
         } else if (observed) {
           emit({ type: 'policy', callId: call.callId, tool: name, decision: 'allowed', approval: 'none' });
         }
@@ -644,7 +709,10 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
         for (let attempt = 1; ; attempt++) {
           if (!gate.tryAcquire()) {
             const waited = await call.waitForSlot(gate);
-            if (waited === INTERRUPTED) { outcome = call.interruption(); break stages; }
+            if (waited === INTERRUPTED) {
+              outcome = call.interruption();
+              break stages;
+            }
           }
           if (call.interrupted !== undefined) {
             gate.release();
@@ -661,13 +729,26 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
           }
           gate.release();
           if (result === INTERRUPTED) {
-            if (observed) emit({ type: 'attempt', callId: call.callId, tool: name, attempt, phase: 'end', ok: false, code: call.interruption().error.code, retrying: false });
+            if (observed)
+              emit({
+                type: 'attempt',
+                callId: call.callId,
+                tool: name,
+                attempt,
+                phase: 'end',
+                ok: false,
+                code: call.interruption().error.code,
+                retrying: false,
+              });
             outcome = call.interruption();
             break stages;
           }
           let attemptOutcome: ToolOutcome = result;
           if (result === null || typeof result !== 'object' || typeof result.ok !== 'boolean') {
-            attemptOutcome = fail(ERROR_CODES.INTERNAL_ERROR, `the implementation of plugin ${gate.id} returned something that is not an outcome for ${name}`);
+            attemptOutcome = fail(
+              ERROR_CODES.INTERNAL_ERROR,
+              `the implementation of plugin ${gate.id} returned something that is not an outcome for ${name}`,
+            );
           } else if (result.ok) {
             const problem = checkOutput(result.value, name, settings.maxOutputBytes);
             if (problem !== undefined) attemptOutcome = { ok: false, error: problem };
@@ -686,22 +767,50 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
             delayMs = Math.round(settings.backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2));
             if (performance.now() + delayMs >= call.deadlineAt) retrying = false;
           }
-          if (observed) emit({ type: 'attempt', callId: call.callId, tool: name, attempt, phase: 'end', ok: false, code: error.code, retrying, delayMs: retrying ? delayMs : undefined });
-          if (!retrying) { outcome = attemptOutcome; break stages; }
+          if (observed)
+            emit({
+              type: 'attempt',
+              callId: call.callId,
+              tool: name,
+              attempt,
+              phase: 'end',
+              ok: false,
+              code: error.code,
+              retrying,
+              delayMs: retrying ? delayMs : undefined,
+            });
+          if (!retrying) {
+            outcome = attemptOutcome;
+            break stages;
+          }
           if (delayMs > 0) {
             let timer: ReturnType<typeof setTimeout> | undefined;
             const slept = await call.race(new Promise<void>((resolve) => (timer = setTimeout(resolve, delayMs))));
             clearTimeout(timer);
-            if (slept === INTERRUPTED) { outcome = call.interruption(); break stages; }
+            if (slept === INTERRUPTED) {
+              outcome = call.interruption();
+              break stages;
+            }
           }
         }
       }
     } catch (bug) {
-      logger.error(`internal error while running ${name}`, { callId: call.callId, error: bug instanceof Error ? (bug.stack ?? bug.message) : String(bug) });
-      outcome = fail(ERROR_CODES.INTERNAL_ERROR, `Trellis failed while running ${name}: ${bug instanceof Error ? bug.message : String(bug)} (a bug in Trellis; please report it)`);
+      logger.error(`internal error while running ${name}`, {
+        callId: call.callId,
+        error: bug instanceof Error ? (bug.stack ?? bug.message) : String(bug),
+      });
+      outcome = fail(
+        ERROR_CODES.INTERNAL_ERROR,
+        `Trellis failed while running ${name}: ${bug instanceof Error ? bug.message : String(bug)} (a bug in Trellis; please report it)`,
+      );
     }
     if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
-    return finish(call, request, outcome ?? fail(ERROR_CODES.INTERNAL_ERROR, `Trellis ended ${name} without an outcome (a bug in Trellis; please report it)`), started);
+    return finish(
+      call,
+      request,
+      outcome ?? fail(ERROR_CODES.INTERNAL_ERROR, `Trellis ended ${name} without an outcome (a bug in Trellis; please report it)`),
+      started,
+    );
   };
 
   return {
@@ -717,7 +826,11 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
       disposed = true;
       // Every call past lookup is in the scheduler (deadlines are always finite: tool_timeout_seconds caps them).
       for (const call of scheduler.items() as Invocation[]) {
-        call.interrupt({ code: ERROR_CODES.ABORTED, message: `the runtime was shut down while ${call.name} was running`, retryable: false });
+        call.interrupt({
+          code: ERROR_CODES.ABORTED,
+          message: `the runtime was shut down while ${call.name} was running`,
+          retryable: false,
+        });
       }
       scheduler.clear();
       const impls = [...gates.values()].map((gate) => gate.impl).filter((impl): impl is PluginImplementation => impl !== undefined);

@@ -21,7 +21,13 @@ import {
   type WorkspacePaths,
 } from '@trellis/sdk';
 import { failureFromThrown } from './outcomeFromThrown.ts';
-import type { CanonicalizeContext, ImplementationCall, ImplementationOutcome, LifecycleState, PluginImplementation } from './PluginImplementation.ts';
+import type {
+  CanonicalizeContext,
+  ImplementationCall,
+  ImplementationOutcome,
+  LifecycleState,
+  PluginImplementation,
+} from './PluginImplementation.ts';
 import { acquireWorkerPool, isPoolAbort, type WorkerPoolLease } from './workerPool.ts';
 
 /** Options of `createBundledImplementation`. */
@@ -66,7 +72,13 @@ function tsxLoaderUrl(moduleUrl: string): string | null {
 type WorkerReply =
   | { type: 'result'; value: unknown }
   | { type: 'none' }
-  | { type: 'thrown'; info: { kind: 'tool'; code: string; message: string; retryable: boolean } | { kind: 'error'; name: string; message: string } | { kind: 'value'; text: string } }
+  | {
+      type: 'thrown';
+      info:
+        | { kind: 'tool'; code: string; message: string; retryable: boolean }
+        | { kind: 'error'; name: string; message: string }
+        | { kind: 'value'; text: string };
+    }
   | { type: 'unserializable'; message: string }
   | { type: 'load-failed'; message: string }
   | { type: 'crashed'; message: string }
@@ -142,7 +154,9 @@ class BundledImplementation implements PluginImplementation {
       try {
         await this.source.start({ mode: this.options.toolSourceMode ?? 'cached' });
       } catch (error) {
-        this.logger.error(`plugin ${this.pluginId}: its tool source failed to start: ${error instanceof Error ? error.message : String(error)}`);
+        this.logger.error(
+          `plugin ${this.pluginId}: its tool source failed to start: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
     }
   }
@@ -154,7 +168,9 @@ class BundledImplementation implements PluginImplementation {
       // The catalog reads a source's specs like a get_tools reply: missing fields get defaults.
       return this.source.list() as unknown as readonly ToolSpec[];
     } catch (error) {
-      this.logger.error(`plugin ${this.pluginId}: its tool source failed to list tools: ${error instanceof Error ? error.message : String(error)}`);
+      this.logger.error(
+        `plugin ${this.pluginId}: its tool source failed to list tools: ${error instanceof Error ? error.message : String(error)}`,
+      );
       return [];
     }
   }
@@ -181,7 +197,12 @@ class BundledImplementation implements PluginImplementation {
     return typeof tools.get(tool)?.canonicalize === 'function';
   }
 
-  async canonicalize(tool: string, input: unknown, signal: AbortSignal, context?: CanonicalizeContext): Promise<{ input: unknown; summary?: Record<string, unknown> }> {
+  async canonicalize(
+    tool: string,
+    input: unknown,
+    signal: AbortSignal,
+    context?: CanonicalizeContext,
+  ): Promise<{ input: unknown; summary?: Record<string, unknown> }> {
     const callId = context?.callId ?? '';
     if (this.workerTools.has(tool)) {
       const reply = await this.runWorker('canonicalize', tool, input, signal, callId);
@@ -211,14 +232,19 @@ class BundledImplementation implements PluginImplementation {
 
   // The hot path: no async frame, and a synchronous tool result costs one resolved promise.
   private callLoaded(call: ImplementationCall): Promise<ImplementationOutcome> {
-    if (this.failure !== undefined) return Promise.resolve({ ok: false, error: { code: ERROR_CODES.PLUGIN_LOAD_FAILED, message: this.failure, retryable: false } });
+    if (this.failure !== undefined)
+      return Promise.resolve({ ok: false, error: { code: ERROR_CODES.PLUGIN_LOAD_FAILED, message: this.failure, retryable: false } });
     const tool = call.tool;
     const definition = this.tools?.get(tool);
     if (definition === undefined && this.source !== undefined) return this.callSource(this.source, call);
     if (definition === undefined) {
       return Promise.resolve({
         ok: false,
-        error: { code: ERROR_CODES.TOOL_NOT_FOUND, message: `plugin ${this.pluginId} declares ${tool} but its code has no such tool; rebuild the plugin`, retryable: false },
+        error: {
+          code: ERROR_CODES.TOOL_NOT_FOUND,
+          message: `plugin ${this.pluginId} declares ${tool} but its code has no such tool; rebuild the plugin`,
+          retryable: false,
+        },
       });
     }
     let result: unknown;
@@ -263,7 +289,9 @@ class BundledImplementation implements PluginImplementation {
       try {
         await this.source.close();
       } catch (error) {
-        this.logger.warn(`plugin ${this.pluginId}: its tool source failed to close: ${error instanceof Error ? error.message : String(error)}`);
+        this.logger.warn(
+          `plugin ${this.pluginId}: its tool source failed to close: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
     }
     const definition = this.definition;
@@ -276,7 +304,11 @@ class BundledImplementation implements PluginImplementation {
     }
   }
 
-  private context(source: { readonly signal: AbortSignal; readonly onProgress?: ((update: ToolProgress) => void) | undefined }, callId: string, tool: string): BundledToolContext {
+  private context(
+    source: { readonly signal: AbortSignal; readonly onProgress?: ((update: ToolProgress) => void) | undefined },
+    callId: string,
+    tool: string,
+  ): BundledToolContext {
     const o = this.options;
     return new BundledToolContext(source, o.settings, this.logger, o.workspace, o.env, callId, `${this.pluginId}.${tool}`, o.host);
   }
@@ -308,7 +340,9 @@ class BundledImplementation implements PluginImplementation {
               try {
                 listener();
               } catch (error) {
-                this.logger.error(`plugin ${this.pluginId}: a tools-changed listener threw: ${error instanceof Error ? error.message : String(error)}`);
+                this.logger.error(
+                  `plugin ${this.pluginId}: a tools-changed listener threw: ${error instanceof Error ? error.message : String(error)}`,
+                );
               }
             }
           });
@@ -341,7 +375,13 @@ class BundledImplementation implements PluginImplementation {
     return this.poolLease;
   }
 
-  private async runWorker(mode: 'canonicalize' | 'run', tool: string, input: unknown, signal: AbortSignal, callId: string): Promise<WorkerReply> {
+  private async runWorker(
+    mode: 'canonicalize' | 'run',
+    tool: string,
+    input: unknown,
+    signal: AbortSignal,
+    callId: string,
+  ): Promise<WorkerReply> {
     const moduleUrl = this.options.descriptor.moduleUrl;
     if (moduleUrl === undefined) {
       return {
@@ -376,13 +416,21 @@ class BundledImplementation implements PluginImplementation {
       const reply = (await this.lease(moduleUrl).run(task, controller.signal)) as WorkerReply & { logs?: WorkerLog[] };
       for (const line of reply.logs ?? []) {
         const level = (['debug', 'info', 'warn', 'error'] as const).find((known) => known === line.level) ?? 'info';
-        this.logger[level](line.level === 'debug' && line.message.startsWith('(worker ') ? `${this.pluginId}.${tool} ${line.message}` : line.message, line.fields);
+        this.logger[level](
+          line.level === 'debug' && line.message.startsWith('(worker ') ? `${this.pluginId}.${tool} ${line.message}` : line.message,
+          line.fields,
+        );
       }
       return reply;
     } catch (error) {
-      if (controller.signal.aborted || isPoolAbort(error)) return { type: 'aborted', message: 'the call was aborted; its worker was terminated and replaced' };
+      if (controller.signal.aborted || isPoolAbort(error))
+        return { type: 'aborted', message: 'the call was aborted; its worker was terminated and replaced' };
       const code = (error as { code?: unknown } | null)?.code;
-      if (code === 'ERR_WORKER_OUT_OF_MEMORY') return { type: 'crashed', message: `the worker ran out of memory (limit ${limits.maxOldGenerationSizeMb ?? '?'} MB old generation)` };
+      if (code === 'ERR_WORKER_OUT_OF_MEMORY')
+        return {
+          type: 'crashed',
+          message: `the worker ran out of memory (limit ${limits.maxOldGenerationSizeMb ?? '?'} MB old generation)`,
+        };
       return { type: 'crashed', message: `the worker failed: ${error instanceof Error ? error.message : String(error)}` };
     } finally {
       signal.removeEventListener('abort', onAbort);
@@ -404,9 +452,17 @@ class BundledImplementation implements PluginImplementation {
         };
       }
       case 'unserializable':
-        return { code: ERROR_CODES.OUTPUT_NOT_SERIALIZABLE, message: `${name} returned a result that cannot be serialized: ${reply.message} (a bug in the tool)`, retryable: false };
+        return {
+          code: ERROR_CODES.OUTPUT_NOT_SERIALIZABLE,
+          message: `${name} returned a result that cannot be serialized: ${reply.message} (a bug in the tool)`,
+          retryable: false,
+        };
       case 'load-failed':
-        return { code: ERROR_CODES.PLUGIN_LOAD_FAILED, message: `plugin ${this.pluginId} failed to load in a worker: ${reply.message}`, retryable: false };
+        return {
+          code: ERROR_CODES.PLUGIN_LOAD_FAILED,
+          message: `plugin ${this.pluginId} failed to load in a worker: ${reply.message}`,
+          retryable: false,
+        };
       case 'crashed':
         return { code: ERROR_CODES.PLUGIN_CRASHED, message: `${name}: ${reply.message}`, retryable: false };
       case 'aborted':

@@ -7,5 +7,9 @@ export type { ScriptImplementationOptions, ScriptRuntime, ScriptRequest } from '
 export { createHttpImplementation, checkHttpEndpoint } from './adapters/createHttpImplementation.ts';
 export type { HttpImplementationOptions, HttpRuntime } from './adapters/createHttpImplementation.ts';
 export { createExternalImplementation } from './adapters/createExternalImplementation.ts';
-export type { ExternalPluginEntry, ExternalPluginOverrides, ExternalImplementationOptions } from './adapters/createExternalImplementation.ts';
+export type {
+  ExternalPluginEntry,
+  ExternalPluginOverrides,
+  ExternalImplementationOptions,
+} from './adapters/createExternalImplementation.ts';
 export { killTrackedGroups as killPluginProcessGroups } from './adapters/processGroups.ts';

@@ -37,4 +37,3 @@ export type { SchemaLimits } from '@trellis/sdk';
 export { failureFromThrown } from './outcomeFromThrown.ts';
 export { createBundledImplementation, DEFAULT_WORKER_RESOURCE_LIMITS } from './createBundledImplementation.ts';
 export type { CreateBundledImplementationOptions } from './createBundledImplementation.ts';
-

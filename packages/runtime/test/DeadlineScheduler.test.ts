@@ -10,7 +10,13 @@ describe('DeadlineScheduler', () => {
     const expired: string[] = [];
     const scheduler = new DeadlineScheduler();
     const now = performance.now();
-    const items = [item('c', now + 30, expired), item('a', now + 10, expired), item('e', now + 50, expired), item('b', now + 20, expired), item('d', now + 40, expired)];
+    const items = [
+      item('c', now + 30, expired),
+      item('a', now + 10, expired),
+      item('e', now + 50, expired),
+      item('b', now + 20, expired),
+      item('d', now + 40, expired),
+    ];
     for (const i of items) scheduler.add(i);
     scheduler.remove(items[3] as Expirable); // b
     scheduler.remove(items[3] as Expirable); // removing twice is harmless
@@ -24,7 +30,7 @@ describe('DeadlineScheduler', () => {
     const scheduler = new DeadlineScheduler();
     const live = new Set<Expirable>();
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     for (let step = 0; step < 2_000; step++) {
       if (live.size > 0 && random() < 0.45) {
         const victim = [...live][Math.floor(random() * live.size)] as Expirable;

@@ -48,4 +48,3 @@ describe('createSchemaValidatorCache', () => {
     expect(tooDeep.ok).toBe(false);
   });
 });
-

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolError, type Logger, type ToolContract } from '@trellis/sdk';
-import { createToolRuntime, type ApprovalRequest, type CreateToolRuntimeOptions, type ExecutionEvent, type ToolRuntime } from '../src/index.ts';
+import {
+  createToolRuntime,
+  type ApprovalRequest,
+  type CreateToolRuntimeOptions,
+  type ExecutionEvent,
+  type ToolRuntime,
+} from '../src/index.ts';
 import { descriptor, fakeImplementation, runtimeConfig, staticCatalog } from './helpers.ts';
 
 const runtimes: ToolRuntime[] = [];
@@ -36,7 +42,11 @@ describe('success and events', () => {
   it('returns the value and emits one event per stage, in order', async () => {
     const events: ExecutionEvent[] = [];
     const impl = fakeImplementation('demo', { echo: (input) => ({ echoed: (input as { text: string }).text }) });
-    const runtime = make({ catalog: staticCatalog([echo]), implementations: new Map([['demo', impl]]), hooks: [(e) => void events.push(e)] });
+    const runtime = make({
+      catalog: staticCatalog([echo]),
+      implementations: new Map([['demo', impl]]),
+      hooks: [(e) => void events.push(e)],
+    });
     const outcome = await runtime.invoke({ name: 'demo.echo', input: { text: 'hi' }, callId: 'c1' });
     expect(outcome).toEqual({ ok: true, value: { echoed: 'hi' } });
     const outcomeEvent = events.at(-1);
@@ -79,7 +89,11 @@ describe('success and events', () => {
     // @ts-expect-error deliberately wrong
     expect(await runtime.invoke(null)).toEqual({
       ok: false,
-      error: { code: 'TOOL_NOT_FOUND', message: 'no tool is named undefined; list the offered tools with `trellis tools list`', retryable: false },
+      error: {
+        code: 'TOOL_NOT_FOUND',
+        message: 'no tool is named undefined; list the offered tools with `trellis tools list`',
+        retryable: false,
+      },
     });
   });
 });
@@ -87,7 +101,9 @@ describe('success and events', () => {
 describe('1. lookup', () => {
   const runtime = () =>
     make({
-      catalog: staticCatalog([echo, descriptor('web.fetch')], { 'web.fetch': { code: 'MISSING_ENV', message: 'plugin web needs WEB_TOKEN; set it in the environment' } }),
+      catalog: staticCatalog([echo, descriptor('web.fetch')], {
+        'web.fetch': { code: 'MISSING_ENV', message: 'plugin web needs WEB_TOKEN; set it in the environment' },
+      }),
       implementations: new Map([['demo', fakeImplementation('demo', {})]]),
     });
 
@@ -113,7 +129,11 @@ describe('1. lookup', () => {
     const rt = make({ catalog: staticCatalog([descriptor('ghost.run')]), implementations: () => undefined });
     expect(await rt.invoke({ name: 'ghost.run' })).toEqual({
       ok: false,
-      error: { code: 'TOOL_UNAVAILABLE', message: 'ghost.run is not available: this host has no implementation for plugin ghost', retryable: false },
+      error: {
+        code: 'TOOL_UNAVAILABLE',
+        message: 'ghost.run is not available: this host has no implementation for plugin ghost',
+        retryable: false,
+      },
     });
   });
 });
@@ -138,7 +158,11 @@ describe('2. validation', () => {
     const d = descriptor('demo.strict', { inputSchema: { type: 'object', properties: { mode: { enum: ['a', 'b'] }, v: { const: 1 } } } });
     expect(await build(d).invoke({ name: 'demo.strict', input: { mode: 'c', v: 2 } })).toEqual({
       ok: false,
-      error: { code: 'INPUT_INVALID', message: 'invalid arguments for demo.strict:\n/mode: must be one of "a", "b"\n/v: must be 1', retryable: false },
+      error: {
+        code: 'INPUT_INVALID',
+        message: 'invalid arguments for demo.strict:\n/mode: must be one of "a", "b"\n/v: must be 1',
+        retryable: false,
+      },
     });
   });
 
@@ -151,17 +175,29 @@ describe('2. validation', () => {
 
   it('accepts draft-07 and draft 2020-12 schemas', async () => {
     const draft7 = descriptor('demo.tuple', {
-      inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { pair: { type: 'array', items: [{ type: 'string' }, { type: 'number' }] } } },
+      inputSchema: {
+        $schema: 'http://json-schema.org/draft-07/schema#',
+        type: 'object',
+        properties: { pair: { type: 'array', items: [{ type: 'string' }, { type: 'number' }] } },
+      },
     });
     const rt = build(draft7);
     expect(await rt.invoke({ name: 'demo.tuple', input: { pair: ['a', 1] } })).toEqual({ ok: true, value: { pair: ['a', 1] } });
     expect((await rt.invoke({ name: 'demo.tuple', input: { pair: [1, 1] } })).ok).toBe(false);
     const draft2020 = descriptor('demo.tuple', {
-      inputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { pair: { type: 'array', prefixItems: [{ type: 'string' }], items: false } } },
+      inputSchema: {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        properties: { pair: { type: 'array', prefixItems: [{ type: 'string' }], items: false } },
+      },
     });
     expect(await build(draft2020).invoke({ name: 'demo.tuple', input: { pair: ['a', 'b'] } })).toEqual({
       ok: false,
-      error: { code: 'INPUT_INVALID', message: 'invalid arguments for demo.tuple:\n/pair: must NOT have more than 1 items', retryable: false },
+      error: {
+        code: 'INPUT_INVALID',
+        message: 'invalid arguments for demo.tuple:\n/pair: must NOT have more than 1 items',
+        retryable: false,
+      },
     });
   });
 
@@ -173,7 +209,10 @@ describe('2. validation', () => {
       ok: false,
       error: { code: 'INPUT_INVALID', message: 'invalid arguments for demo.strict:\n/s: must match pattern "(a+)+$"', retryable: false },
     });
-    expect(await rt.invoke({ name: 'demo.strict', input: { s: `!${'a'.repeat(50_000)}` } })).toEqual({ ok: true, value: { s: `!${'a'.repeat(50_000)}` } });
+    expect(await rt.invoke({ name: 'demo.strict', input: { s: `!${'a'.repeat(50_000)}` } })).toEqual({
+      ok: true,
+      value: { s: `!${'a'.repeat(50_000)}` },
+    });
   });
 
   it('refuses arguments nested 100,000 levels deep with INPUT_INVALID, before any validator recurses', async () => {
@@ -196,7 +235,8 @@ describe('2. validation', () => {
         ok: false,
         error: {
           code: 'INPUT_INVALID',
-          message: 'invalid arguments for demo.strict:\n/a/0/0/0/0/0/0/0/…: nests objects and arrays more than 256 levels deep; send flatter arguments',
+          message:
+            'invalid arguments for demo.strict:\n/a/0/0/0/0/0/0/0/…: nests objects and arrays more than 256 levels deep; send flatter arguments',
           retryable: false,
         },
       });
@@ -204,12 +244,21 @@ describe('2. validation', () => {
     }
     let ok: unknown = 'leaf';
     for (let i = 0; i < 256; i++) ok = { 'a/b': ok };
-    expect(await build(descriptor('demo.strict', { inputSchema: { type: 'object' } })).invoke({ name: 'demo.strict', input: ok })).toEqual({ ok: true, value: ok });
+    expect(await build(descriptor('demo.strict', { inputSchema: { type: 'object' } })).invoke({ name: 'demo.strict', input: ok })).toEqual({
+      ok: true,
+      value: ok,
+    });
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    expect(await build(descriptor('demo.strict', { inputSchema: { type: 'object' } })).invoke({ name: 'demo.strict', input: cyclic })).toMatchObject({
+    expect(
+      await build(descriptor('demo.strict', { inputSchema: { type: 'object' } })).invoke({ name: 'demo.strict', input: cyclic }),
+    ).toMatchObject({
       ok: false,
-      error: { code: 'INPUT_INVALID', message: 'invalid arguments for demo.strict:\n/self/self/self/self/self/self/self/self/…: nests objects and arrays more than 256 levels deep; send flatter arguments' },
+      error: {
+        code: 'INPUT_INVALID',
+        message:
+          'invalid arguments for demo.strict:\n/self/self/self/self/self/self/self/self/…: nests objects and arrays more than 256 levels deep; send flatter arguments',
+      },
     });
   });
 
@@ -221,18 +270,31 @@ describe('2. validation', () => {
         { type: 'object', properties: { a: { $ref: 'https://example.invalid/schema.json' } } },
         "/properties/a/$ref refers to 'https://example.invalid/schema.json', outside the schema; only local references (#/...) are allowed",
       ],
-      [{ type: 'object', properties: { a: { $ref: 'other.json#/x' } } }, "/properties/a/$ref refers to 'other.json#/x', outside the schema; only local references (#/...) are allowed"],
+      [
+        { type: 'object', properties: { a: { $ref: 'other.json#/x' } } },
+        "/properties/a/$ref refers to 'other.json#/x', outside the schema; only local references (#/...) are allowed",
+      ],
       [deep, `the schema nests deeper than 32 levels (at ${'/properties/x'.repeat(16)}/properties)`],
-      [{ type: 'object', properties: { s: { type: 'string', pattern: '(?=a)b' } } }, 'pattern "(?=a)b" cannot run on the linear-time engine: error parsing regexp: invalid or unsupported Perl syntax: `(?=`'],
+      [
+        { type: 'object', properties: { s: { type: 'string', pattern: '(?=a)b' } } },
+        'pattern "(?=a)b" cannot run on the linear-time engine: error parsing regexp: invalid or unsupported Perl syntax: `(?=`',
+      ],
       [{ type: 'object', description: 'x'.repeat(300_000) }, 'the schema is 300034 bytes of JSON, more than the 262144 allowed'],
-      [{ $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' }, '$schema "http://json-schema.org/draft-04/schema#" is not supported; use draft 2020-12 or draft-07'],
+      [
+        { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' },
+        '$schema "http://json-schema.org/draft-04/schema#" is not supported; use draft 2020-12 or draft-07',
+      ],
     ];
     for (const [inputSchema, problem] of cases) {
       const impl = fakeImplementation('demo', { strict: () => 'ran' });
       const rt = make({ catalog: staticCatalog([descriptor('demo.strict', { inputSchema })]), implementations: new Map([['demo', impl]]) });
       expect(await rt.invoke({ name: 'demo.strict', input: {} })).toEqual({
         ok: false,
-        error: { code: 'SCHEMA_UNSAFE', message: `the input schema of demo.strict cannot be used safely: ${problem}; the plugin demo must fix its schema`, retryable: false },
+        error: {
+          code: 'SCHEMA_UNSAFE',
+          message: `the input schema of demo.strict cannot be used safely: ${problem}; the plugin demo must fix its schema`,
+          retryable: false,
+        },
       });
       expect(impl.dispatches).toEqual({});
     }
@@ -255,7 +317,10 @@ describe('2. validation', () => {
 
 describe('3. capability', () => {
   it('refuses tools that need what [runtime] capabilities does not grant; * grants the standard ones', async () => {
-    const tools = [descriptor('net.get', { contract: { capabilities: ['net.outbound'] } }), descriptor('net.odd', { contract: { capabilities: ['vendor.thing', 'fs.read'] } })];
+    const tools = [
+      descriptor('net.get', { contract: { capabilities: ['net.outbound'] } }),
+      descriptor('net.odd', { contract: { capabilities: ['vendor.thing', 'fs.read'] } }),
+    ];
     const impl = fakeImplementation('net', { get: () => 'ok', odd: () => 'ok' });
     const all = make({ catalog: staticCatalog(tools), implementations: new Map([['net', impl]]) });
     expect(await all.invoke({ name: 'net.get' })).toEqual({ ok: true, value: 'ok' });
@@ -263,11 +328,16 @@ describe('3. capability', () => {
       ok: false,
       error: {
         code: 'CAPABILITY_DENIED',
-        message: 'net.odd needs vendor.thing, which [runtime] capabilities does not grant; add it to [runtime] capabilities in runtime.toml to allow this tool',
+        message:
+          'net.odd needs vendor.thing, which [runtime] capabilities does not grant; add it to [runtime] capabilities in runtime.toml to allow this tool',
         retryable: false,
       },
     });
-    const none = make({ catalog: staticCatalog(tools), implementations: new Map([['net', impl]]), config: runtimeConfig({ capabilities: ['fs.read'] }) });
+    const none = make({
+      catalog: staticCatalog(tools),
+      implementations: new Map([['net', impl]]),
+      config: runtimeConfig({ capabilities: ['fs.read'] }),
+    });
     expect((await none.invoke({ name: 'net.get' })).ok).toBe(false);
     expect(impl.dispatches).toEqual({ get: 1 });
   });
@@ -284,7 +354,10 @@ describe('3. capability', () => {
 });
 
 describe('4. canonicalize and 5. policy', () => {
-  const files = [descriptor('fs.read', { inputSchema: { type: 'object', properties: { path: { type: 'string' } } } }), descriptor('fs.write', { contract: { sideEffects: true } })];
+  const files = [
+    descriptor('fs.read', { inputSchema: { type: 'object', properties: { path: { type: 'string' } } } }),
+    descriptor('fs.write', { contract: { sideEffects: true } }),
+  ];
   const impl = () =>
     fakeImplementation(
       'fs',
@@ -305,7 +378,14 @@ describe('4. canonicalize and 5. policy', () => {
     const events: ExecutionEvent[] = [];
     const rt = make({ catalog: staticCatalog(files), implementations: new Map([['fs', impl()]]), hooks: [(e) => void events.push(e)] });
     expect(await rt.invoke({ name: 'fs.read', input: { path: 'a.txt' }, callId: 'x' })).toEqual({ ok: true, value: { path: '/ws/a.txt' } });
-    expect(events.find((e) => e.type === 'canonicalize')).toEqual({ type: 'canonicalize', callId: 'x', tool: 'fs.read', ran: true, ok: true, summary: { resolved: '/ws/a.txt' } });
+    expect(events.find((e) => e.type === 'canonicalize')).toEqual({
+      type: 'canonicalize',
+      callId: 'x',
+      tool: 'fs.read',
+      ran: true,
+      ok: true,
+      summary: { resolved: '/ws/a.txt' },
+    });
   });
 
   it('keeps the tool’s own code when canonicalization refuses the arguments', async () => {
@@ -322,22 +402,39 @@ describe('4. canonicalize and 5. policy', () => {
       ok: false,
       error: {
         code: 'CANONICALIZE_FAILED',
-        message: 'fs.read could not canonicalize its arguments: fs.read threw TypeError: cannot read properties of undefined (a bug in the tool; a tool reports failures with ToolError)',
+        message:
+          'fs.read could not canonicalize its arguments: fs.read threw TypeError: cannot read properties of undefined (a bug in the tool; a tool reports failures with ToolError)',
         retryable: false,
       },
     });
   });
 
   it('denies by glob, and refuses what allow does not match', async () => {
-    const denied = make({ catalog: staticCatalog(files), implementations: new Map([['fs', impl()]]), config: runtimeConfig({ policy: { deny: ['fs.w*'] } }) });
+    const denied = make({
+      catalog: staticCatalog(files),
+      implementations: new Map([['fs', impl()]]),
+      config: runtimeConfig({ policy: { deny: ['fs.w*'] } }),
+    });
     expect(await denied.invoke({ name: 'fs.write' })).toEqual({
       ok: false,
-      error: { code: 'POLICY_DENIED', message: 'fs.write is denied by [runtime.policy] deny = "fs.w*" in runtime.toml; remove that pattern to allow it', retryable: false },
+      error: {
+        code: 'POLICY_DENIED',
+        message: 'fs.write is denied by [runtime.policy] deny = "fs.w*" in runtime.toml; remove that pattern to allow it',
+        retryable: false,
+      },
     });
-    const narrow = make({ catalog: staticCatalog(files), implementations: new Map([['fs', impl()]]), config: runtimeConfig({ policy: { allow: ['fs.read'] } }) });
+    const narrow = make({
+      catalog: staticCatalog(files),
+      implementations: new Map([['fs', impl()]]),
+      config: runtimeConfig({ policy: { allow: ['fs.read'] } }),
+    });
     expect(await narrow.invoke({ name: 'fs.write' })).toEqual({
       ok: false,
-      error: { code: 'POLICY_DENIED', message: 'fs.write is not in [runtime.policy] allow ("fs.read"); add a pattern that matches it to allow it', retryable: false },
+      error: {
+        code: 'POLICY_DENIED',
+        message: 'fs.write is not in [runtime.policy] allow ("fs.read"); add a pattern that matches it to allow it',
+        retryable: false,
+      },
     });
     expect((await narrow.invoke({ name: 'fs.read', input: { path: 'a' } })).ok).toBe(true);
   });
@@ -356,16 +453,34 @@ describe('4. canonicalize and 5. policy', () => {
       },
     });
     expect(await rt.invoke({ name: 'fs.read', input: { path: 'a' }, callId: 'k' })).toEqual({ ok: true, value: { path: '/ws/a' } });
-    expect(requests).toEqual([{ callId: 'k', tool: 'fs.read', plugin: 'fs', input: { path: '/ws/a' }, summary: { resolved: '/ws/a' }, reason: 'policy', rule: 'fs.*' }]);
+    expect(requests).toEqual([
+      {
+        callId: 'k',
+        tool: 'fs.read',
+        plugin: 'fs',
+        input: { path: '/ws/a' },
+        summary: { resolved: '/ws/a' },
+        reason: 'policy',
+        rule: 'fs.*',
+      },
+    ]);
     answer = false;
     expect(await rt.invoke({ name: 'fs.read', input: { path: 'a' } })).toEqual({
       ok: false,
-      error: { code: 'APPROVAL_DENIED', message: 'fs.read needs approval ([runtime.policy] ask = "fs.*") and was not approved: the approver said no', retryable: false },
+      error: {
+        code: 'APPROVAL_DENIED',
+        message: 'fs.read needs approval ([runtime.policy] ask = "fs.*") and was not approved: the approver said no',
+        retryable: false,
+      },
     });
     answer = new Error('tty closed');
     expect(await rt.invoke({ name: 'fs.read', input: { path: 'a' } })).toEqual({
       ok: false,
-      error: { code: 'APPROVAL_DENIED', message: 'fs.read needs approval ([runtime.policy] ask = "fs.*") and was not approved: the approval hook failed', retryable: false },
+      error: {
+        code: 'APPROVAL_DENIED',
+        message: 'fs.read needs approval ([runtime.policy] ask = "fs.*") and was not approved: the approval hook failed',
+        retryable: false,
+      },
     });
   });
 
@@ -401,7 +516,8 @@ describe('4. canonicalize and 5. policy', () => {
       ok: false,
       error: {
         code: 'APPROVAL_DENIED',
-        message: 'fs.rm needs approval (its contract says approval = "ask") and was not approved: this host has no way to ask (no TTY or approval hook); run it from a terminal, or remove it from [runtime.policy] ask',
+        message:
+          'fs.rm needs approval (its contract says approval = "ask") and was not approved: this host has no way to ask (no TTY or approval hook); run it from a terminal, or remove it from [runtime.policy] ask',
         retryable: false,
       },
     });
@@ -419,7 +535,11 @@ describe('6. attempts', () => {
     const d = descriptor('api.get', { contract });
     const { maxRetries: _maxRetries, ...rest } = d.contract;
     const effective = contract.maxRetries === undefined ? (rest as ToolContract) : d.contract;
-    const rt = make({ catalog: staticCatalog([{ ...d, contract: effective }]), implementations: new Map([['api', impl]]), config: runtimeConfig(config) });
+    const rt = make({
+      catalog: staticCatalog([{ ...d, contract: effective }]),
+      implementations: new Map([['api', impl]]),
+      config: runtimeConfig(config),
+    });
     return { rt, impl };
   };
 
@@ -427,9 +547,14 @@ describe('6. attempts', () => {
     const events: ExecutionEvent[] = [];
     const { rt, impl } = build({});
     rt.addHook((e) => void events.push(e));
-    expect(await rt.invoke({ name: 'api.get' })).toEqual({ ok: false, error: { code: 'HTTP_ERROR', message: 'upstream 503', retryable: true } });
+    expect(await rt.invoke({ name: 'api.get' })).toEqual({
+      ok: false,
+      error: { code: 'HTTP_ERROR', message: 'upstream 503', retryable: true },
+    });
     expect(impl.dispatches).toEqual({ get: 3 });
-    const ends = events.flatMap((e) => (e.type === 'attempt' && e.phase === 'end' ? [[e.attempt, e.retrying, e.delayMs === undefined ? 'none' : 'delay']] : []));
+    const ends = events.flatMap((e) =>
+      e.type === 'attempt' && e.phase === 'end' ? [[e.attempt, e.retrying, e.delayMs === undefined ? 'none' : 'delay']] : [],
+    );
     expect(ends).toEqual([
       [1, true, 'delay'],
       [2, true, 'delay'],
@@ -446,7 +571,10 @@ describe('6. attempts', () => {
 
   it('does not retry a failure that is not retryable', async () => {
     const { rt, impl } = build({}, false);
-    expect(await rt.invoke({ name: 'api.get' })).toEqual({ ok: false, error: { code: 'HTTP_ERROR', message: 'upstream 503', retryable: false } });
+    expect(await rt.invoke({ name: 'api.get' })).toEqual({
+      ok: false,
+      error: { code: 'HTTP_ERROR', message: 'upstream 503', retryable: false },
+    });
     expect(impl.dispatches).toEqual({ get: 1 });
   });
 
@@ -456,20 +584,34 @@ describe('6. attempts', () => {
     expect(impl.dispatches).toEqual({ get: 1 });
 
     let calls = 0;
-    const spawnFails = fakeImplementation('api', {}, {
-      outcomes: {
-        get: () => (++calls < 3 ? { ok: false, error: { code: 'PLUGIN_CRASHED', message: 'spawn failed', retryable: true }, notDispatched: true } : { ok: true, value: 'sent once' }),
+    const spawnFails = fakeImplementation(
+      'api',
+      {},
+      {
+        outcomes: {
+          get: () =>
+            ++calls < 3
+              ? { ok: false, error: { code: 'PLUGIN_CRASHED', message: 'spawn failed', retryable: true }, notDispatched: true }
+              : { ok: true, value: 'sent once' },
+        },
       },
-    });
+    );
     const d = descriptor('api.get', { contract: { sideEffects: true, idempotent: false, maxRetries: 2 } });
-    const rt2 = make({ catalog: staticCatalog([d]), implementations: new Map([['api', spawnFails]]), config: runtimeConfig({ retry_backoff_ms: 1 }) });
+    const rt2 = make({
+      catalog: staticCatalog([d]),
+      implementations: new Map([['api', spawnFails]]),
+      config: runtimeConfig({ retry_backoff_ms: 1 }),
+    });
     expect(await rt2.invoke({ name: 'api.get' })).toEqual({ ok: true, value: 'sent once' });
     expect(spawnFails.dispatches).toEqual({ get: 3 });
   });
 
   it('stops retrying when the backoff would pass the deadline', async () => {
     const { rt, impl } = build({}, true, { max_retries: 5, retry_backoff_ms: 10_000 });
-    expect(await rt.invoke({ name: 'api.get' }, { deadlineMs: 2_000 })).toEqual({ ok: false, error: { code: 'HTTP_ERROR', message: 'upstream 503', retryable: true } });
+    expect(await rt.invoke({ name: 'api.get' }, { deadlineMs: 2_000 })).toEqual({
+      ok: false,
+      error: { code: 'HTTP_ERROR', message: 'upstream 503', retryable: true },
+    });
     expect(impl.dispatches).toEqual({ get: 1 });
   });
 });
@@ -511,16 +653,40 @@ describe('7. outcomes and failure classes', () => {
 
   it.each([
     ['toolError', 'NOT_FOUND', 'notes.txt does not exist'],
-    ['typeError', 'TOOL_THREW', 't.typeError threw TypeError: x is not a function (a bug in the tool; a tool reports failures with ToolError)'],
+    [
+      'typeError',
+      'TOOL_THREW',
+      't.typeError threw TypeError: x is not a function (a bug in the tool; a tool reports failures with ToolError)',
+    ],
     ['string', 'TOOL_THREW', 't.string threw a non-Error value: "boom" (a bug in the tool; a tool reports failures with ToolError)'],
     ['number', 'TOOL_THREW', 't.number threw a non-Error value: 42 (a bug in the tool; a tool reports failures with ToolError)'],
     ['null', 'TOOL_THREW', 't.null threw a non-Error value: null (a bug in the tool; a tool reports failures with ToolError)'],
-    ['object', 'TOOL_THREW', 't.object threw a non-Error value: {"reason":"bad"} (a bug in the tool; a tool reports failures with ToolError)'],
+    [
+      'object',
+      'TOOL_THREW',
+      't.object threw a non-Error value: {"reason":"bad"} (a bug in the tool; a tool reports failures with ToolError)',
+    ],
     ['rejects', 'TOOL_THREW', 't.rejects threw Error: async failure (a bug in the tool; a tool reports failures with ToolError)'],
-    ['cycle', 'OUTPUT_NOT_SERIALIZABLE', 't.cycle returned a result that cannot be serialized to JSON: Converting circular structure to JSON (a bug in the tool)'],
-    ['bigint', 'OUTPUT_NOT_SERIALIZABLE', 't.bigint returned a result that cannot be serialized to JSON: Do not know how to serialize a BigInt (a bug in the tool)'],
-    ['fn', 'OUTPUT_NOT_SERIALIZABLE', 't.fn returned a result that cannot be serialized to JSON: /nested/1/callback is a function (a bug in the tool)'],
-    ['big', 'OUTPUT_TOO_LARGE', 't.big returned 2002 bytes of JSON, more than [runtime] max_output_bytes = 1000; ask for less (a smaller limit or range) or raise the cap'],
+    [
+      'cycle',
+      'OUTPUT_NOT_SERIALIZABLE',
+      't.cycle returned a result that cannot be serialized to JSON: Converting circular structure to JSON (a bug in the tool)',
+    ],
+    [
+      'bigint',
+      'OUTPUT_NOT_SERIALIZABLE',
+      't.bigint returned a result that cannot be serialized to JSON: Do not know how to serialize a BigInt (a bug in the tool)',
+    ],
+    [
+      'fn',
+      'OUTPUT_NOT_SERIALIZABLE',
+      't.fn returned a result that cannot be serialized to JSON: /nested/1/callback is a function (a bug in the tool)',
+    ],
+    [
+      'big',
+      'OUTPUT_TOO_LARGE',
+      't.big returned 2002 bytes of JSON, more than [runtime] max_output_bytes = 1000; ask for less (a smaller limit or range) or raise the cap',
+    ],
   ])('%s → %s', async (tool, code, message) => {
     expect(await build().invoke({ name: `t.${tool}` })).toEqual({ ok: false, error: { code, message, retryable: false } });
   });
@@ -533,7 +699,11 @@ describe('7. outcomes and failure classes', () => {
     const rt = make({ catalog: staticCatalog([descriptor('t.x')]), implementations: new Map([['t', impl]]) });
     expect(await rt.invoke({ name: 't.x' })).toEqual({
       ok: false,
-      error: { code: 'TOOL_THREW', message: 't.x threw Error: sync bug (a bug in the tool; a tool reports failures with ToolError)', retryable: false },
+      error: {
+        code: 'TOOL_THREW',
+        message: 't.x threw Error: sync bug (a bug in the tool; a tool reports failures with ToolError)',
+        retryable: false,
+      },
     });
   });
 
@@ -580,7 +750,10 @@ describe('deadlines, abort and queueing', () => {
       implementations: new Map([['slow', fakeImplementation('slow', { hang: never })]]),
       config: runtimeConfig({ tool_timeout_seconds: 0.03 }),
     });
-    expect(await capped.invoke({ name: 'slow.hang' })).toMatchObject({ ok: false, error: { code: 'TIMEOUT', message: 'slow.hang did not finish within its 30 ms deadline and was abandoned' } });
+    expect(await capped.invoke({ name: 'slow.hang' })).toMatchObject({
+      ok: false,
+      error: { code: 'TIMEOUT', message: 'slow.hang did not finish within its 30 ms deadline and was abandoned' },
+    });
   });
 
   it('aborts the tool’s signal at the deadline', async () => {
@@ -588,7 +761,13 @@ describe('deadlines, abort and queueing', () => {
     const rt = make({
       catalog: staticCatalog([descriptor('slow.watch', { contract: { deadlineMs: 30 } })]),
       implementations: new Map([
-        ['slow', fakeImplementation('slow', { watch: (_input, call) => new Promise((_resolve, reject) => call.signal.addEventListener('abort', () => reject((aborted = call.signal.reason)))) })],
+        [
+          'slow',
+          fakeImplementation('slow', {
+            watch: (_input, call) =>
+              new Promise((_resolve, reject) => call.signal.addEventListener('abort', () => reject((aborted = call.signal.reason)))),
+          }),
+        ],
       ]),
     });
     expect(await rt.invoke({ name: 'slow.watch' })).toMatchObject({ ok: false, error: { code: 'TIMEOUT' } });
@@ -596,11 +775,17 @@ describe('deadlines, abort and queueing', () => {
   });
 
   it('ends with ABORTED when the caller aborts, before or during the call', async () => {
-    const rt = make({ catalog: staticCatalog([descriptor('slow.hang')]), implementations: new Map([['slow', fakeImplementation('slow', { hang: never })]]) });
+    const rt = make({
+      catalog: staticCatalog([descriptor('slow.hang')]),
+      implementations: new Map([['slow', fakeImplementation('slow', { hang: never })]]),
+    });
     const controller = new AbortController();
     const pending = rt.invoke({ name: 'slow.hang' }, { signal: controller.signal });
     setTimeout(() => controller.abort(), 10);
-    expect(await pending).toEqual({ ok: false, error: { code: 'ABORTED', message: 'the caller aborted the call to slow.hang', retryable: false } });
+    expect(await pending).toEqual({
+      ok: false,
+      error: { code: 'ABORTED', message: 'the caller aborted the call to slow.hang', retryable: false },
+    });
     expect(await rt.invoke({ name: 'slow.hang' }, { signal: AbortSignal.abort() })).toEqual({
       ok: false,
       error: { code: 'ABORTED', message: 'the caller aborted the call to slow.hang before it started', retryable: false },
@@ -622,7 +807,11 @@ describe('deadlines, abort and queueing', () => {
           });
         }),
     });
-    const rt = make({ catalog: staticCatalog([descriptor('q.work')]), implementations: new Map([['q', impl]]), config: runtimeConfig({ max_concurrency: 2 }) });
+    const rt = make({
+      catalog: staticCatalog([descriptor('q.work')]),
+      implementations: new Map([['q', impl]]),
+      config: runtimeConfig({ max_concurrency: 2 }),
+    });
     const first = rt.invoke({ name: 'q.work' });
     const second = rt.invoke({ name: 'q.work' });
     const third = rt.invoke({ name: 'q.work' });
@@ -633,7 +822,8 @@ describe('deadlines, abort and queueing', () => {
       ok: false,
       error: {
         code: 'TIMEOUT',
-        message: 'q.work did not start within its 30 ms deadline: plugin q was already running 2 calls ([runtime] max_concurrency) and this one waited in the queue',
+        message:
+          'q.work did not start within its 30 ms deadline: plugin q was already running 2 calls ([runtime] max_concurrency) and this one waited in the queue',
         retryable: false,
       },
     });
@@ -652,13 +842,23 @@ describe('deadlines, abort and queueing', () => {
 
   it('dispose ends calls in flight and disposes implementations', async () => {
     const impl = fakeImplementation('slow', { hang: never });
-    const rt = createToolRuntime({ catalog: staticCatalog([descriptor('slow.hang')]), implementations: new Map([['slow', impl]]), config: runtimeConfig() });
+    const rt = createToolRuntime({
+      catalog: staticCatalog([descriptor('slow.hang')]),
+      implementations: new Map([['slow', impl]]),
+      config: runtimeConfig(),
+    });
     const pending = rt.invoke({ name: 'slow.hang' });
     await new Promise((resolve) => setTimeout(resolve, 5));
     await rt.dispose();
-    expect(await pending).toEqual({ ok: false, error: { code: 'ABORTED', message: 'the runtime was shut down while slow.hang was running', retryable: false } });
+    expect(await pending).toEqual({
+      ok: false,
+      error: { code: 'ABORTED', message: 'the runtime was shut down while slow.hang was running', retryable: false },
+    });
     expect(impl.disposed).toBe(1);
-    expect(await rt.invoke({ name: 'slow.hang' })).toEqual({ ok: false, error: { code: 'ABORTED', message: 'the runtime was shut down; slow.hang was not run', retryable: false } });
+    expect(await rt.invoke({ name: 'slow.hang' })).toEqual({
+      ok: false,
+      error: { code: 'ABORTED', message: 'the runtime was shut down; slow.hang was not run', retryable: false },
+    });
   });
 });
 
@@ -672,7 +872,9 @@ describe('audit log', () => {
     const dir = mkdtempSync(join(tmpdir(), 'trellis-audit-'));
     dirs.push(dir);
     const path = join(dir, 'audit.jsonl');
-    const d = descriptor('vault.put', { inputSchema: { type: 'object', properties: { key: { type: 'string' }, secret: { type: 'string' } } } });
+    const d = descriptor('vault.put', {
+      inputSchema: { type: 'object', properties: { key: { type: 'string' }, secret: { type: 'string' } } },
+    });
     const rt = createToolRuntime({
       catalog: staticCatalog([d]),
       implementations: new Map([['vault', fakeImplementation('vault', { put: () => ({ stored: 'hunter2-token' }) })]]),

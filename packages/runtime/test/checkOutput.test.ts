@@ -22,7 +22,8 @@ describe('checkOutput', () => {
     expect(checkOutput('é'.repeat(499), 't.x', 1_000)).toBeUndefined(); // 998 + 2 quotes
     expect(checkOutput('é'.repeat(500), 't.x', 1_000)).toEqual({
       code: 'OUTPUT_TOO_LARGE',
-      message: 't.x returned 1002 bytes of JSON, more than [runtime] max_output_bytes = 1000; ask for less (a smaller limit or range) or raise the cap',
+      message:
+        't.x returned 1002 bytes of JSON, more than [runtime] max_output_bytes = 1000; ask for less (a smaller limit or range) or raise the cap',
       retryable: false,
     });
   });

@@ -21,7 +21,9 @@ describe('a burst of first calls', () => {
       implementations: new Map([['demo', impl]]),
     });
     runtimes.push(runtime);
-    const outcomes = await Promise.all(Array.from({ length: 200 }, (_, i) => runtime.invoke({ name: 'demo.echo', input: { text: `t${i}` } })));
+    const outcomes = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => runtime.invoke({ name: 'demo.echo', input: { text: `t${i}` } })),
+    );
     expect(outcomes.filter((o) => !o.ok)).toEqual([]);
     expect(outcomes[199]).toEqual({ ok: true, value: { text: 't199' } });
     expect(compile).toHaveBeenCalledTimes(1);

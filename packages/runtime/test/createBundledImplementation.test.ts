@@ -1,5 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { definePlugin, defineTool, resolveContract, ToolError, type BundledPluginDescriptor, type HostServices, type Logger, type PluginDefinition, type ToolContract, type ToolSpec } from '@trellis/sdk';
+import {
+  definePlugin,
+  defineTool,
+  resolveContract,
+  ToolError,
+  type BundledPluginDescriptor,
+  type HostServices,
+  type Logger,
+  type PluginDefinition,
+  type ToolContract,
+  type ToolSpec,
+} from '@trellis/sdk';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
 import { z } from 'zod';
 import { createBundledImplementation, createToolRuntime, type ToolRuntime } from '../src/index.ts';
@@ -20,7 +31,12 @@ function spec(name: string, contract: Partial<ToolContract> = {}, inputSchema: R
   return { name, description: name, inputSchema, tags: [], examples: [], contract: resolveContract(contract) };
 }
 
-function bundled(id: string, tools: ToolSpec[], load: () => Promise<PluginDefinition>, moduleUrl?: string): BundledPluginDescriptor & { loads: number } {
+function bundled(
+  id: string,
+  tools: ToolSpec[],
+  load: () => Promise<PluginDefinition>,
+  moduleUrl?: string,
+): BundledPluginDescriptor & { loads: number } {
   const descriptor = {
     packageName: `@trellis/plugin-${id}`,
     manifest: PluginManifestSchema.parse({ schema_version: 1, id, name: id, version: '1.0.0', kind: 'toolset' }),
@@ -42,7 +58,10 @@ function recordingLogger(): Logger & { lines: string[] } {
   return { lines, debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
 }
 
-function runtimeFor(descriptor: BundledPluginDescriptor, options: { settings?: unknown; logger?: Logger; limits?: { maxOldGenerationSizeMb: number }; threads?: number } = {}) {
+function runtimeFor(
+  descriptor: BundledPluginDescriptor,
+  options: { settings?: unknown; logger?: Logger; limits?: { maxOldGenerationSizeMb: number }; threads?: number } = {},
+) {
   const descriptors: RuntimeToolDescriptor[] = descriptor.tools.map((tool) => ({
     name: `${descriptor.manifest.id}.${tool.name}`,
     plugin: descriptor.manifest.id,
@@ -60,7 +79,11 @@ function runtimeFor(descriptor: BundledPluginDescriptor, options: { settings?: u
     workerResourceLimits: options.limits,
     maxWorkerThreads: options.threads,
   });
-  const runtime = createToolRuntime({ catalog: staticCatalog(descriptors), implementations: new Map([[descriptor.manifest.id, impl]]), config: runtimeConfig() });
+  const runtime = createToolRuntime({
+    catalog: staticCatalog(descriptors),
+    implementations: new Map([[descriptor.manifest.id, impl]]),
+    config: runtimeConfig(),
+  });
   runtimes.push(runtime);
   return { runtime, impl };
 }
@@ -92,12 +115,19 @@ describe('inline bundled tools', () => {
         description: 'Resolves a path.',
         input: z.object({ path: z.string() }),
         canonicalize: (input, ctx) => {
-          if (input.path.startsWith('/')) throw new ToolError('PATH_NOT_ALLOWED', `${input.path} is absolute; give a path inside ${ctx.workspace.root}`);
+          if (input.path.startsWith('/'))
+            throw new ToolError('PATH_NOT_ALLOWED', `${input.path} is absolute; give a path inside ${ctx.workspace.root}`);
           return { input: { path: `${ctx.workspace.root}/${input.path}` } };
         },
         run: (input) => input,
       }),
-      defineTool({ name: 'hang', description: 'Never answers.', input: z.object({}), contract: { deadlineMs: 40 }, run: () => new Promise(() => {}) }),
+      defineTool({
+        name: 'hang',
+        description: 'Never answers.',
+        input: z.object({}),
+        contract: { deadlineMs: 40 },
+        run: () => new Promise(() => {}),
+      }),
       defineTool({
         name: 'throwNull',
         description: 'Throws null.',
@@ -115,10 +145,21 @@ describe('inline bundled tools', () => {
     const descriptor = bundled('inl', specs, async () => plugin as PluginDefinition);
     const { runtime, impl } = runtimeFor(descriptor);
     expect([descriptor.loads, impl.state()]).toEqual([0, 'unloaded']);
-    const [first, second] = await Promise.all([runtime.invoke({ name: 'inl.context', callId: 'one' }), runtime.invoke({ name: 'inl.context', callId: 'two' })]);
+    const [first, second] = await Promise.all([
+      runtime.invoke({ name: 'inl.context', callId: 'one' }),
+      runtime.invoke({ name: 'inl.context', callId: 'two' }),
+    ]);
     expect(first).toEqual({
       ok: true,
-      value: { config: { greeting: 'hello' }, workspace: { root: '/work/space' }, env: { HOME: '/home/test' }, callId: 'one', tool: 'inl.context', aborted: false, plugins: [] },
+      value: {
+        config: { greeting: 'hello' },
+        workspace: { root: '/work/space' },
+        env: { HOME: '/home/test' },
+        callId: 'one',
+        tool: 'inl.context',
+        aborted: false,
+        plugins: [],
+      },
     });
     expect(second.ok).toBe(true);
     expect([descriptor.loads, setups, impl.state()]).toEqual([1, 1, 'active']);
@@ -126,7 +167,10 @@ describe('inline bundled tools', () => {
 
   it('runs the tool’s canonicalize hook so the tool gets what policy saw', async () => {
     const { runtime, impl } = runtimeFor(bundled('inl', specs, async () => plugin as PluginDefinition));
-    expect(await runtime.invoke({ name: 'inl.resolve', input: { path: 'a.txt' } })).toEqual({ ok: true, value: { path: '/work/space/a.txt' } });
+    expect(await runtime.invoke({ name: 'inl.resolve', input: { path: 'a.txt' } })).toEqual({
+      ok: true,
+      value: { path: '/work/space/a.txt' },
+    });
     expect(await runtime.invoke({ name: 'inl.resolve', input: { path: '/etc/passwd' } })).toEqual({
       ok: false,
       error: { code: 'PATH_NOT_ALLOWED', message: '/etc/passwd is absolute; give a path inside /work/space', retryable: false },
@@ -136,20 +180,35 @@ describe('inline bundled tools', () => {
 
   it('times out a tool that never resolves, and reports a thrown null', async () => {
     const { runtime } = runtimeFor(bundled('inl', specs, async () => plugin as PluginDefinition));
-    expect(await runtime.invoke({ name: 'inl.hang' })).toEqual({ ok: false, error: { code: 'TIMEOUT', message: 'inl.hang did not finish within its 40 ms deadline and was abandoned', retryable: false } });
+    expect(await runtime.invoke({ name: 'inl.hang' })).toEqual({
+      ok: false,
+      error: { code: 'TIMEOUT', message: 'inl.hang did not finish within its 40 ms deadline and was abandoned', retryable: false },
+    });
     expect(await runtime.invoke({ name: 'inl.throwNull' })).toEqual({
       ok: false,
-      error: { code: 'TOOL_THREW', message: 'inl.throwNull threw a non-Error value: null (a bug in the tool; a tool reports failures with ToolError)', retryable: false },
+      error: {
+        code: 'TOOL_THREW',
+        message: 'inl.throwNull threw a non-Error value: null (a bug in the tool; a tool reports failures with ToolError)',
+        retryable: false,
+      },
     });
   });
 
   it('reports a failed setup as PLUGIN_LOAD_FAILED on every call, without trying again', async () => {
     const logger = recordingLogger();
-    const descriptor = bundled('inl', specs, async () => ({ ...plugin, setup: () => Promise.reject(new Error('database is locked')) }) as PluginDefinition);
+    const descriptor = bundled(
+      'inl',
+      specs,
+      async () => ({ ...plugin, setup: () => Promise.reject(new Error('database is locked')) }) as PluginDefinition,
+    );
     const { runtime, impl } = runtimeFor(descriptor, { logger });
     const expected = {
       ok: false,
-      error: { code: 'PLUGIN_LOAD_FAILED', message: 'plugin inl failed while running setup: database is locked; fix the plugin, then restart the host', retryable: false },
+      error: {
+        code: 'PLUGIN_LOAD_FAILED',
+        message: 'plugin inl failed while running setup: database is locked; fix the plugin, then restart the host',
+        retryable: false,
+      },
     };
     expect(await runtime.invoke({ name: 'inl.context' })).toEqual(expected);
     expect(await runtime.invoke({ name: 'inl.resolve', input: { path: 'a' } })).toEqual(expected);
@@ -161,7 +220,11 @@ describe('inline bundled tools', () => {
     const { runtime } = runtimeFor(bundled('inl', specs, () => Promise.reject(new Error('Cannot find module zod'))));
     expect(await runtime.invoke({ name: 'inl.context' })).toEqual({
       ok: false,
-      error: { code: 'PLUGIN_LOAD_FAILED', message: 'plugin inl failed while importing its module: Cannot find module zod; fix the plugin, then restart the host', retryable: false },
+      error: {
+        code: 'PLUGIN_LOAD_FAILED',
+        message: 'plugin inl failed while importing its module: Cannot find module zod; fix the plugin, then restart the host',
+        retryable: false,
+      },
     });
   });
 });
@@ -199,7 +262,10 @@ describe('worker-isolated tools', () => {
     const ticker = setInterval(() => (ticks += 1), 10);
     const outcome = await runtime.invoke({ name: 'iso.spin' });
     clearInterval(ticker);
-    expect(outcome).toEqual({ ok: false, error: { code: 'TIMEOUT', message: 'iso.spin did not finish within its 300 ms deadline and was abandoned', retryable: false } });
+    expect(outcome).toEqual({
+      ok: false,
+      error: { code: 'TIMEOUT', message: 'iso.spin did not finish within its 300 ms deadline and was abandoned', retryable: false },
+    });
     expect(ticks).toBeGreaterThan(0);
     expect(await runtime.invoke({ name: 'iso.add', input: { a: 1, b: 1 } })).toMatchObject({ ok: true, value: { sum: 2 } });
   });
@@ -218,7 +284,9 @@ describe('worker-isolated tools', () => {
   it('shares one pool among concurrent first calls: each worker imports and sets up the plugin once', async () => {
     const { runtime } = runtimeFor(bundled('iso', specs, noLoad, WORKER_FIXTURE), { threads: 2 });
     const outcomes = await Promise.all(Array.from({ length: 12 }, () => runtime.invoke({ name: 'iso.whoami' })));
-    const values = outcomes.map((outcome) => (outcome.ok ? (outcome.value as { threadId: number; setups: number }) : { threadId: -1, setups: -1 }));
+    const values = outcomes.map((outcome) =>
+      outcome.ok ? (outcome.value as { threadId: number; setups: number }) : { threadId: -1, setups: -1 },
+    );
     expect(values.every((value) => value.setups === 1)).toBe(true);
     expect(new Set(values.map((value) => value.threadId)).size).toBeLessThanOrEqual(2);
   });
@@ -233,14 +301,25 @@ describe('worker-isolated tools', () => {
 
   it('maps what a worker tool throws or returns like an inline one', async () => {
     const { runtime } = runtimeFor(bundled('iso', specs, noLoad, WORKER_FIXTURE));
-    expect(await runtime.invoke({ name: 'iso.refuse' })).toEqual({ ok: false, error: { code: 'NOT_ALLOWED', message: 'refused in the worker', retryable: false } });
+    expect(await runtime.invoke({ name: 'iso.refuse' })).toEqual({
+      ok: false,
+      error: { code: 'NOT_ALLOWED', message: 'refused in the worker', retryable: false },
+    });
     expect(await runtime.invoke({ name: 'iso.throwString' })).toEqual({
       ok: false,
-      error: { code: 'TOOL_THREW', message: 'iso.throwString threw a non-Error value: "worker boom" (a bug in the tool; a tool reports failures with ToolError)', retryable: false },
+      error: {
+        code: 'TOOL_THREW',
+        message: 'iso.throwString threw a non-Error value: "worker boom" (a bug in the tool; a tool reports failures with ToolError)',
+        retryable: false,
+      },
     });
     expect(await runtime.invoke({ name: 'iso.fn' })).toEqual({
       ok: false,
-      error: { code: 'OUTPUT_NOT_SERIALIZABLE', message: 'iso.fn returned a result that cannot be serialized: f() {} could not be cloned. (a bug in the tool)', retryable: false },
+      error: {
+        code: 'OUTPUT_NOT_SERIALIZABLE',
+        message: 'iso.fn returned a result that cannot be serialized: f() {} could not be cloned. (a bug in the tool)',
+        retryable: false,
+      },
     });
   });
 
@@ -271,7 +350,8 @@ describe('worker-isolated tools', () => {
       ok: false,
       error: {
         code: 'PLUGIN_LOAD_FAILED',
-        message: 'plugin iso failed to load in a worker: plugin iso marks add isolation = "worker" but its descriptor has no moduleUrl for the worker to import',
+        message:
+          'plugin iso failed to load in a worker: plugin iso marks add isolation = "worker" but its descriptor has no moduleUrl for the worker to import',
         retryable: false,
       },
     });
@@ -291,6 +371,9 @@ describe('worker-isolated tools', () => {
     const pending = runtime.invoke({ name: 'iso.spin' });
     await new Promise((resolve) => setTimeout(resolve, 100));
     await runtime.dispose();
-    expect(await pending).toEqual({ ok: false, error: { code: 'ABORTED', message: 'the runtime was shut down while iso.spin was running', retryable: false } });
+    expect(await pending).toEqual({
+      ok: false,
+      error: { code: 'ABORTED', message: 'the runtime was shut down while iso.spin was running', retryable: false },
+    });
   });
 });

@@ -20,7 +20,9 @@ describe('failureFromThrown', () => {
   it('renders any thrown value readably', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    expect([undefined, 'text', 3, true, null, 10n, Symbol('s'), function named() {}, [1, 'a'], cyclic, 'x'.repeat(300)].map(describeValue)).toEqual([
+    expect(
+      [undefined, 'text', 3, true, null, 10n, Symbol('s'), function named() {}, [1, 'a'], cyclic, 'x'.repeat(300)].map(describeValue),
+    ).toEqual([
       'undefined',
       '"text"',
       '3',

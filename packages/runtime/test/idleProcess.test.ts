@@ -20,7 +20,7 @@ function runChild(tool: 'answers' | 'hangs', deadlineMs: number) {
 const descriptor = { name: 'p.t', plugin: 'p', tool: 't', inputSchema: { type: 'object' },
   contract: { sideEffects: false, capabilities: [], sandbox: 'no-isolation', deadlineMs: ${deadlineMs}, maxRetries: 0, idempotent: true, isolation: 'inline', approval: 'auto' } };
 const impl = { pluginId: 'p', start: async () => {}, state: () => 'active', dispose: async () => {},
-  call: ${tool === 'answers' ? "async () => ({ ok: true, value: 1 })" : '() => new Promise(() => {})'} };
+  call: ${tool === 'answers' ? 'async () => ({ ok: true, value: 1 })' : '() => new Promise(() => {})'} };
 const runtime = createToolRuntime({
   catalog: { lookup: () => ({ status: 'offered', descriptor }) },
   implementations: new Map([['p', impl]]),
@@ -30,7 +30,11 @@ const outcome = await runtime.invoke({ name: 'p.t' });
 process.stdout.write(JSON.stringify(outcome));
 `,
     );
-    const run = spawnSync(process.execPath, ['--conditions=@trellis/source', '--import', 'tsx', script], { encoding: 'utf8', timeout: 20_000, cwd: packageDir });
+    const run = spawnSync(process.execPath, ['--conditions=@trellis/source', '--import', 'tsx', script], {
+      encoding: 'utf8',
+      timeout: 20_000,
+      cwd: packageDir,
+    });
     return { status: run.status, signal: run.signal, stdout: run.stdout, stderr: run.stderr };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -46,7 +50,8 @@ describe('the shared deadline timer', () => {
     expect(runChild('hangs', 200)).toEqual({
       status: 0,
       signal: null,
-      stdout: '{"ok":false,"error":{"code":"TIMEOUT","message":"p.t did not finish within its 200 ms deadline and was abandoned","retryable":false}}',
+      stdout:
+        '{"ok":false,"error":{"code":"TIMEOUT","message":"p.t did not finish within its 200 ms deadline and was abandoned","retryable":false}}',
       stderr: '',
     });
   });

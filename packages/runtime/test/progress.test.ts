@@ -1,5 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { definePlugin, defineTool, resolveContract, type BundledPluginDescriptor, type HostServices, type ToolProgress } from '@trellis/sdk';
+import {
+  definePlugin,
+  defineTool,
+  resolveContract,
+  type BundledPluginDescriptor,
+  type HostServices,
+  type ToolProgress,
+} from '@trellis/sdk';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
 import { z } from 'zod';
 import { createBundledImplementation, createToolRuntime, type ToolRuntime } from '../src/index.ts';
@@ -30,12 +37,16 @@ function runtime(): ToolRuntime {
   const descriptor: BundledPluginDescriptor = {
     packageName: '@trellis/plugin-prog',
     manifest: PluginManifestSchema.parse({ schema_version: 1, id: 'prog', name: 'prog', version: '1.0.0', kind: 'toolset' }),
-    tools: [{ name: 'steps', description: 'steps', inputSchema: { type: 'object' }, tags: [], examples: [], contract: resolveContract({}) }],
+    tools: [
+      { name: 'steps', description: 'steps', inputSchema: { type: 'object' }, tags: [], examples: [], contract: resolveContract({}) },
+    ],
     load: async () => plugin,
   };
   const impl = createBundledImplementation({ descriptor, settings: {}, workspace: { root: '/w' }, env: {}, host });
   const made = createToolRuntime({
-    catalog: staticCatalog([{ name: 'prog.steps', plugin: 'prog', tool: 'steps', inputSchema: { type: 'object' }, contract: resolveContract({}) }]),
+    catalog: staticCatalog([
+      { name: 'prog.steps', plugin: 'prog', tool: 'steps', inputSchema: { type: 'object' }, contract: resolveContract({}) },
+    ]),
     implementations: new Map([['prog', impl]]),
     config: runtimeConfig(),
   });

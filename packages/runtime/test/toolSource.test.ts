@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { definePlugin, ToolError, type BundledPluginDescriptor, type DynamicToolSpec, type HostServices, type ToolSource } from '@trellis/sdk';
+import {
+  definePlugin,
+  ToolError,
+  type BundledPluginDescriptor,
+  type DynamicToolSpec,
+  type HostServices,
+  type ToolSource,
+} from '@trellis/sdk';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
 import { createBundledImplementation } from '../src/index.ts';
 
@@ -52,14 +59,23 @@ function descriptorFor(source: ToolSource): BundledPluginDescriptor {
 describe('a bundled plugin with a tool source', () => {
   it('starts the source, lists its tools, routes calls to it, follows changes, and closes it', async () => {
     const memory = memorySource();
-    const implementation = createBundledImplementation({ descriptor: descriptorFor(memory.source), settings: {}, workspace: { root: '/' }, env: {}, host, toolSourceMode: 'refresh' });
+    const implementation = createBundledImplementation({
+      descriptor: descriptorFor(memory.source),
+      settings: {},
+      workspace: { root: '/' },
+      env: {},
+      host,
+      toolSourceMode: 'refresh',
+    });
     await implementation.start();
     expect(memory.log).toEqual(['start refresh']);
     expect(implementation.discoveredTools?.()?.map((tool) => tool.name)).toEqual(['srv.ping']);
     expect(implementation.problems?.()).toEqual([{ code: 'MCP_SERVER_UNAVAILABLE', message: 'mcp server other failed to start' }]);
 
     const signal = new AbortController().signal;
-    expect(await implementation.call({ tool: 'srv.ping', input: { n: 1 }, callId: 'c1', signal, deadlineAt: performance.now() + 1000 })).toEqual({ ok: true, value: { pong: true } });
+    expect(
+      await implementation.call({ tool: 'srv.ping', input: { n: 1 }, callId: 'c1', signal, deadlineAt: performance.now() + 1000 }),
+    ).toEqual({ ok: true, value: { pong: true } });
     expect(await implementation.call({ tool: 'srv.down', input: {}, callId: 'c2', signal, deadlineAt: performance.now() + 1000 })).toEqual({
       ok: false,
       error: { code: 'MCP_SERVER_UNAVAILABLE', message: 'mcp server srv is down', retryable: false },

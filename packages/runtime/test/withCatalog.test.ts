@@ -44,7 +44,13 @@ describe('with the real ResourceCatalog', () => {
       snapshot: {
         plugins: [
           { id: 'tools', state: 'enabled', bundled: true, reasons: [], manifest: tools.manifest },
-          { id: 'off', state: 'disabled', bundled: true, reasons: [{ code: 'NOT_IN_PROFILE', message: 'off is not in profile minimal; add it to [plugins] allow' }], manifest: off.manifest },
+          {
+            id: 'off',
+            state: 'disabled',
+            bundled: true,
+            reasons: [{ code: 'NOT_IN_PROFILE', message: 'off is not in profile minimal; add it to [plugins] allow' }],
+            manifest: off.manifest,
+          },
         ],
       },
       bundled: [tools, off],
@@ -52,7 +58,9 @@ describe('with the real ResourceCatalog', () => {
     });
     const host = { plugins: () => [], explainPlugin: () => undefined, searchTools: () => [] };
     const implementations = (id: string) =>
-      [tools, off].filter((d) => d.manifest.id === id).map((descriptor) => createBundledImplementation({ descriptor, settings: {}, workspace: { root: '/w' }, env: {}, host }))[0];
+      [tools, off]
+        .filter((d) => d.manifest.id === id)
+        .map((descriptor) => createBundledImplementation({ descriptor, settings: {}, workspace: { root: '/w' }, env: {}, host }))[0];
     const runtime = createToolRuntime({ catalog, implementations, config });
     runtimes.push(runtime);
 
@@ -65,11 +73,20 @@ describe('with the real ResourceCatalog', () => {
       ok: false,
       error: {
         code: 'CAPABILITY_DENIED',
-        message: 'tools.fetch needs net.outbound, which [runtime] capabilities does not grant; add it to [runtime] capabilities in runtime.toml to allow this tool',
+        message:
+          'tools.fetch needs net.outbound, which [runtime] capabilities does not grant; add it to [runtime] capabilities in runtime.toml to allow this tool',
         retryable: false,
       },
     });
-    expect(await runtime.invoke({ name: 'off.hidden' })).toEqual({ ok: false, error: { code: 'TOOL_UNAVAILABLE', message: 'off.hidden is not offered: plugin off is disabled (off is not in profile minimal; add it to [plugins] allow) (NOT_IN_PROFILE)', retryable: false } });
+    expect(await runtime.invoke({ name: 'off.hidden' })).toEqual({
+      ok: false,
+      error: {
+        code: 'TOOL_UNAVAILABLE',
+        message:
+          'off.hidden is not offered: plugin off is disabled (off is not in profile minimal; add it to [plugins] allow) (NOT_IN_PROFILE)',
+        retryable: false,
+      },
+    });
     expect(await runtime.invoke({ name: 'tools.ecko' })).toEqual({
       ok: false,
       error: { code: 'TOOL_NOT_FOUND', message: 'no tool is named tools.ecko; did you mean tools.echo?', retryable: false },

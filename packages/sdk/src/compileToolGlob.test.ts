@@ -26,12 +26,12 @@ describe('compileToolGlob', () => {
   });
 
   it('never lets pieces overlap the anchored head and tail', () => {
-    expect([matchesToolGlob('ab*ba', 'aba'), matchesToolGlob('ab*ba', 'abba'), matchesToolGlob('a*b*c', 'acb'), matchesToolGlob('a*a*a', 'aaa')]).toEqual([
-      false,
-      true,
-      false,
-      true,
-    ]);
+    expect([
+      matchesToolGlob('ab*ba', 'aba'),
+      matchesToolGlob('ab*ba', 'abba'),
+      matchesToolGlob('a*b*c', 'acb'),
+      matchesToolGlob('a*a*a', 'aaa'),
+    ]).toEqual([false, true, false, true]);
   });
 
   it('stays fast on patterns that make backtracking matchers explode', () => {

@@ -211,7 +211,8 @@ export type ErrorCode = keyof typeof ERROR_CODES;
  */
 export const HOST_RESERVED_CODES: ReadonlySet<string> = new Set<string>(
   Object.keys(ERROR_CODES).filter(
-    (code) => !['TOOL_FAILED', 'PATH_NOT_ALLOWED', 'NOT_FOUND', 'NOT_ALLOWED', 'INVALID_ARGUMENT', 'TOO_LARGE', 'NETWORK_ERROR'].includes(code),
+    (code) =>
+      !['TOOL_FAILED', 'PATH_NOT_ALLOWED', 'NOT_FOUND', 'NOT_ALLOWED', 'INVALID_ARGUMENT', 'TOO_LARGE', 'NETWORK_ERROR'].includes(code),
   ),
 );
 

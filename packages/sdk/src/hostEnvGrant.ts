@@ -65,7 +65,8 @@ export function resolveHostEnvGrant(options: { pluginId: string; manifest: Plugi
     }
   }
   const granted = declared.filter((v) => v.granted).map((v) => v.name);
-  const grantLine = (names: readonly string[]) => `[plugins.entries.${pluginId}] pass_env = ${JSON.stringify([...new Set([...options.passEnv, ...names])])}`;
+  const grantLine = (names: readonly string[]) =>
+    `[plugins.entries.${pluginId}] pass_env = ${JSON.stringify([...new Set([...options.passEnv, ...names])])}`;
   const problems: string[] = [];
   if (manifest.runtime) {
     const missingRequired = declared.filter((v) => v.declaredIn === 'requires_env' && !v.granted).map((v) => v.name);
@@ -76,9 +77,13 @@ export function resolveHostEnvGrant(options: { pluginId: string; manifest: Plugi
     }
     for (const ref of findEnvReferences(manifest.runtime)) {
       if (!seen.has(ref.name)) {
-        problems.push(`plugin ${pluginId}: ${ref.key} uses \${${ref.name}}, which the manifest does not declare; a plugin may only expand variables listed in its env_from_host or requires_env`);
+        problems.push(
+          `plugin ${pluginId}: ${ref.key} uses \${${ref.name}}, which the manifest does not declare; a plugin may only expand variables listed in its env_from_host or requires_env`,
+        );
       } else if (!pass.has(ref.name) && manifest.requires_env.includes(ref.name) === false) {
-        problems.push(`plugin ${pluginId}: ${ref.key} uses \${${ref.name}}, which your config does not grant to it; add ${grantLine([ref.name])} to runtime.toml to pass it`);
+        problems.push(
+          `plugin ${pluginId}: ${ref.key} uses \${${ref.name}}, which your config does not grant to it; add ${grantLine([ref.name])} to runtime.toml to pass it`,
+        );
       }
     }
   }

@@ -1,11 +1,4 @@
-export {
-  PLUGIN_KINDS,
-  SANDBOX_PROFILES,
-  PROFILE_NAMES,
-  CAPABILITIES,
-  DISCOVERY_ROOTS,
-  ISOLATION_MODES,
-} from './kinds.ts';
+export { PLUGIN_KINDS, SANDBOX_PROFILES, PROFILE_NAMES, CAPABILITIES, DISCOVERY_ROOTS, ISOLATION_MODES } from './kinds.ts';
 export type { PluginKind, SandboxProfile, ProfileName, Capability, DiscoveryRoot, IsolationMode } from './kinds.ts';
 export { ERROR_CODES } from './errorCodes.ts';
 export { HOST_RESERVED_CODES, isHostReservedCode } from './errorCodes.ts';
@@ -50,7 +43,8 @@ export {
   describeSecretIsolation,
   isolatedCommandLine,
   killGroup,
-  trackGroup, killTrackedGroups,
+  trackGroup,
+  killTrackedGroups,
   untrackGroup,
   IsolationUnavailableError,
   PRLIMIT_PATH,
@@ -66,13 +60,7 @@ export type { SchemaLimits, SchemaSafety } from './checkSchemaSafety.ts';
 export { nestsDeeperThan } from './nestsDeeperThan.ts';
 export { isHandleAt, descriptorPath, hasDescriptorPaths } from './isHandleAt.ts';
 export { isUnsafeFolderMode } from './paths.ts';
-export type {
-  ToolSource,
-  ToolSourceFactory,
-  ToolSourceReason,
-  ToolSourceStartOptions,
-  DynamicToolSpec,
-} from './toolSource.ts';
+export type { ToolSource, ToolSourceFactory, ToolSourceReason, ToolSourceStartOptions, DynamicToolSpec } from './toolSource.ts';
 export { ProviderError, isProviderError } from './provider.ts';
 export type {
   Provider,

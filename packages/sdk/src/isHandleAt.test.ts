@@ -61,7 +61,7 @@ describe('descriptorPath', () => {
       symlinkSync(join(base, 'outside'), join(base, 'inside'));
       const through = await open(`${anchor}/a.txt`);
       try {
-        expect((await through.readFile('utf8'))).toBe('inside');
+        expect(await through.readFile('utf8')).toBe('inside');
       } finally {
         await through.close();
       }

@@ -36,10 +36,6 @@ export async function isHandleAt(handle: FileHandle, path: string): Promise<bool
     const opened = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => null);
     return opened === path;
   }
-  const [opened, named, real] = await Promise.all([
-    handle.stat(),
-    stat(path).catch(() => null),
-    realpath(path).catch(() => null),
-  ]);
+  const [opened, named, real] = await Promise.all([handle.stat(), stat(path).catch(() => null), realpath(path).catch(() => null)]);
   return named !== null && real === path && opened.dev === named.dev && opened.ino === named.ino;
 }

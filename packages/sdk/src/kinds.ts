@@ -33,14 +33,7 @@ export type ProfileName = (typeof PROFILE_NAMES)[number];
  * Capabilities a tool or plugin may need. The runtime grants a set of them (`[runtime] capabilities`)
  * and refuses calls to tools that need one it did not grant.
  */
-export const CAPABILITIES = [
-  'fs.read',
-  'fs.write',
-  'process.spawn',
-  'net.outbound',
-  'net.inbound',
-  'env.read',
-] as const;
+export const CAPABILITIES = ['fs.read', 'fs.write', 'process.spawn', 'net.outbound', 'net.inbound', 'env.read'] as const;
 
 /** A capability name. Plugins may name others (`vendor.thing`); unknown ones are never granted by `*`. */
 export type Capability = (typeof CAPABILITIES)[number];

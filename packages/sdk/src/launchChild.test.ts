@@ -50,7 +50,15 @@ process.stdout.write(JSON.stringify({ isolation, stdout: result.stdout, stderr: 
   const fromTsx = createRequire(createRequire(import.meta.url).resolve('tsx/package.json'));
   const esbuild = fromTsx('esbuild') as { buildSync(options: Record<string, unknown>): unknown };
   hostScript = join(work, 'host.mjs');
-  esbuild.buildSync({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: hostScript, logLevel: 'silent' });
+  esbuild.buildSync({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile: hostScript,
+    logLevel: 'silent',
+  });
   chmodSync(hostScript, 0o644);
 });
 
@@ -65,12 +73,21 @@ interface HostReport {
 
 function runHost(asUser: 'self' | 'nobody'): HostReport {
   const node = process.execPath;
-  const env = { PATH: '/usr/bin:/bin', OPENROUTER_API_KEY: SECRET, ...(process.env.TRELLIS_CHILD_ISOLATION ? { TRELLIS_CHILD_ISOLATION: process.env.TRELLIS_CHILD_ISOLATION } : {}) };
+  const env = {
+    PATH: '/usr/bin:/bin',
+    OPENROUTER_API_KEY: SECRET,
+    ...(process.env.TRELLIS_CHILD_ISOLATION ? { TRELLIS_CHILD_ISOLATION: process.env.TRELLIS_CHILD_ISOLATION } : {}),
+  };
   const argv = [hostScript, SECRET_HUNT, SECRET];
   const out =
     asUser === 'self'
       ? execFileSync(node, argv, { env, cwd: work, encoding: 'utf8', timeout: 60_000 })
-      : execFileSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', node, ...argv], { env, cwd: work, encoding: 'utf8', timeout: 60_000 });
+      : execFileSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', node, ...argv], {
+          env,
+          cwd: work,
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
   return JSON.parse(out) as HostReport;
 }
 
@@ -99,7 +116,9 @@ describe('secrets and child processes', () => {
 
   it('reports a missing program as ENOENT, like a direct spawn, even behind the wrapper', async () => {
     await prepareChildLauncher();
-    expect(() => launchChild({ command: 'no-such-program-trellis', env: { PATH: '/usr/bin:/bin' } })).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+    expect(() => launchChild({ command: 'no-such-program-trellis', env: { PATH: '/usr/bin:/bin' } })).toThrow(
+      expect.objectContaining({ code: 'ENOENT' }),
+    );
   });
 
   it('puts prlimit inside the wrapper, next to the command', async () => {

@@ -89,12 +89,18 @@ function candidatePrefixes(): Array<{ prefix: string[]; userNamespace: boolean; 
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   const list: Array<{ prefix: string[]; userNamespace: boolean; label: string }> = [];
   if (root) {
-    if (dropCaps) list.push({ prefix: [unshare, ...pidNs, '--', ...dropCaps], userNamespace: false, label: 'unshare --pid, capabilities dropped' });
+    if (dropCaps)
+      list.push({ prefix: [unshare, ...pidNs, '--', ...dropCaps], userNamespace: false, label: 'unshare --pid, capabilities dropped' });
   } else {
     list.push({ prefix: [unshare, '--user', '--map-current-user', ...pidNs, '--'], userNamespace: true, label: 'unshare --user --pid' });
   }
   // Older util-linux (no --map-current-user), or root without CAP_SYS_ADMIN (a container).
-  if (dropCaps) list.push({ prefix: [unshare, '--user', '--map-root-user', ...pidNs, '--', ...dropCaps], userNamespace: true, label: 'unshare --user --pid, capabilities dropped' });
+  if (dropCaps)
+    list.push({
+      prefix: [unshare, '--user', '--map-root-user', ...pidNs, '--', ...dropCaps],
+      userNamespace: true,
+      label: 'unshare --user --pid, capabilities dropped',
+    });
   return list;
 }
 
@@ -158,7 +164,8 @@ export function prepareChildLauncher(): Promise<SecretIsolation> {
 }
 
 function noIsolationDetail(mode: ChildIsolationMode): string {
-  if (mode === 'off') return 'child isolation is off (TRELLIS_CHILD_ISOLATION=off): any child can read the host environment through /proc/$PPID/environ';
+  if (mode === 'off')
+    return 'child isolation is off (TRELLIS_CHILD_ISOLATION=off): any child can read the host environment through /proc/$PPID/environ';
   const why =
     process.platform !== 'linux'
       ? `PID namespaces are Linux-only (this is ${process.platform})`
@@ -215,7 +222,8 @@ export function launchChild(options: LaunchChildOptions): LaunchedChild {
   // the caller gets ENOENT / EACCES as from a direct spawn.
   // Node's own check, done here so the index names the caller's argument, not the wrapper's.
   (options.args ?? []).forEach((arg, index) => {
-    if (arg.includes('\0')) throw new TypeError(`The argument 'args[${index}]' must be a string without null bytes. Received ${JSON.stringify(arg)}`);
+    if (arg.includes('\0'))
+      throw new TypeError(`The argument 'args[${index}]' must be a string without null bytes. Received ${JSON.stringify(arg)}`);
   });
   const command = findExecutable(options.command, options.env.PATH, options.cwd);
   const line = isolatedCommandLine({ ...options, command });

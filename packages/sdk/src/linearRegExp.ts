@@ -42,7 +42,10 @@ export const linearRegExp = Object.assign(
     }
     const size = compiled.programSize();
     if (size > MAX_PATTERN_PROGRAM_SIZE) {
-      throw new UnsupportedPatternError(pattern, `it compiles to ${size} instructions, more than the ${MAX_PATTERN_PROGRAM_SIZE} allowed; use smaller counted repetitions ({n}) or a simpler pattern`);
+      throw new UnsupportedPatternError(
+        pattern,
+        `it compiles to ${size} instructions, more than the ${MAX_PATTERN_PROGRAM_SIZE} allowed; use smaller counted repetitions ({n}) or a simpler pattern`,
+      );
     }
     return { test: (input: string) => compiled.test(input), toString: () => `re2:${pattern}` } as RegExpLike;
   },

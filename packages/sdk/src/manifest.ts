@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { PLUGIN_KINDS, PROFILE_NAMES, SANDBOX_PROFILES } from './kinds.ts';
 import { PLUGIN_ID_PATTERN, TOOL_NAME_PATTERN } from './manifestLimits.ts';
 
-
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const PluginIdSchema = z

@@ -10,9 +10,7 @@ export interface ToolFailure {
 }
 
 /** The result of every tool call. `ToolRuntime.invoke` always resolves to one of these. */
-export type ToolOutcome<T = unknown> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly error: ToolFailure };
+export type ToolOutcome<T = unknown> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: ToolFailure };
 
 /** A successful outcome. */
 export function okOutcome<T>(value: T): ToolOutcome<T> {
@@ -44,7 +42,9 @@ export class ToolError extends Error {
 export function isToolError(value: unknown): value is ToolError {
   return (
     value instanceof ToolError ||
-    (typeof value === 'object' && value !== null && (value as { name?: unknown }).name === 'ToolError' &&
+    (typeof value === 'object' &&
+      value !== null &&
+      (value as { name?: unknown }).name === 'ToolError' &&
       typeof (value as { code?: unknown }).code === 'string')
   );
 }

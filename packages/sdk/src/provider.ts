@@ -97,7 +97,9 @@ export class ProviderError extends Error {
 export function isProviderError(value: unknown): value is ProviderError {
   return (
     value instanceof ProviderError ||
-    (typeof value === 'object' && value !== null && (value as { name?: unknown }).name === 'ProviderError' &&
+    (typeof value === 'object' &&
+      value !== null &&
+      (value as { name?: unknown }).name === 'ProviderError' &&
       typeof (value as { code?: unknown }).code === 'string')
   );
 }

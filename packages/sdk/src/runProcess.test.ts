@@ -12,13 +12,26 @@ function processesWithMarker(marker: string): string[] {
 
 describe('runProcess', () => {
   it('passes arguments literally, with no shell', async () => {
-    const result = await runProcess({ command: 'printf', args: ['%s|', '$(id)', '; rm -rf /', '`x`'], env, timeoutMs: 5000, maxOutputBytes: 1000 });
+    const result = await runProcess({
+      command: 'printf',
+      args: ['%s|', '$(id)', '; rm -rf /', '`x`'],
+      env,
+      timeoutMs: 5000,
+      maxOutputBytes: 1000,
+    });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('$(id)|; rm -rf /|`x`|');
   });
 
   it('feeds stdin and keeps stdout and stderr apart', async () => {
-    const result = await runProcess({ command: 'sh', args: ['-c', 'cat; echo oops >&2; exit 3'], stdin: 'hello', env, timeoutMs: 5000, maxOutputBytes: 1000 });
+    const result = await runProcess({
+      command: 'sh',
+      args: ['-c', 'cat; echo oops >&2; exit 3'],
+      stdin: 'hello',
+      env,
+      timeoutMs: 5000,
+      maxOutputBytes: 1000,
+    });
     expect(result).toMatchObject({ exitCode: 3, stdout: 'hello', stderr: 'oops\n', timedOut: false });
   });
 

@@ -1,4 +1,10 @@
-import { IsolationUnavailableError, killGroup as killProcessGroup, launchChild, prepareChildLauncher, PRLIMIT_PATH } from './launchChild.ts';
+import {
+  IsolationUnavailableError,
+  killGroup as killProcessGroup,
+  launchChild,
+  prepareChildLauncher,
+  PRLIMIT_PATH,
+} from './launchChild.ts';
 import type { LaunchedChild } from './launchChild.ts';
 
 /** How to run a child process. The command is never given to a shell. */

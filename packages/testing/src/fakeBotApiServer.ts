@@ -64,7 +64,15 @@ export async function startFakeBotApiServer(options: { readonly token: string })
     try {
       switch (method) {
         case 'getMe':
-          return reply(res, { id: 42, is_bot: true, first_name: 'Trellis test bot', username: 'trellis_test_bot', can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false });
+          return reply(res, {
+            id: 42,
+            is_bot: true,
+            first_name: 'Trellis test bot',
+            username: 'trellis_test_bot',
+            can_join_groups: true,
+            can_read_all_group_messages: false,
+            supports_inline_queries: false,
+          });
         case 'deleteWebhook':
           return reply(res, true);
         case 'getUpdates': {
@@ -93,7 +101,12 @@ export async function startFakeBotApiServer(options: { readonly token: string })
           if (typeof body.text !== 'string' || body.text.length === 0) return fail(res, 400, 'Bad Request: message text is empty');
           if (body.text.length > 4096) return fail(res, 400, 'Bad Request: message is too long');
           sent.push({ chatId, text: body.text });
-          return reply(res, { message_id: nextMessageId++, date: Math.floor(Date.now() / 1000), chat: { id: chatId, type: 'private' }, text: body.text });
+          return reply(res, {
+            message_id: nextMessageId++,
+            date: Math.floor(Date.now() / 1000),
+            chat: { id: chatId, type: 'private' },
+            text: body.text,
+          });
         }
         case 'sendChatAction':
           actions.push({ chatId: Number(body.chat_id), action: String(body.action) });
@@ -143,7 +156,11 @@ export async function startFakeBotApiServer(options: { readonly token: string })
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`fake Bot API: timed out after ${timeoutMs} ms waiting for ${what}; calls so far: ${calls.join(', ')}; sent: ${JSON.stringify(sent)}`));
+          reject(
+            new Error(
+              `fake Bot API: timed out after ${timeoutMs} ms waiting for ${what}; calls so far: ${calls.join(', ')}; sent: ${JSON.stringify(sent)}`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(check);
       });

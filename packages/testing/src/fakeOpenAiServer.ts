@@ -57,7 +57,9 @@ export interface FakeOpenAiServer {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Starts the fake server on 127.0.0.1, port 0. */
-export async function startFakeOpenAiServer(options: { readonly respond?: (request: FakeRequest) => FakeReply | undefined } = {}): Promise<FakeOpenAiServer> {
+export async function startFakeOpenAiServer(
+  options: { readonly respond?: (request: FakeRequest) => FakeReply | undefined } = {},
+): Promise<FakeOpenAiServer> {
   const queue: FakeReply[] = [];
   const requests: FakeRequest[] = [];
   let serverTime = 0;
@@ -72,7 +74,9 @@ export async function startFakeOpenAiServer(options: { readonly respond?: (reque
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const start = performance.now();
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
       return;
     }
     const request: FakeRequest = { headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), receivedAt: start };
@@ -81,7 +85,9 @@ export async function startFakeOpenAiServer(options: { readonly respond?: (reque
     let waited = 0;
     try {
       if (reply === undefined) {
-        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'the fake server has no scripted reply left' } }));
+        res
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'the fake server has no scripted reply left' } }));
         return;
       }
       if (reply.kind === 'status') {
@@ -127,7 +133,13 @@ export async function startFakeOpenAiServer(options: { readonly respond?: (reque
         const callId = call.id ?? `call_${sequence}_${index}`;
         // Fragmented as real servers do: the name and the first half, then the rest of the arguments.
         const half = Math.floor(call.arguments.length / 2);
-        await send(chunk({ tool_calls: [{ index, id: callId, type: 'function', function: { name: call.name, arguments: call.arguments.slice(0, half) } }] }), comments, delay);
+        await send(
+          chunk({
+            tool_calls: [{ index, id: callId, type: 'function', function: { name: call.name, arguments: call.arguments.slice(0, half) } }],
+          }),
+          comments,
+          delay,
+        );
         await send(chunk({ tool_calls: [{ index, function: { arguments: call.arguments.slice(half) } }] }), comments, delay);
       }
       await send(chunk({}, calls.length > 0 ? 'tool_calls' : 'stop'), comments, delay);
@@ -138,7 +150,12 @@ export async function startFakeOpenAiServer(options: { readonly respond?: (reque
         created: 0,
         model,
         choices: [],
-        usage: { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion, ...(usage.cost !== undefined ? { cost: usage.cost } : {}) },
+        usage: {
+          prompt_tokens: usage.prompt,
+          completion_tokens: usage.completion,
+          total_tokens: usage.prompt + usage.completion,
+          ...(usage.cost !== undefined ? { cost: usage.cost } : {}),
+        },
       });
       res.end('data: [DONE]\n\n');
     } finally {

@@ -17,7 +17,12 @@ describe('testToolContext', () => {
   });
 
   it('toolErrorOf returns the code and normalized message, and fails when nothing was thrown', async () => {
-    expect(await toolErrorOf(() => Promise.reject(new ToolError('NOT_FOUND', 'no /tmp/x here')), (t) => t.replace('/tmp', '<tmp>'))).toEqual({
+    expect(
+      await toolErrorOf(
+        () => Promise.reject(new ToolError('NOT_FOUND', 'no /tmp/x here')),
+        (t) => t.replace('/tmp', '<tmp>'),
+      ),
+    ).toEqual({
       code: 'NOT_FOUND',
       message: 'no <tmp>/x here',
     });

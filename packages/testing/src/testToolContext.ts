@@ -28,7 +28,10 @@ export function testToolContext<Settings>(options: {
 }
 
 /** Awaits a call that must fail with a ToolError; returns its code and (normalized) message. */
-export async function toolErrorOf(call: () => unknown, normalize: (text: string) => string = (t) => t): Promise<{ code: string; message: string }> {
+export async function toolErrorOf(
+  call: () => unknown,
+  normalize: (text: string) => string = (t) => t,
+): Promise<{ code: string; message: string }> {
   try {
     await call();
   } catch (error) {

@@ -7,10 +7,7 @@ export const PLUGIN_STATES = ['enabled', 'disabled', 'unavailable', 'rejected', 
 /** Input of `builtin-tools.list_plugins`. */
 export const ListPluginsInputSchema = z
   .object({
-    state: z
-      .enum(PLUGIN_STATES)
-      .optional()
-      .describe('Only plugins in this state. Omit it to list every plugin the host found.'),
+    state: z.enum(PLUGIN_STATES).optional().describe('Only plugins in this state. Omit it to list every plugin the host found.'),
   })
   .strict();
 

@@ -5,18 +5,8 @@ import type { HostToolHit } from '@trellis/sdk';
 /** Input of `builtin-tools.search_tools`. */
 export const SearchToolsInputSchema = z
   .object({
-    query: z
-      .string()
-      .min(1)
-      .max(200)
-      .describe('Words describing what you want to do, e.g. "read a csv file" or "fetch web page".'),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(50)
-      .optional()
-      .describe('Most hits to return, 1–50. Default 10.'),
+    query: z.string().min(1).max(200).describe('Words describing what you want to do, e.g. "read a csv file" or "fetch web page".'),
+    limit: z.number().int().min(1).max(50).optional().describe('Most hits to return, 1–50. Default 10.'),
   })
   .strict();
 

@@ -182,7 +182,13 @@ describe('list_plugins', () => {
     const out = await listPluginsTool.run({}, makeContext({ host: makeHost({ plugins: PLUGINS }) }));
     expect(out).toEqual({
       plugins: [
-        { id: 'builtin-tools', kind: 'toolset', state: 'enabled', root: 'bundled', reason: { code: 'REQUIRED', message: 'required plugin' } },
+        {
+          id: 'builtin-tools',
+          kind: 'toolset',
+          state: 'enabled',
+          root: 'bundled',
+          reason: { code: 'REQUIRED', message: 'required plugin' },
+        },
         {
           id: 'core-python',
           kind: 'toolset',
@@ -239,7 +245,10 @@ describe('explain_plugin', () => {
     });
     const found = { id: 'core-python', candidates: [{ state: 'disabled' }], suggestions: [] };
     const host2 = makeHost({ plugins: PLUGINS, explanations: { 'core-python': found } });
-    expect(await explainPluginTool.run({ id: 'core-python' }, makeContext({ host: host2 }))).toEqual({ id: 'core-python', explanation: found });
+    expect(await explainPluginTool.run({ id: 'core-python' }, makeContext({ host: host2 }))).toEqual({
+      id: 'core-python',
+      explanation: found,
+    });
   });
 });
 
@@ -248,7 +257,8 @@ describe('as the runtime validates', () => {
     const { runtimeValidator } = await import('@trellis/testing');
     for (const tool of plugin.tools) {
       const valid = runtimeValidator(tool);
-      for (const example of tool.examples ?? []) expect({ tool: tool.name, ok: valid(example.input) }).toEqual({ tool: tool.name, ok: true });
+      for (const example of tool.examples ?? [])
+        expect({ tool: tool.name, ok: valid(example.input) }).toEqual({ tool: tool.name, ok: true });
     }
     const byName = Object.fromEntries(plugin.tools.map((t) => [t.name, runtimeValidator(t)]));
     expect(byName.now!({ timezone: 3 })).toBe(false);

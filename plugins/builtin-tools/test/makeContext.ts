@@ -7,11 +7,13 @@ export interface FakeHost extends HostServices {
 }
 
 /** Builds host services from plain data, as the registry and catalog would answer. */
-export function makeHost(options: {
-  plugins?: readonly HostPluginView[];
-  hits?: readonly HostToolHit[];
-  explanations?: Readonly<Record<string, unknown>>;
-} = {}): FakeHost {
+export function makeHost(
+  options: {
+    plugins?: readonly HostPluginView[];
+    hits?: readonly HostToolHit[];
+    explanations?: Readonly<Record<string, unknown>>;
+  } = {},
+): FakeHost {
   const searches: FakeHost['searches'] = [];
   return {
     searches,

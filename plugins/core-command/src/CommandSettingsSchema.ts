@@ -20,7 +20,9 @@ export const CommandSettingsSchema = z
       )
       .max(1000)
       .default([])
-      .describe('Programs that may run: names or name globs ("git", "python3*") matched against a bare program name, or absolute path globs ("/usr/bin/*") matched against the resolved path. * matches within one name, ? one character. Default []: nothing runs.'),
+      .describe(
+        'Programs that may run: names or name globs ("git", "python3*") matched against a bare program name, or absolute path globs ("/usr/bin/*") matched against the resolved path. * matches within one name, ? one character. Default []: nothing runs.',
+      ),
     cwd: z
       .string()
       .min(1)

@@ -142,7 +142,8 @@ export async function checkArguments(options: {
     const { rules } = named;
     const sub = rules.has_subcommands ? findSubcommand(args, rules.global_args_with_value) : -1;
     const subName = sub === -1 ? undefined : args[sub]!;
-    const subRules = subName !== undefined && Object.hasOwn(rules.subcommand_deny_args, subName) ? rules.subcommand_deny_args[subName]! : [];
+    const subRules =
+      subName !== undefined && Object.hasOwn(rules.subcommand_deny_args, subName) ? rules.subcommand_deny_args[subName]! : [];
     for (const [i, arg] of args.entries()) {
       const where = `args[${i}]`;
       for (const pattern of rules.deny_args) {
@@ -155,7 +156,8 @@ export async function checkArguments(options: {
       }
       if (sub !== -1 && i > sub) {
         for (const pattern of subRules) {
-          if (argumentMatches(pattern, arg)) throw refusal(named, where, arg, `subcommand_deny_args.${subName}`, pattern, `${subName} ${pattern}`);
+          if (argumentMatches(pattern, arg))
+            throw refusal(named, where, arg, `subcommand_deny_args.${subName}`, pattern, `${subName} ${pattern}`);
         }
       }
       // With subcommands, path options belong before the subcommand (git -C); after it the same

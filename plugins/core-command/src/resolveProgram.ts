@@ -57,10 +57,14 @@ export async function resolveProgram(options: {
 
   if (program.includes('/')) {
     // Nothing could allow it: refuse before probing the file system for the caller.
-    if (pathPatterns.length === 0) throw notAllowed(program, allow, 'a program given as a path must match an absolute path pattern, and there is none');
+    if (pathPatterns.length === 0)
+      throw notAllowed(program, allow, 'a program given as a path must match an absolute path pattern, and there is none');
     const absolute = resolve(cwd, program);
     if (!(await isExecutableFile(absolute))) {
-      throw new ToolError(ERROR_CODES.NOT_FOUND, `program: "${program}" (${absolute}) is not an executable file. Check the path, or pass a bare program name.`);
+      throw new ToolError(
+        ERROR_CODES.NOT_FOUND,
+        `program: "${program}" (${absolute}) is not an executable file. Check the path, or pass a bare program name.`,
+      );
     }
     const realPath = await realpath(absolute);
     if (!pathAllowed(absolute, realPath)) {

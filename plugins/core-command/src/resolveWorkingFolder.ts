@@ -13,14 +13,20 @@ export async function resolveWorkingFolder(options: { workspace: string; value: 
     throw new ToolError(ERROR_CODES.PATH_NOT_ALLOWED, `${label}: contains a NUL byte. Pass a plain folder path such as "src".`);
   }
   if (Buffer.byteLength(value) > 4096) {
-    throw new ToolError(ERROR_CODES.PATH_NOT_ALLOWED, `${label}: is longer than 4096 bytes. Use a shorter folder path relative to the workspace.`);
+    throw new ToolError(
+      ERROR_CODES.PATH_NOT_ALLOWED,
+      `${label}: is longer than 4096 bytes. Use a shorter folder path relative to the workspace.`,
+    );
   }
   const root = await realpath(workspace);
   let real: string;
   try {
     real = await realpath(resolve(root, value));
   } catch {
-    throw new ToolError(ERROR_CODES.NOT_FOUND, `${label}: the folder "${value}" does not exist. Use a folder inside the workspace, or omit it.`);
+    throw new ToolError(
+      ERROR_CODES.NOT_FOUND,
+      `${label}: the folder "${value}" does not exist. Use a folder inside the workspace, or omit it.`,
+    );
   }
   if (!isPathInside(root, real)) {
     throw new ToolError(

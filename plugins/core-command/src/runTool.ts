@@ -18,12 +18,16 @@ export const RunInputSchema = z
       .string()
       .min(1)
       .max(4096)
-      .describe('The program to run: a bare name looked up on PATH (e.g. "git"), or a path. It must be on the operator\'s allow list. Not a shell command line: no pipes, redirects, globs or variables.'),
+      .describe(
+        'The program to run: a bare name looked up on PATH (e.g. "git"), or a path. It must be on the operator\'s allow list. Not a shell command line: no pipes, redirects, globs or variables.',
+      ),
     args: z
       .array(z.string().max(128 * 1024))
       .max(MAX_ARGS)
       .default([])
-      .describe('Arguments, one string each, passed to the program exactly as given: no shell runs, so quotes, $, ;, |, * and backticks reach the program literally. Default: none.'),
+      .describe(
+        'Arguments, one string each, passed to the program exactly as given: no shell runs, so quotes, $, ;, |, * and backticks reach the program literally. Default: none.',
+      ),
     cwd: z
       .string()
       .min(1)
@@ -60,11 +64,19 @@ interface Prepared {
 async function prepare(input: z.infer<typeof RunInputSchema>, ctx: ToolContext<CommandSettings>): Promise<Prepared> {
   for (const [index, arg] of input.args.entries()) {
     if (arg.includes('\0')) {
-      throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `args[${index}]: contains a NUL byte, which no program argument can hold. Remove it.`);
+      throw new ToolError(
+        ERROR_CODES.INVALID_ARGUMENT,
+        `args[${index}]: contains a NUL byte, which no program argument can hold. Remove it.`,
+      );
     }
   }
-  const baseCwd = await resolveWorkingFolder({ workspace: ctx.workspace.root, value: ctx.config.cwd, label: '[runtime.tools.command] cwd' });
-  const cwd = input.cwd === undefined ? baseCwd : await resolveWorkingFolder({ workspace: ctx.workspace.root, value: input.cwd, label: 'cwd' });
+  const baseCwd = await resolveWorkingFolder({
+    workspace: ctx.workspace.root,
+    value: ctx.config.cwd,
+    label: '[runtime.tools.command] cwd',
+  });
+  const cwd =
+    input.cwd === undefined ? baseCwd : await resolveWorkingFolder({ workspace: ctx.workspace.root, value: input.cwd, label: 'cwd' });
   const env = reduceEnv(ctx.env, ctx.config.env_allow);
   const program = await resolveProgram({ program: input.program, allow: ctx.config.allow, pathVariable: env.PATH, cwd });
   const names = [basename(input.program), basename(program.path), basename(program.realPath)];
@@ -81,7 +93,7 @@ function withMarker(text: string, truncated: boolean, stream: string, limit: num
 export const runTool = defineTool<z.infer<typeof RunInputSchema>, RunOutput, CommandSettings>({
   name: 'run',
   description:
-    'Runs one allow-listed program with arguments, without a shell, in a folder inside the workspace, and returns its exit code, stdout, stderr and duration. Arguments reach the program literally (no pipes, redirects, globs or $variables). Only a few environment variables are passed. Output is capped (default 64 KiB per stream, marked when truncated) and at the deadline (default 30 s) the program and all its children are killed. A non-zero exit code is a normal result, not an error. If a program is refused, it is not on the operator\'s allow list.',
+    "Runs one allow-listed program with arguments, without a shell, in a folder inside the workspace, and returns its exit code, stdout, stderr and duration. Arguments reach the program literally (no pipes, redirects, globs or $variables). Only a few environment variables are passed. Output is capped (default 64 KiB per stream, marked when truncated) and at the deadline (default 30 s) the program and all its children are killed. A non-zero exit code is a normal result, not an error. If a program is refused, it is not on the operator's allow list.",
   input: RunInputSchema,
   // The runtime's cap (tool_timeout_seconds, default 120 s) bounds this; timeout_seconds normally fires first.
   contract: { sideEffects: true, capabilities: ['process.spawn'], idempotent: false, deadlineMs: 120_000 },
@@ -115,7 +127,12 @@ export const runTool = defineTool<z.infer<typeof RunInputSchema>, RunOutput, Com
       signal: ctx.signal,
     });
     if (result.spawnError !== undefined) {
-      const code = result.spawnError === 'EACCES' ? ERROR_CODES.NOT_ALLOWED : result.spawnError === 'ENOENT' ? ERROR_CODES.NOT_FOUND : ERROR_CODES.TOOL_FAILED;
+      const code =
+        result.spawnError === 'EACCES'
+          ? ERROR_CODES.NOT_ALLOWED
+          : result.spawnError === 'ENOENT'
+            ? ERROR_CODES.NOT_FOUND
+            : ERROR_CODES.TOOL_FAILED;
       throw new ToolError(code, `program: "${input.program}" (${program.path}) could not be started: ${result.spawnError}.`);
     }
     return {

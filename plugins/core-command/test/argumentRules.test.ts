@@ -20,7 +20,8 @@ beforeEach(() => {
   // A small repository inside the workspace, to fetch and clone from.
   const repo = join(fx.ws, 'repo');
   mkdirSync(repo);
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: fx.base } });
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: repo, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: fx.base } });
   git('init', '-q', '-b', 'main');
   writeFileSync(join(repo, 'a.txt'), 'alpha\n');
   git('add', 'a.txt');
@@ -28,7 +29,11 @@ beforeEach(() => {
 });
 afterEach(() => fx.remove());
 
-async function refused(args: string[], settings: Record<string, unknown> = GIT, program = 'git'): Promise<{ code: string; message: string }> {
+async function refused(
+  args: string[],
+  settings: Record<string, unknown> = GIT,
+  program = 'git',
+): Promise<{ code: string; message: string }> {
   const failure = await failureOf(fx, () => runTool.run({ program, args, cwd: 'repo' }, fx.context(settings)));
   expect(existsSync(marker), 'the refused command must not have run').toBe(false);
   return failure;
@@ -42,7 +47,9 @@ describe('git: options that run commands are refused before anything runs', () =
         'args[0]: "-c" is refused for git because it sets any configuration value for the call, and repository config can name commands (core.fsmonitor, core.hooksPath, core.pager, core.sshCommand, aliases with "!"); e.g. -c \'alias.x=!id\' x runs id through a shell (the shipped rule "-c" in [runtime.tools.command.programs.git] deny_global_args). Run it without that argument; if the user trusts this use, they can change the rule under [runtime.tools.command.programs.git] in runtime.toml.',
     });
     // canonicalize refuses it too, so policy and approval never see it as harmless.
-    const canonical = await failureOf(fx, () => runTool.canonicalize!({ program: 'git', args: ['-c', 'alias.x=!id', 'x'] }, fx.context(GIT)));
+    const canonical = await failureOf(fx, () =>
+      runTool.canonicalize!({ program: 'git', args: ['-c', 'alias.x=!id', 'x'] }, fx.context(GIT)),
+    );
     expect(canonical.code).toBe('POLICY_DENIED');
   });
 
@@ -79,25 +86,38 @@ describe('git: options that run commands are refused before anything runs', () =
       message:
         'args[0]: -C "<tmp>" leads to "<tmp>", outside the workspace "<tmp>/ws" (it runs git in another folder, with that repository\'s config and hooks); git may only be pointed inside the workspace (the rule "-C" in [runtime.tools.command.programs.git] path_args). Use a path inside the workspace; the user can change the rule under [runtime.tools.command.programs.git] in runtime.toml.',
     });
-    expect((await refused(['--git-dir=../../.git', 'status'])).message).toMatch(/^args\[0\]: --git-dir "\.\.\/\.\.\/\.git" leads to "<tmp>\/\.git", outside the workspace/);
+    expect((await refused(['--git-dir=../../.git', 'status'])).message).toMatch(
+      /^args\[0\]: --git-dir "\.\.\/\.\.\/\.git" leads to "<tmp>\/\.git", outside the workspace/,
+    );
     expect((await refused(['--work-tree', '/etc', 'status'])).code).toBe('POLICY_DENIED');
-    const inside = await runTool.run({ program: 'git', args: ['-C', '.', '--git-dir=.git', 'log', '--format=%s'], cwd: 'repo' }, fx.context(GIT));
+    const inside = await runTool.run(
+      { program: 'git', args: ['-C', '.', '--git-dir=.git', 'log', '--format=%s'], cwd: 'repo' },
+      fx.context(GIT),
+    );
     expect({ exit: inside.exitCode, out: inside.stdout }).toEqual({ exit: 0, out: 'first\n' });
   });
 
   it('leaves ordinary git use alone: status -uno, grep -c, log -C, log -1', async () => {
-    for (const args of [['status', '-uno', '--short'], ['grep', '-c', 'alpha'], ['log', '-C', '--format=%s'], ['log', '-1', '--format=%s']]) {
+    for (const args of [
+      ['status', '-uno', '--short'],
+      ['grep', '-c', 'alpha'],
+      ['log', '-C', '--format=%s'],
+      ['log', '-1', '--format=%s'],
+    ]) {
       const result = await runTool.run({ program: 'git', args, cwd: 'repo' }, fx.context(GIT));
       expect({ args, exit: result.exitCode }).toEqual({ args, exit: 0 });
     }
   });
 
-  it('applies git\'s rules to git under another name (a symlink found on PATH)', async () => {
+  it("applies git's rules to git under another name (a symlink found on PATH)", async () => {
     const bin = join(fx.base, 'bin');
     mkdirSync(bin);
     symlinkSync(execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim(), join(bin, 'g'));
     const failure = await failureOf(fx, () =>
-      runTool.run({ program: 'g', args: ['-c', `alias.x=!touch ${marker}`, 'x'], cwd: 'repo' }, fx.context({ allow: ['g'] }, { env: { PATH: `${bin}:/usr/bin:/bin` } })),
+      runTool.run(
+        { program: 'g', args: ['-c', `alias.x=!touch ${marker}`, 'x'], cwd: 'repo' },
+        fx.context({ allow: ['g'] }, { env: { PATH: `${bin}:/usr/bin:/bin` } }),
+      ),
     );
     expect(failure.code).toBe('POLICY_DENIED');
     expect(existsSync(marker)).toBe(false);
@@ -123,14 +143,21 @@ describe('rules are configurable per program in [runtime.tools.command.programs.
     expect((await refused(['rebase', '-x', `touch ${marker}`, 'HEAD'], settings)).code).toBe('POLICY_DENIED');
     expect((await refused(['-c', 'a.b=c', 'status'], settings)).code).toBe('POLICY_DENIED');
     const opened = { allow: ['git'], programs: { git: { deny_global_args: [] } } };
-    const withC = await runTool.run({ program: 'git', args: ['-c', 'core.abbrev=12', 'log', '-1', '--format=%h'], cwd: 'repo' }, fx.context(opened));
+    const withC = await runTool.run(
+      { program: 'git', args: ['-c', 'core.abbrev=12', 'log', '-1', '--format=%h'], cwd: 'repo' },
+      fx.context(opened),
+    );
     expect(withC.stdout.trim()).toHaveLength(12);
   });
 
   it('without has_subcommands every argument is checked; with it, only those before the subcommand', async () => {
     const flat = { allow: ['ls', 'tar'], programs: { ls: { deny_global_args: ['-R'] }, tar: { path_args: ['-C', '--directory'] } } };
-    expect((await refused(['.', '-R'], flat, 'ls')).message).toMatch(/^args\[1\]: "-R" is refused for ls \(the configured rule "-R" in \[runtime\.tools\.command\.programs\.ls\] deny_global_args\)/);
-    expect((await refused(['-cf', 'out.tar', 'a.txt', '-C', '/etc'], flat, 'tar')).message).toMatch(/^args\[3\]: -C "\/etc" leads to "\/etc", outside the workspace/);
+    expect((await refused(['.', '-R'], flat, 'ls')).message).toMatch(
+      /^args\[1\]: "-R" is refused for ls \(the configured rule "-R" in \[runtime\.tools\.command\.programs\.ls\] deny_global_args\)/,
+    );
+    expect((await refused(['-cf', 'out.tar', 'a.txt', '-C', '/etc'], flat, 'tar')).message).toMatch(
+      /^args\[3\]: -C "\/etc" leads to "\/etc", outside the workspace/,
+    );
     const nested = { allow: ['ls'], programs: { ls: { has_subcommands: true, deny_global_args: ['-R'] } } };
     expect((await runTool.run({ program: 'ls', args: ['.', '-R'], cwd: 'repo' }, fx.context(nested))).exitCode).toBe(0);
   });

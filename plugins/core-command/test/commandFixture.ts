@@ -11,7 +11,10 @@ import type { CommandSettings } from '../src/index.ts';
 export interface CommandFixture {
   readonly base: string;
   readonly ws: string;
-  context(patch?: Record<string, unknown>, options?: { env?: Record<string, string | undefined>; signal?: AbortSignal }): ToolContext<CommandSettings>;
+  context(
+    patch?: Record<string, unknown>,
+    options?: { env?: Record<string, string | undefined>; signal?: AbortSignal },
+  ): ToolContext<CommandSettings>;
   normalize(text: string): string;
   remove(): void;
 }
@@ -44,9 +47,11 @@ export function failureOf(fixture: CommandFixture, call: () => unknown): Promise
 /** How many live processes have exactly this command line. */
 export function countProcesses(commandLine: string): number {
   const out = execFileSync('ps', ['-eo', 'stat=,args='], { encoding: 'utf8' });
-  return out
-    .split('\n')
-    .map((line) => line.trim())
-    // Zombies (state Z) are already dead; only count processes that still run.
-    .filter((line) => !line.startsWith('Z') && line.slice(line.indexOf(' ') + 1).trim() === commandLine).length;
+  return (
+    out
+      .split('\n')
+      .map((line) => line.trim())
+      // Zombies (state Z) are already dead; only count processes that still run.
+      .filter((line) => !line.startsWith('Z') && line.slice(line.indexOf(' ') + 1).trim() === commandLine).length
+  );
 }

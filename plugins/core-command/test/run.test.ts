@@ -48,7 +48,10 @@ describe('settings and schema', () => {
     expect(matchesGlob('/usr/bin/*', '/usr/bin/x/git')).toBe(false);
     expect(matchesGlob('git', 'git.exe')).toBe(false);
     expect(matchesGlob('a.b', 'axb')).toBe(false);
-    expect(reduceEnv({ PATH: '/bin', LC_TIME: 'C', SECRET: 'x', HOME: undefined }, ['PATH', 'HOME', 'LC_*'])).toEqual({ PATH: '/bin', LC_TIME: 'C' });
+    expect(reduceEnv({ PATH: '/bin', LC_TIME: 'C', SECRET: 'x', HOME: undefined }, ['PATH', 'HOME', 'LC_*'])).toEqual({
+      PATH: '/bin',
+      LC_TIME: 'C',
+    });
   });
 });
 
@@ -104,14 +107,17 @@ describe('allow list', () => {
   });
 
   it('says when an allowed program is not on PATH, or PATH is not passed', async () => {
-    expect(await failureOf(fx, () => runTool.run({ program: 'no-such-tool-xyz', args: [] }, fx.context({ allow: ['no-such-*'] })))).toEqual({
-      code: 'NOT_FOUND',
-      message:
-        'program: "no-such-tool-xyz" was not found in any folder on PATH (/usr/local/bin:/usr/bin:/bin). Check the spelling, or pass the program\'s absolute path.',
-    });
-    expect((await failureOf(fx, () => runTool.run({ program: 'printf', args: [] }, fx.context({ allow: ['printf'], env_allow: ['HOME'] })))).code).toBe(
-      'NOT_FOUND',
+    expect(await failureOf(fx, () => runTool.run({ program: 'no-such-tool-xyz', args: [] }, fx.context({ allow: ['no-such-*'] })))).toEqual(
+      {
+        code: 'NOT_FOUND',
+        message:
+          'program: "no-such-tool-xyz" was not found in any folder on PATH (/usr/local/bin:/usr/bin:/bin). Check the spelling, or pass the program\'s absolute path.',
+      },
     );
+    expect(
+      (await failureOf(fx, () => runTool.run({ program: 'printf', args: [] }, fx.context({ allow: ['printf'], env_allow: ['HOME'] }))))
+        .code,
+    ).toBe('NOT_FOUND');
   });
 
   it('ignores relative PATH entries', async () => {
@@ -133,7 +139,7 @@ describe('running', () => {
       exitCode: 0,
       signal: null,
       timedOut: false,
-      stdout: '$(id)\n;\necho pwned\n|\n`id`\n&&\n>\nout.txt\n*\n$HOME\n\'quoted\'\n',
+      stdout: "$(id)\n;\necho pwned\n|\n`id`\n&&\n>\nout.txt\n*\n$HOME\n'quoted'\n",
       stderr: '',
       stdoutTruncated: false,
       stderrTruncated: false,
@@ -161,26 +167,33 @@ describe('running', () => {
 
   it('caps output with an explicit marker', async () => {
     const out = await runTool.run({ program: 'seq', args: ['1', '100000'] }, fx.context({ allow: ['seq'], max_output_bytes: 20 }));
-    expect(out.stdout).toBe('1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n[core-command: stdout truncated at 20 bytes ([runtime.tools.command] max_output_bytes); the rest was dropped]');
+    expect(out.stdout).toBe(
+      '1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n[core-command: stdout truncated at 20 bytes ([runtime.tools.command] max_output_bytes); the rest was dropped]',
+    );
     expect(out.stdoutTruncated).toBe(true);
     expect(out.stderrTruncated).toBe(false);
   });
 
   it('runs in the configured or requested folder inside the workspace, and refuses one outside', async () => {
     mkdirSync(join(fx.ws, 'sub'));
-    expect((await runTool.run({ program: 'pwd', args: [], cwd: 'sub' }, fx.context({ allow: ['pwd'] }))).stdout).toBe(`${join(fx.ws, 'sub')}\n`);
-    expect((await runTool.run({ program: 'pwd', args: [] }, fx.context({ allow: ['pwd'], cwd: 'sub' }))).stdout).toBe(`${join(fx.ws, 'sub')}\n`);
+    expect((await runTool.run({ program: 'pwd', args: [], cwd: 'sub' }, fx.context({ allow: ['pwd'] }))).stdout).toBe(
+      `${join(fx.ws, 'sub')}\n`,
+    );
+    expect((await runTool.run({ program: 'pwd', args: [] }, fx.context({ allow: ['pwd'], cwd: 'sub' }))).stdout).toBe(
+      `${join(fx.ws, 'sub')}\n`,
+    );
     expect(await failureOf(fx, () => runTool.run({ program: 'pwd', args: [], cwd: '..' }, fx.context({ allow: ['pwd'] })))).toEqual({
       code: 'PATH_NOT_ALLOWED',
-      message: 'cwd: ".." resolves to "<tmp>", outside the workspace "<tmp>/ws". Commands run only inside the workspace; use a folder relative to it.',
+      message:
+        'cwd: ".." resolves to "<tmp>", outside the workspace "<tmp>/ws". Commands run only inside the workspace; use a folder relative to it.',
     });
     symlinkSync('/etc', join(fx.ws, 'etc-link'));
-    expect((await failureOf(fx, () => runTool.run({ program: 'pwd', args: [], cwd: 'etc-link' }, fx.context({ allow: ['pwd'] })))).code).toBe(
-      'PATH_NOT_ALLOWED',
-    );
-    expect((await failureOf(fx, () => runTool.run({ program: 'pwd', args: [] }, fx.context({ allow: ['pwd'], cwd: '/tmp' })))).message).toMatch(
-      /^\[runtime\.tools\.command\] cwd: "\/tmp" resolves to "\/tmp", outside the workspace/,
-    );
+    expect(
+      (await failureOf(fx, () => runTool.run({ program: 'pwd', args: [], cwd: 'etc-link' }, fx.context({ allow: ['pwd'] })))).code,
+    ).toBe('PATH_NOT_ALLOWED');
+    expect(
+      (await failureOf(fx, () => runTool.run({ program: 'pwd', args: [] }, fx.context({ allow: ['pwd'], cwd: '/tmp' })))).message,
+    ).toMatch(/^\[runtime\.tools\.command\] cwd: "\/tmp" resolves to "\/tmp", outside the workspace/);
   });
 
   it('refuses NUL bytes in arguments', async () => {
@@ -210,7 +223,11 @@ describe('deadline', () => {
     await new Promise((r) => setTimeout(r, 700));
     expect(countProcesses(marker)).toBe(2);
     const out = await running;
-    expect({ timedOut: out.timedOut, exitCode: out.exitCode, stdout: out.stdout }).toEqual({ timedOut: true, exitCode: null, stdout: 'started\n' });
+    expect({ timedOut: out.timedOut, exitCode: out.exitCode, stdout: out.stdout }).toEqual({
+      timedOut: true,
+      exitCode: null,
+      stdout: 'started\n',
+    });
     expect(out.signal).toMatch(/^SIG(TERM|KILL)$/);
     await new Promise((r) => setTimeout(r, 300));
     expect(countProcesses(marker)).toBe(0);

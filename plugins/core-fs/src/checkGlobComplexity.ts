@@ -17,7 +17,8 @@ export const MAX_BRACE_EXPANSIONS = 64;
 /** The limits in words, for tool descriptions. */
 export const GLOB_LIMITS = `Patterns that could take minutes to match are refused: at most ${MAX_SEGMENT_WILDCARDS} "*" in one path segment, ${MAX_PATTERN_WILDCARDS} wildcards ("*" and "**") and ${MAX_GLOBSTARS} "**" in all, ${MAX_BRACE_EXPANSIONS} {…} expansions, and no (…) groups or extglobs such as "+(a|b)".`;
 
-const FIX = 'Use fewer wildcards (e.g. "**/*.test.ts" rather than "**/*a*b*c*d*") and narrow the paths you get back yourself, or search file contents with core-fs.search.';
+const FIX =
+  'Use fewer wildcards (e.g. "**/*.test.ts" rather than "**/*a*b*c*d*") and narrow the paths you get back yourself, or search file contents with core-fs.search.';
 
 /**
  * Expands `{a,b}` alternatives and `{1..9}` / `{a..e}` ranges the way fast-glob does, or returns
@@ -100,7 +101,9 @@ export function checkGlobComplexity(argument: string, pattern: string): string[]
   };
   const expansions =
     expandBraces(pattern) ??
-    refuse(`expands to more than ${MAX_BRACE_EXPANSIONS} patterns through its {…} alternatives and ranges. Use fewer or shorter {…} groups, or run several globs.`);
+    refuse(
+      `expands to more than ${MAX_BRACE_EXPANSIONS} patterns through its {…} alternatives and ranges. Use fewer or shorter {…} groups, or run several globs.`,
+    );
   for (const expansion of expansions) {
     const shown = expansion === pattern ? '' : ` (in its expansion "${expansion}")`;
     let globstars = 0;
@@ -124,7 +127,9 @@ export function checkGlobComplexity(argument: string, pattern: string): string[]
             `uses a group "(…)"${shown}. Groups and extglobs such as "+(a|b)" or "@(x)" are not accepted, because their repeats can take minutes to match; use {a,b} for alternatives (e.g. "*.{ts,tsx}"), and write a literal parenthesis as "\\(" or "\\)".`,
           );
         } else if (c === '+' && repeatsClass) {
-          refuse(`repeats a […] class with "+"${shown}, which can take minutes to match. Use "*" after the class instead, or write a literal plus as "\\+".`);
+          refuse(
+            `repeats a […] class with "+"${shown}, which can take minutes to match. Use "*" after the class instead, or write a literal plus as "\\+".`,
+          );
         } else if (c === '[') {
           const close = classEnd(segment, i);
           if (close !== -1) {

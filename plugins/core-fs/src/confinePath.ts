@@ -44,8 +44,16 @@ export async function resolveFsRoot(ctx: ToolContext<FsSettings>): Promise<FsRoo
       `[runtime.tools.fs] root: "${configured}" does not exist. The operator must create it or set root to an existing folder in runtime.toml.`,
     );
   }
-  if (!(await stat(real).then((info) => info.isDirectory(), () => false))) {
-    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `[runtime.tools.fs] root: "${configured}" is not a folder. The operator must point root at a folder.`);
+  if (
+    !(await stat(real).then(
+      (info) => info.isDirectory(),
+      () => false,
+    ))
+  ) {
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `[runtime.tools.fs] root: "${configured}" is not a folder. The operator must point root at a folder.`,
+    );
   }
   return { configured, real };
 }
@@ -70,7 +78,9 @@ export function checkPathText(argument: string, value: string): void {
   }
   const bytes = Buffer.byteLength(value, 'utf8');
   if (bytes > MAX_PATH_BYTES) {
-    throw refuse(`${argument}: is ${bytes} bytes long; paths are limited to ${MAX_PATH_BYTES} bytes. Use a shorter path relative to the root.`);
+    throw refuse(
+      `${argument}: is ${bytes} bytes long; paths are limited to ${MAX_PATH_BYTES} bytes. Use a shorter path relative to the root.`,
+    );
   }
   for (const name of value.split(/[\\/]/)) {
     const nameBytes = Buffer.byteLength(name, 'utf8');
@@ -122,7 +132,9 @@ async function walkComponents(argument: string, display: string, start: string, 
     if (info.isSymbolicLink()) {
       hops += 1;
       if (hops > MAX_SYMLINK_HOPS) {
-        throw refuse(`${argument}: "${display}" goes through more than ${MAX_SYMLINK_HOPS} symlinks (a loop?). Use a path without the symlink loop.`);
+        throw refuse(
+          `${argument}: "${display}" goes through more than ${MAX_SYMLINK_HOPS} symlinks (a loop?). Use a path without the symlink loop.`,
+        );
       }
       // EINVAL: no longer a symlink; ENOENT: gone. Either way it changed under the walk.
       const target = await readlink(next).catch(() => {

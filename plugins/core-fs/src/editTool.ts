@@ -17,12 +17,11 @@ export const EditInputSchema = z
     old: z
       .string()
       .min(1)
-      .describe('The exact text to replace, character for character, including spaces, indentation and line breaks. It must occur exactly once unless replace_all is true; include surrounding lines to make it unique.'),
+      .describe(
+        'The exact text to replace, character for character, including spaces, indentation and line breaks. It must occur exactly once unless replace_all is true; include surrounding lines to make it unique.',
+      ),
     new: z.string().describe('The text to put in its place (may be empty to delete). Taken literally: no regex, no $-patterns.'),
-    replace_all: z
-      .boolean()
-      .optional()
-      .describe('Replace every occurrence instead of requiring exactly one. Default false.'),
+    replace_all: z.boolean().optional().describe('Replace every occurrence instead of requiring exactly one. Default false.'),
   })
   .strict();
 
@@ -51,16 +50,21 @@ export const editTool = defineTool<z.infer<typeof EditInputSchema>, EditOutput, 
   examples: [{ description: 'Rename a function call', input: { path: 'src/app.ts', old: 'oldName(', new: 'newName(', replace_all: true } }],
   async canonicalize(input, ctx) {
     const { path } = await confineArgument(ctx, 'path', input.path);
-    return { input: { ...input, path: path.real }, summary: { path: path.display, real: path.real, replaceAll: input.replace_all === true } };
+    return {
+      input: { ...input, path: path.real },
+      summary: { path: path.display, real: path.real, replaceAll: input.replace_all === true },
+    };
   },
   async run(input, ctx) {
     if (!ctx.config.allow_write) throw writesDisabled('edit');
-    if (input.old === input.new) throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, 'new: is the same as old, so the edit would change nothing.');
+    if (input.old === input.new)
+      throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, 'new: is the same as old, so the edit would change nothing.');
     const { root, path } = await confineArgument(ctx, 'path', input.path);
     if (!path.exists) {
       throw new ToolError(ERROR_CODES.NOT_FOUND, `path: "${path.display}" does not exist. To create a file use core-fs.write.`);
     }
-    if (path.display === '.') throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, 'path: "." is the root folder, not a file. Give a file path such as "notes.txt".');
+    if (path.display === '.')
+      throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, 'path: "." is the root folder, not a file. Give a file path such as "notes.txt".');
     // Read and replace through one open folder, so both touch the same file inside the root.
     const folder = await openFolder({ real: dirname(path.real), display: displayFolder(root, path.real), argument: 'path' });
     try {
@@ -83,7 +87,10 @@ async function editIn(
   refuseHardLinked('path', display, stats);
   const decoded = decodeText(bytes);
   if (decoded.kind === 'binary') {
-    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${display}" looks binary (${decoded.reason}); only text files can be edited.`);
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `path: "${display}" looks binary (${decoded.reason}); only text files can be edited.`,
+    );
   }
   const text = decoded.text;
   let oldText = input.old;
@@ -118,7 +125,9 @@ async function editIn(
     throw new ToolError(
       ERROR_CODES.TOO_LARGE,
       `new: replacing ${replacements} ${replacements === 1 ? 'occurrence' : 'occurrences'} of old would make "${display}" ${size} bytes, over the ${config.max_write_bytes}-byte limit ([runtime.tools.fs] max_write_bytes). ${
-        replacements > 1 ? 'Replace fewer occurrences (make old unique and drop replace_all), or use a shorter new text.' : 'Use a shorter new text, or write a smaller file.'
+        replacements > 1
+          ? 'Replace fewer occurrences (make old unique and drop replace_all), or use a shorter new text.'
+          : 'Use a shorter new text, or write a smaller file.'
       }`,
     );
   }

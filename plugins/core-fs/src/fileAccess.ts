@@ -20,7 +20,10 @@ export interface ReadFile {
 function refuseNonRegular(argument: string, display: string, stats: Stats): void {
   if (stats.isFile()) return;
   if (stats.isDirectory()) {
-    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${argument}: "${display}" is a folder, not a file. Use core-fs.list to see what it holds.`);
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `${argument}: "${display}" is a folder, not a file. Use core-fs.list to see what it holds.`,
+    );
   }
   throw new ToolError(
     ERROR_CODES.INVALID_ARGUMENT,
@@ -41,7 +44,8 @@ async function entryIn(folder: OpenFolder, name: string, argument: string, displ
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return null;
-    if (code === 'EACCES' || code === 'EPERM') throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be reached: permission denied.`);
+    if (code === 'EACCES' || code === 'EPERM')
+      throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be reached: permission denied.`);
     throw changedWhileOpening(argument, display);
   }
   // confinePath resolved every symlink, so the final name is never one unless it changed since.
@@ -60,11 +64,18 @@ export function statIn(folder: OpenFolder, name: string, options: { argument: st
  * (same device and inode), and it is opened without following a symlink (O_NOFOLLOW) and without
  * blocking (O_NONBLOCK).
  */
-export async function readFileIn(folder: OpenFolder, name: string, options: { display: string; argument: string; maxBytes: number }): Promise<ReadFile> {
+export async function readFileIn(
+  folder: OpenFolder,
+  name: string,
+  options: { display: string; argument: string; maxBytes: number },
+): Promise<ReadFile> {
   const { display, argument, maxBytes } = options;
   const checked = await entryIn(folder, name, argument, display);
   if (checked === null) {
-    throw new ToolError(ERROR_CODES.NOT_FOUND, `${argument}: "${display}" does not exist. Use core-fs.list or core-fs.glob to find the right path.`);
+    throw new ToolError(
+      ERROR_CODES.NOT_FOUND,
+      `${argument}: "${display}" does not exist. Use core-fs.list or core-fs.glob to find the right path.`,
+    );
   }
   refuseNonRegular(argument, display, checked);
   refuseTooLarge(argument, display, checked.size, maxBytes);
@@ -73,8 +84,13 @@ export async function readFileIn(folder: OpenFolder, name: string, options: { di
     handle = await open(folder.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new ToolError(ERROR_CODES.NOT_FOUND, `${argument}: "${display}" does not exist. Use core-fs.list or core-fs.glob to find the right path.`);
-    if (code === 'EACCES' || code === 'EPERM') throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be read: permission denied.`);
+    if (code === 'ENOENT')
+      throw new ToolError(
+        ERROR_CODES.NOT_FOUND,
+        `${argument}: "${display}" does not exist. Use core-fs.list or core-fs.glob to find the right path.`,
+      );
+    if (code === 'EACCES' || code === 'EPERM')
+      throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be read: permission denied.`);
     // ELOOP (now a symlink), ENXIO (now a socket), …: it is not what was checked.
     throw changedWhileOpening(argument, display);
   }
@@ -113,7 +129,10 @@ function refuseTooLarge(argument: string, display: string, size: number, maxByte
 export async function readRegularFile(options: { real: string; display: string; argument: string; maxBytes: number }): Promise<ReadFile> {
   const { real, display, argument } = options;
   if (display === '.') {
-    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${argument}: "." is the root folder, not a file. Use core-fs.list to see what it holds.`);
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `${argument}: "." is the root folder, not a file. Use core-fs.list to see what it holds.`,
+    );
   }
   const folder = await openFolder({ real: dirname(real), display: parentDisplay(display), argument });
   try {
@@ -149,7 +168,10 @@ export async function openOrCreateFolder(root: FsRoot, real: string, argument: s
     });
     if (info !== null) {
       if (!info.isDirectory() && !info.isSymbolicLink()) {
-        throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${argument}: "${toDisplay(root, current)}" is a file, so no folder can be created inside it.`);
+        throw new ToolError(
+          ERROR_CODES.INVALID_ARGUMENT,
+          `${argument}: "${toDisplay(root, current)}" is a file, so no folder can be created inside it.`,
+        );
       }
       break;
     }
@@ -205,10 +227,16 @@ export async function writeFileIn(
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EACCES' || code === 'EPERM') {
-      throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be written: the folder "${parentDisplay(display)}" is not writable.`);
+      throw new ToolError(
+        ERROR_CODES.NOT_ALLOWED,
+        `${argument}: "${display}" cannot be written: the folder "${parentDisplay(display)}" is not writable.`,
+      );
     }
     if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'EROFS') {
-      throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be written (${code}: the disk is full, over quota or read-only).`);
+      throw new ToolError(
+        ERROR_CODES.NOT_ALLOWED,
+        `${argument}: "${display}" cannot be written (${code}: the disk is full, over quota or read-only).`,
+      );
     }
     throw changedWhileOpening(argument, display);
   }
@@ -228,7 +256,8 @@ export async function writeFileIn(
       if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST') {
         throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${argument}: "${display}" is a folder; only regular files can be written.`);
       }
-      if (code === 'EACCES' || code === 'EPERM') throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be replaced: permission denied.`);
+      if (code === 'EACCES' || code === 'EPERM')
+        throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${argument}: "${display}" cannot be replaced: permission denied.`);
       throw changedWhileOpening(argument, display);
     }
     renamed = true;

@@ -21,7 +21,9 @@ export const ListInputSchema = z
       .min(1)
       .max(5)
       .optional()
-      .describe('How many levels to descend: 1 lists only the folder itself (default), up to 5. Symlinked folders are shown but never entered.'),
+      .describe(
+        'How many levels to descend: 1 lists only the folder itself (default), up to 5. Symlinked folders are shown but never entered.',
+      ),
   })
   .strict();
 
@@ -59,11 +61,15 @@ export const listTool = defineTool<z.infer<typeof ListInputSchema>, ListOutput, 
   },
   async run(input, ctx) {
     const { root, path } = await confineArgument(ctx, 'path', input.path ?? '.');
-    if (!path.exists) throw new ToolError(ERROR_CODES.NOT_FOUND, `path: "${path.display}" does not exist. List its parent folder to see what is there.`);
+    if (!path.exists)
+      throw new ToolError(ERROR_CODES.NOT_FOUND, `path: "${path.display}" does not exist. List its parent folder to see what is there.`);
     // For the message only; openFolder below is the check that counts.
     const info = await lstat(path.real).catch(() => null);
     if (info !== null && !info.isDirectory() && !info.isSymbolicLink()) {
-      throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${path.display}" is a file, not a folder. Use core-fs.stat or core-fs.read for a file.`);
+      throw new ToolError(
+        ERROR_CODES.INVALID_ARGUMENT,
+        `path: "${path.display}" is a file, not a folder. Use core-fs.stat or core-fs.read for a file.`,
+      );
     }
     const entries: ListEntry[] = [];
     let truncated = false;
@@ -81,7 +87,10 @@ export const listTool = defineTool<z.infer<typeof ListInputSchema>, ListOutput, 
         const shown = toDisplay(root, join(folder.real, dirent.name));
         const type = dirent.isFile() ? 'file' : dirent.isDirectory() ? 'directory' : dirent.isSymbolicLink() ? 'symlink' : 'other';
         if (type === 'file') {
-          const size = await lstat(folder.at(dirent.name)).then((s) => s.size, () => undefined);
+          const size = await lstat(folder.at(dirent.name)).then(
+            (s) => s.size,
+            () => undefined,
+          );
           entries.push(size === undefined ? { path: shown, type } : { path: shown, type, size });
         } else {
           entries.push({ path: shown, type });

@@ -41,12 +41,7 @@ export function checkGlobPattern(argument: string, pattern: string): void {
  * symlinked folders or the ignored folders, and dropping anything not verified to be a regular
  * file in a folder inside the root.
  */
-export async function* matchFiles(options: {
-  root: FsRoot;
-  base: string;
-  pattern: string;
-  signal: AbortSignal;
-}): AsyncGenerator<string> {
+export async function* matchFiles(options: { root: FsRoot; base: string; pattern: string; signal: AbortSignal }): AsyncGenerator<string> {
   const stream = fg.stream(options.pattern, {
     cwd: options.base,
     absolute: true,

@@ -32,7 +32,10 @@ export async function matchLines(options: {
       work = 0;
       await nextTurn();
       if (signal.aborted) {
-        throw new ToolError(ERROR_CODES.ABORTED, `Searching "${display}" stopped at line ${i + 1}: the call was aborted (deadline reached or caller gave up).`);
+        throw new ToolError(
+          ERROR_CODES.ABORTED,
+          `Searching "${display}" stopped at line ${i + 1}: the call was aborted (deadline reached or caller gave up).`,
+        );
       }
     }
     const line = lines[i]!;

@@ -69,9 +69,17 @@ export const readTool = defineTool<z.infer<typeof ReadInputSchema>, ReadOutput, 
   async run(input, ctx) {
     const { path } = await confineArgument(ctx, 'path', input.path);
     if (!path.exists) {
-      throw new ToolError(ERROR_CODES.NOT_FOUND, `path: "${path.display}" does not exist. Use core-fs.list or core-fs.glob to find the right path.`);
+      throw new ToolError(
+        ERROR_CODES.NOT_FOUND,
+        `path: "${path.display}" does not exist. Use core-fs.list or core-fs.glob to find the right path.`,
+      );
     }
-    const { bytes } = await readRegularFile({ real: path.real, display: path.display, argument: 'path', maxBytes: ctx.config.max_read_bytes });
+    const { bytes } = await readRegularFile({
+      real: path.real,
+      display: path.display,
+      argument: 'path',
+      maxBytes: ctx.config.max_read_bytes,
+    });
     const decoded = decodeText(bytes);
     if (decoded.kind === 'binary') {
       throw new ToolError(
@@ -96,7 +104,12 @@ export const readTool = defineTool<z.infer<typeof ReadInputSchema>, ReadOutput, 
       if (bytes > budget) {
         if (slice.length === 0) {
           // A single giant line (minified code, data): return its start rather than nothing.
-          slice.push(Buffer.from(line, 'utf8').subarray(0, READ_CONTENT_BUDGET).toString('utf8').replace(/\uFFFD$/, ''));
+          slice.push(
+            Buffer.from(line, 'utf8')
+              .subarray(0, READ_CONTENT_BUDGET)
+              .toString('utf8')
+              .replace(/\uFFFD$/, ''),
+          );
           lineCut = true;
         }
         break;

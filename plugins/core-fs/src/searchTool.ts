@@ -113,7 +113,10 @@ export const searchTool = defineTool<z.infer<typeof SearchInputSchema>, SearchOu
   tags: ['files', 'search', 'grep'],
   examples: [
     { description: 'Where is a function used?', input: { pattern: 'loadConfig(', glob: '**/*.ts' } },
-    { description: 'To-do and fix-me comments, any letter case', input: { pattern: 'todo|fixme', regex: true, case_sensitive: false, max_results: 50 } },
+    {
+      description: 'To-do and fix-me comments, any letter case',
+      input: { pattern: 'todo|fixme', regex: true, case_sensitive: false, max_results: 50 },
+    },
   ],
   async canonicalize(input, ctx) {
     if (input.glob !== undefined) checkGlobPattern('glob', input.glob);
@@ -126,7 +129,8 @@ export const searchTool = defineTool<z.infer<typeof SearchInputSchema>, SearchOu
     const matcher = compilePattern(input);
     const maxResults = input.max_results ?? 100;
     const { root, path } = await confineArgument(ctx, 'path', input.path ?? '.');
-    if (!path.exists) throw new ToolError(ERROR_CODES.NOT_FOUND, `path: "${path.display}" does not exist. Omit path to search the whole root.`);
+    if (!path.exists)
+      throw new ToolError(ERROR_CODES.NOT_FOUND, `path: "${path.display}" does not exist. Omit path to search the whole root.`);
     const isFolder = (await lstat(path.real)).isDirectory();
     const files = isFolder ? matchFiles({ root, base: path.real, pattern: input.glob ?? '**/*', signal: ctx.signal }) : single(path.real);
     const matches: SearchMatch[] = [];
@@ -136,7 +140,10 @@ export const searchTool = defineTool<z.infer<typeof SearchInputSchema>, SearchOu
     for await (const real of files) {
       const display = toDisplay(root, real);
       if (ctx.signal.aborted) {
-        throw new ToolError(ERROR_CODES.ABORTED, `Searching stopped before "${display}": the call was aborted (deadline reached or caller gave up).`);
+        throw new ToolError(
+          ERROR_CODES.ABORTED,
+          `Searching stopped before "${display}": the call was aborted (deadline reached or caller gave up).`,
+        );
       }
       if (filesSearched + filesSkipped >= MAX_SEARCH_FILES) {
         truncated = true;
@@ -153,7 +160,11 @@ export const searchTool = defineTool<z.infer<typeof SearchInputSchema>, SearchOu
       }
       const decoded = decodeText(bytes);
       if (decoded.kind === 'binary') {
-        if (!isFolder) throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${display}" looks binary (${decoded.reason}); only text files can be searched.`);
+        if (!isFolder)
+          throw new ToolError(
+            ERROR_CODES.INVALID_ARGUMENT,
+            `path: "${display}" looks binary (${decoded.reason}); only text files can be searched.`,
+          );
         filesSkipped += 1;
         continue;
       }

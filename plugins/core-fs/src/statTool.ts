@@ -45,7 +45,11 @@ export const statTool = defineTool<z.infer<typeof StatInputSchema>, StatOutput, 
     // Look through the open parent folder (the root itself for "."), so a folder swapped for a
     // symlink on the way cannot make stat describe a file outside the root.
     const isRoot = path.display === '.';
-    const folder = await openFolder({ real: isRoot ? root.real : dirname(path.real), display: isRoot ? '.' : displayFolder(root, path.real), argument: 'path' });
+    const folder = await openFolder({
+      real: isRoot ? root.real : dirname(path.real),
+      display: isRoot ? '.' : displayFolder(root, path.real),
+      argument: 'path',
+    });
     let info: Stats | null;
     try {
       info = isRoot ? await folder.stat() : await statIn(folder, basename(path.real), { argument: 'path', display: path.display });

@@ -21,15 +21,21 @@ function decodeStrict(label: 'utf-8' | 'utf-16le' | 'utf-16be', bytes: Uint8Arra
 export function decodeText(bytes: Uint8Array): DecodedText {
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
     const text = decodeStrict('utf-8', bytes.subarray(3));
-    return text === null ? { kind: 'binary', reason: 'it starts with a UTF-8 BOM but is not valid UTF-8' } : { kind: 'text', text, encoding: 'utf-8-bom' };
+    return text === null
+      ? { kind: 'binary', reason: 'it starts with a UTF-8 BOM but is not valid UTF-8' }
+      : { kind: 'text', text, encoding: 'utf-8-bom' };
   }
   if (bytes[0] === 0xff && bytes[1] === 0xfe) {
     const text = decodeStrict('utf-16le', bytes.subarray(2));
-    return text === null ? { kind: 'binary', reason: 'it starts with a UTF-16 LE BOM but is not valid UTF-16' } : { kind: 'text', text, encoding: 'utf-16le' };
+    return text === null
+      ? { kind: 'binary', reason: 'it starts with a UTF-16 LE BOM but is not valid UTF-16' }
+      : { kind: 'text', text, encoding: 'utf-16le' };
   }
   if (bytes[0] === 0xfe && bytes[1] === 0xff) {
     const text = decodeStrict('utf-16be', bytes.subarray(2));
-    return text === null ? { kind: 'binary', reason: 'it starts with a UTF-16 BE BOM but is not valid UTF-16' } : { kind: 'text', text, encoding: 'utf-16be' };
+    return text === null
+      ? { kind: 'binary', reason: 'it starts with a UTF-16 BE BOM but is not valid UTF-16' }
+      : { kind: 'text', text, encoding: 'utf-16be' };
   }
   if (bytes.includes(0)) return { kind: 'binary', reason: 'it contains NUL bytes' };
   const text = decodeStrict('utf-8', bytes);

@@ -67,7 +67,8 @@ export const writeTool = defineTool<z.infer<typeof WriteInputSchema>, WriteOutpu
     const data = Buffer.from(input.content, 'utf8');
     checkWriteSize('content', data.length, ctx.config.max_write_bytes);
     const { root, path } = await confineArgument(ctx, 'path', input.path);
-    if (path.display === '.') throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, 'path: names the root folder itself; give a file path such as "notes.txt".');
+    if (path.display === '.')
+      throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, 'path: names the root folder itself; give a file path such as "notes.txt".');
     const folderReal = dirname(path.real);
     let folder: OpenFolder;
     if (input.create_parents === true) {
@@ -93,7 +94,12 @@ export const writeTool = defineTool<z.infer<typeof WriteInputSchema>, WriteOutpu
       }
       if (existing !== null) refuseHardLinked('path', path.display, existing);
       created = existing === null;
-      await writeFileIn(folder, name, { argument: 'path', display: path.display, data, mode: existing === null ? undefined : existing.mode & 0o7777 });
+      await writeFileIn(folder, name, {
+        argument: 'path',
+        display: path.display,
+        data,
+        mode: existing === null ? undefined : existing.mode & 0o7777,
+      });
     } finally {
       await folder.close();
     }

@@ -29,7 +29,8 @@ describe('escape attempts are refused with PATH_NOT_ALLOWED', () => {
   it('refuses absolute paths outside the root and accepts absolute paths inside it', async () => {
     expect(await failureOf(fx, () => readTool.run({ path: '/etc/passwd' }, fx.context()))).toEqual({
       code: 'PATH_NOT_ALLOWED',
-      message: 'path: "/etc/passwd" is an absolute path outside the root "<tmp>/ws". Use a path relative to the root instead, e.g. "src/index.ts".',
+      message:
+        'path: "/etc/passwd" is an absolute path outside the root "<tmp>/ws". Use a path relative to the root instead, e.g. "src/index.ts".',
     });
     expect((await failureOf(fx, () => readTool.run({ path: join(fx.outside, 'secret.txt') }, fx.context()))).code).toBe('PATH_NOT_ALLOWED');
     const out = await readTool.run({ path: join(fx.ws, 'sub', 'file.txt') }, fx.context());
@@ -66,16 +67,17 @@ describe('escape attempts are refused with PATH_NOT_ALLOWED', () => {
     expect((await failureOf(fx, () => readTool.run({ path: 'out/secret.txt' }, fx.context()))).code).toBe('PATH_NOT_ALLOWED');
     expect((await failureOf(fx, () => listTool.run({ path: 'out' }, fx.context()))).code).toBe('PATH_NOT_ALLOWED');
     expect((await failureOf(fx, () => searchTool.run({ pattern: 'SECRET', path: 'out' }, fx.context()))).code).toBe('PATH_NOT_ALLOWED');
-    expect(
-      await failureOf(fx, () => writeTool.run({ path: 'out/new.txt', content: 'x' }, fx.context({ allow_write: true }))),
-    ).toEqual({
+    expect(await failureOf(fx, () => writeTool.run({ path: 'out/new.txt', content: 'x' }, fx.context({ allow_write: true })))).toEqual({
       code: 'PATH_NOT_ALLOWED',
       message:
         'path: "out/new.txt" leads through the symlink "out" to "<tmp>/outside/new.txt", outside the root "<tmp>/ws". Symlinks are only followed while they stay inside the root; use a path that does not go through it.',
     });
     expect(
-      (await failureOf(fx, () => writeTool.run({ path: 'out/deep/new.txt', content: 'x', create_parents: true }, fx.context({ allow_write: true }))))
-        .code,
+      (
+        await failureOf(fx, () =>
+          writeTool.run({ path: 'out/deep/new.txt', content: 'x', create_parents: true }, fx.context({ allow_write: true })),
+        )
+      ).code,
     ).toBe('PATH_NOT_ALLOWED');
     expect(readdirSync(fx.outside)).toEqual(['secret.txt']);
   });
@@ -129,7 +131,9 @@ describe('escape attempts are refused with PATH_NOT_ALLOWED', () => {
       code: 'PATH_NOT_ALLOWED',
       message: 'path: is 5019 bytes long; paths are limited to 4096 bytes. Use a shorter path relative to the root.',
     });
-    expect(await failureOf(fx, () => writeTool.run({ path: `sub/${'n'.repeat(256)}`, content: '' }, fx.context({ allow_write: true })))).toEqual({
+    expect(
+      await failureOf(fx, () => writeTool.run({ path: `sub/${'n'.repeat(256)}`, content: '' }, fx.context({ allow_write: true }))),
+    ).toEqual({
       code: 'PATH_NOT_ALLOWED',
       message: 'path: the name "nnnnnnnnnnnnnnnnnnnnnnnn…" is 256 bytes long; a single file or folder name is limited to 255 bytes.',
     });
@@ -151,7 +155,9 @@ describe('hard links', () => {
   it('refuses to write or edit a file with more than one link, leaving the other name untouched', async () => {
     const message =
       'path: "hardlink.txt" has 2 hard links. Another name for the same file may lie outside the root, so core-fs will not change it (a write would also split the names apart). Write to a new file instead, or ask the user to replace the hard link with a copy.';
-    expect(await failureOf(fx, () => writeTool.run({ path: 'hardlink.txt', content: 'changed' }, fx.context({ allow_write: true })))).toEqual({
+    expect(
+      await failureOf(fx, () => writeTool.run({ path: 'hardlink.txt', content: 'changed' }, fx.context({ allow_write: true }))),
+    ).toEqual({
       code: 'NOT_ALLOWED',
       message,
     });
@@ -181,7 +187,8 @@ describe('root setting', () => {
   it('says when the configured root does not exist', async () => {
     expect(await failureOf(fx, () => readTool.run({ path: 'x' }, fx.context({ root: 'missing' })))).toEqual({
       code: 'NOT_FOUND',
-      message: '[runtime.tools.fs] root: "<tmp>/ws/missing" does not exist. The operator must create it or set root to an existing folder in runtime.toml.',
+      message:
+        '[runtime.tools.fs] root: "<tmp>/ws/missing" does not exist. The operator must create it or set root to an existing folder in runtime.toml.',
     });
   });
 

@@ -112,7 +112,8 @@ describe('glob', () => {
     // A long run of one letter is what makes a failing backtracking match explode.
     writeFileSync(join(fx.ws, 'a'.repeat(30)), '');
     const refusal = async (pattern: string) => (await failureOf(fx, () => globTool.run({ pattern }, fx.context()))).message;
-    const fix = 'Use fewer wildcards (e.g. "**/*.test.ts" rather than "**/*a*b*c*d*") and narrow the paths you get back yourself, or search file contents with core-fs.search.';
+    const fix =
+      'Use fewer wildcards (e.g. "**/*.test.ts" rather than "**/*a*b*c*d*") and narrow the paths you get back yourself, or search file contents with core-fs.search.';
     expect(await failureOf(fx, () => globTool.run({ pattern: '*a*a*a*a*a*a*a*b' }, fx.context()))).toEqual({
       code: 'INVALID_ARGUMENT',
       message: `pattern: "*a*a*a*a*a*a*a*b" has 8 "*" wildcards in the path segment "*a*a*a*a*a*a*a*b"; at most 3 are allowed in one segment, because each one more multiplies the matching time (such a pattern can take minutes). ${fix}`,
@@ -126,11 +127,15 @@ describe('glob', () => {
     expect(await refusal('+(a|aa)b')).toBe(
       'pattern: "+(a|aa)b" uses a group "(…)". Groups and extglobs such as "+(a|b)" or "@(x)" are not accepted, because their repeats can take minutes to match; use {a,b} for alternatives (e.g. "*.{ts,tsx}"), and write a literal parenthesis as "\\(" or "\\)".',
     );
-    expect(await refusal('[a]+b')).toBe('pattern: "[a]+b" repeats a […] class with "+", which can take minutes to match. Use "*" after the class instead, or write a literal plus as "\\+".');
+    expect(await refusal('[a]+b')).toBe(
+      'pattern: "[a]+b" repeats a […] class with "+", which can take minutes to match. Use "*" after the class instead, or write a literal plus as "\\+".',
+    );
     expect(await refusal('{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}')).toBe(
       'pattern: "{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}" expands to more than 64 patterns through its {…} alternatives and ranges. Use fewer or shorter {…} groups, or run several globs.',
     );
-    expect(await refusal('{1..1000}')).toBe('pattern: "{1..1000}" expands to more than 64 patterns through its {…} alternatives and ranges. Use fewer or shorter {…} groups, or run several globs.');
+    expect(await refusal('{1..1000}')).toBe(
+      'pattern: "{1..1000}" expands to more than 64 patterns through its {…} alternatives and ranges. Use fewer or shorter {…} groups, or run several globs.',
+    );
     expect(await refusal('{*.md,*a*a*a*b}')).toBe(
       `pattern: "{*.md,*a*a*a*b}" has 4 "*" wildcards in the path segment "*a*a*a*b" (in its expansion "*a*a*a*b"); at most 3 are allowed in one segment, because each one more multiplies the matching time (such a pattern can take minutes). ${fix}`,
     );
@@ -143,8 +148,10 @@ describe('glob', () => {
 
   it('still accepts ordinary patterns', async () => {
     mkdirSync(join(fx.ws, 'src/__tests__/deep'), { recursive: true });
-    for (const name of ['src/view.tsx', 'src/app.test.ts', 'src/__tests__/deep/x.test.js', 'notes (1).txt']) writeFileSync(join(fx.ws, name), '');
-    const files = async (pattern: string, path?: string) => (await globTool.run(path === undefined ? { pattern } : { pattern, path }, fx.context())).files;
+    for (const name of ['src/view.tsx', 'src/app.test.ts', 'src/__tests__/deep/x.test.js', 'notes (1).txt'])
+      writeFileSync(join(fx.ws, name), '');
+    const files = async (pattern: string, path?: string) =>
+      (await globTool.run(path === undefined ? { pattern } : { pattern, path }, fx.context())).files;
     expect(await files('src/**/*.{ts,tsx}')).toEqual(['src/app.test.ts', 'src/app.ts', 'src/deep/more.ts', 'src/view.tsx', 'src/x.ts']);
     expect(await files('*.test.*', 'src')).toEqual(['src/app.test.ts']);
     expect(await files('**/__tests__/**/*.test.*')).toEqual(['src/__tests__/deep/x.test.js']);
@@ -156,7 +163,8 @@ describe('glob', () => {
   it('refuses a ".." or an absolute path that only appears once braces are expanded', async () => {
     expect(await failureOf(fx, () => globTool.run({ pattern: '{..,src}/*' }, fx.context()))).toEqual({
       code: 'PATH_NOT_ALLOWED',
-      message: 'pattern: "{..,src}/*" contains ".." (in its expansion "../*"), which could leave the root. Set path to the folder to search from instead.',
+      message:
+        'pattern: "{..,src}/*" contains ".." (in its expansion "../*"), which could leave the root. Set path to the folder to search from instead.',
     });
     expect((await failureOf(fx, () => globTool.run({ pattern: '{/etc,src}/*' }, fx.context()))).code).toBe('PATH_NOT_ALLOWED');
   });
@@ -237,13 +245,17 @@ describe('search', () => {
 
   it('refuses a regex whose RE2 program is too large, naming its size and the limit', async () => {
     writeFileSync(join(fx.ws, 'one-line.txt'), 'a'.repeat(10_000));
-    expect(await failureOf(fx, () => searchTool.run({ pattern: '\\w{999}\\W', regex: true, case_sensitive: false }, fx.context()))).toEqual({
-      code: 'INVALID_ARGUMENT',
-      message:
-        'pattern: "\\w{999}\\W" compiles to an RE2 program of 1002 instructions, over the limit of 200; matching time grows with program size times line length, so it could stall the host. Use smaller repeat counts (e.g. "\\w{20,}" rather than "\\w{999}") or fewer alternatives, or split it into several searches.',
-    });
+    expect(await failureOf(fx, () => searchTool.run({ pattern: '\\w{999}\\W', regex: true, case_sensitive: false }, fx.context()))).toEqual(
+      {
+        code: 'INVALID_ARGUMENT',
+        message:
+          'pattern: "\\w{999}\\W" compiles to an RE2 program of 1002 instructions, over the limit of 200; matching time grows with program size times line length, so it could stall the host. Use smaller repeat counts (e.g. "\\w{20,}" rather than "\\w{999}") or fewer alternatives, or split it into several searches.',
+      },
+    );
     // The runtime asks canonicalize first, so policy and audit never see the call either.
-    expect((await failureOf(fx, () => searchTool.canonicalize!({ pattern: 'x{300}', regex: true }, fx.context()))).code).toBe('INVALID_ARGUMENT');
+    expect((await failureOf(fx, () => searchTool.canonicalize!({ pattern: 'x{300}', regex: true }, fx.context()))).code).toBe(
+      'INVALID_ARGUMENT',
+    );
   });
 
   it('bounds case-insensitive text, but not case-sensitive text, which needs no regex', async () => {
@@ -253,7 +265,9 @@ describe('search', () => {
       code: 'INVALID_ARGUMENT',
       message: `pattern: "${'a'.repeat(120)}…" (300 characters) compiles to an RE2 program of 302 instructions for a case-insensitive search, over the limit of 200. Search for a shorter piece of it, or pass case_sensitive: true (case-sensitive text has no such limit).`,
     });
-    expect((await searchTool.run({ pattern: long, path: 'long.txt' }, fx.context())).matches).toEqual([{ path: 'long.txt', line: 1, column: 2, text: `x${long.slice(0, 299)}…` }]);
+    expect((await searchTool.run({ pattern: long, path: 'long.txt' }, fx.context())).matches).toEqual([
+      { path: 'long.txt', line: 1, column: 2, text: `x${long.slice(0, 299)}…` },
+    ]);
   });
 
   it('keeps typical regexes working', async () => {
@@ -266,12 +280,16 @@ describe('search', () => {
         '}',
       ].join('\n'),
     );
-    const where = async (pattern: string) => (await searchTool.run({ pattern, regex: true, path: 'typical.ts' }, fx.context())).matches.map((m) => `${m.line}:${m.column}`);
+    const where = async (pattern: string) =>
+      (await searchTool.run({ pattern, regex: true, path: 'typical.ts' }, fx.context())).matches.map((m) => `${m.line}:${m.column}`);
     expect(await where('^\\s*(export\\s+)?(async\\s+)?function\\s+([A-Za-z_$][\\w$]*)')).toEqual(['1:1']);
     expect(await where('[0-9a-f]{40}')).toEqual(['2:13']);
     expect(await where('\\b(?:\\d{1,3}\\.){3}\\d{1,3}\\b')).toEqual(['2:59']);
     expect(await where('uuid: [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}')).toEqual(['3:17']);
-    expect(await where('console\\.(log|warn|error)\\(|TODO|FIXME|XXX|HACK|loadConfig|readConfig|writeConfig|parseArgs|main')).toEqual(['1:23', '3:3']);
+    expect(await where('console\\.(log|warn|error)\\(|TODO|FIXME|XXX|HACK|loadConfig|readConfig|writeConfig|parseArgs|main')).toEqual([
+      '1:23',
+      '3:3',
+    ]);
   });
 
   it('reports an aborted call as ABORTED, not as a short list of matches', async () => {

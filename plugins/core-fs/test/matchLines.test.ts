@@ -32,7 +32,9 @@ describe('matchLines', () => {
     const controller = new AbortController();
     setImmediate(() => controller.abort());
     const stoppedAt = Math.ceil(WORK_PER_TURN / 100_001) + 1;
-    expect(await toolErrorOf(() => matchLines({ lines, matcher: plain('b'), limit: 10, signal: controller.signal, display: 'big.txt' }))).toEqual({
+    expect(
+      await toolErrorOf(() => matchLines({ lines, matcher: plain('b'), limit: 10, signal: controller.signal, display: 'big.txt' })),
+    ).toEqual({
       code: 'ABORTED',
       message: `Searching "big.txt" stopped at line ${stoppedAt}: the call was aborted (deadline reached or caller gave up).`,
     });

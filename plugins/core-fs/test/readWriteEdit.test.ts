@@ -1,7 +1,16 @@
 import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EditInputSchema, FsSettingsSchema, ReadInputSchema, WriteInputSchema, editTool, plugin, readTool, writeTool } from '../src/index.ts';
+import {
+  EditInputSchema,
+  FsSettingsSchema,
+  ReadInputSchema,
+  WriteInputSchema,
+  editTool,
+  plugin,
+  readTool,
+  writeTool,
+} from '../src/index.ts';
 import { failureOf, makeFsFixture } from './fsFixture.ts';
 import type { FsFixture } from './fsFixture.ts';
 
@@ -48,7 +57,11 @@ describe('read', () => {
       hasMore: true,
       lineCut: false,
     });
-    expect(await readTool.run({ path: 'lines.txt', offset: 4 }, fx.context())).toMatchObject({ content: 'four\nfive', endLine: 5, hasMore: false });
+    expect(await readTool.run({ path: 'lines.txt', offset: 4 }, fx.context())).toMatchObject({
+      content: 'four\nfive',
+      endLine: 5,
+      hasMore: false,
+    });
   });
 
   it('stops at 256 KiB of text per call and cuts a single giant line', async () => {
@@ -74,7 +87,13 @@ describe('read', () => {
 
   it('reads an empty file and refuses an offset past the end', async () => {
     writeFileSync(file('empty.txt'), '');
-    expect(await readTool.run({ path: 'empty.txt' }, fx.context())).toMatchObject({ totalLines: 0, startLine: 1, endLine: 0, content: '', lineEnding: 'none' });
+    expect(await readTool.run({ path: 'empty.txt' }, fx.context())).toMatchObject({
+      totalLines: 0,
+      startLine: 1,
+      endLine: 0,
+      content: '',
+      lineEnding: 'none',
+    });
     writeFileSync(file('two.txt'), 'a\r\nb\r\n');
     expect(await failureOf(fx, () => readTool.run({ path: 'two.txt', offset: 3 }, fx.context()))).toEqual({
       code: 'INVALID_ARGUMENT',
@@ -87,7 +106,11 @@ describe('read', () => {
     writeFileSync(file('bom8.txt'), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('héllo\nwörld', 'utf8')]));
     writeFileSync(file('le.txt'), Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('grüße\n', 'utf16le')]));
     writeFileSync(file('be.txt'), Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from('日本語\n', 'utf16le').swap16()]));
-    expect(await readTool.run({ path: 'bom8.txt' }, fx.context())).toMatchObject({ encoding: 'utf-8-bom', content: 'héllo\nwörld', totalLines: 2 });
+    expect(await readTool.run({ path: 'bom8.txt' }, fx.context())).toMatchObject({
+      encoding: 'utf-8-bom',
+      content: 'héllo\nwörld',
+      totalLines: 2,
+    });
     expect(await readTool.run({ path: 'le.txt' }, fx.context())).toMatchObject({ encoding: 'utf-16le', content: 'grüße', totalLines: 1 });
     expect(await readTool.run({ path: 'be.txt' }, fx.context())).toMatchObject({ encoding: 'utf-16be', content: '日本語', totalLines: 1 });
   });
@@ -97,7 +120,8 @@ describe('read', () => {
     writeFileSync(file('latin1.txt'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
     expect(await failureOf(fx, () => readTool.run({ path: 'image.png' }, fx.context()))).toEqual({
       code: 'INVALID_ARGUMENT',
-      message: 'path: "image.png" looks binary (it contains NUL bytes), so it is not returned as text. Use core-fs.stat for its size and type.',
+      message:
+        'path: "image.png" looks binary (it contains NUL bytes), so it is not returned as text. Use core-fs.stat for its size and type.',
     });
     expect((await failureOf(fx, () => readTool.run({ path: 'latin1.txt' }, fx.context()))).message).toBe(
       'path: "latin1.txt" looks binary (it is not valid UTF-8 text), so it is not returned as text. Use core-fs.stat for its size and type.',
@@ -156,7 +180,11 @@ describe('write', () => {
       code: 'NOT_FOUND',
       message: 'path: the folder "a/b" does not exist. Pass create_parents: true to create it, or check the path with core-fs.list.',
     });
-    expect(await writeTool.run({ path: 'a/b/c.txt', content: 'x', create_parents: true }, ctx)).toEqual({ path: 'a/b/c.txt', bytes: 1, created: true });
+    expect(await writeTool.run({ path: 'a/b/c.txt', content: 'x', create_parents: true }, ctx)).toEqual({
+      path: 'a/b/c.txt',
+      bytes: 1,
+      created: true,
+    });
     expect(readFileSync(file('a/b/c.txt'), 'utf8')).toBe('x');
   });
 
@@ -165,7 +193,8 @@ describe('write', () => {
     const ctx = fx.context({ allow_write: true, max_write_bytes: 4 });
     expect(await failureOf(fx, () => writeTool.run({ path: 'a.txt', content: 'héllo' }, ctx))).toEqual({
       code: 'TOO_LARGE',
-      message: 'content: the new content is 6 bytes, over the 4-byte limit ([runtime.tools.fs] max_write_bytes). Write a smaller file, or split it into several.',
+      message:
+        'content: the new content is 6 bytes, over the 4-byte limit ([runtime.tools.fs] max_write_bytes). Write a smaller file, or split it into several.',
     });
     expect(await failureOf(fx, () => writeTool.run({ path: 'dir', content: 'x' }, ctx))).toEqual({
       code: 'INVALID_ARGUMENT',
@@ -194,7 +223,11 @@ describe('edit', () => {
 
   it('replaces one exact occurrence, literally (no $-patterns)', async () => {
     writeFileSync(file('a.ts'), 'const a = 1;\nconst b = 2;\n');
-    expect(await editTool.run({ path: 'a.ts', old: 'const b = 2;', new: "const b = '$&$1';" }, ctx())).toEqual({ path: 'a.ts', replacements: 1, bytes: 31 });
+    expect(await editTool.run({ path: 'a.ts', old: 'const b = 2;', new: "const b = '$&$1';" }, ctx())).toEqual({
+      path: 'a.ts',
+      replacements: 1,
+      bytes: 31,
+    });
     expect(readFileSync(file('a.ts'), 'utf8')).toBe("const a = 1;\nconst b = '$&$1';\n");
   });
 
@@ -207,10 +240,15 @@ describe('edit', () => {
     });
     expect(await failureOf(fx, () => editTool.run({ path: 'b.txt', old: 'x', new: 'w' }, ctx()))).toEqual({
       code: 'INVALID_ARGUMENT',
-      message: 'old: the text occurs 3 times in "b.txt". Include more surrounding lines so it matches exactly once, or pass replace_all: true to replace all 3.',
+      message:
+        'old: the text occurs 3 times in "b.txt". Include more surrounding lines so it matches exactly once, or pass replace_all: true to replace all 3.',
     });
     expect(readFileSync(file('b.txt'), 'utf8')).toBe('x y x y x\n');
-    expect(await editTool.run({ path: 'b.txt', old: 'x', new: 'w', replace_all: true }, ctx())).toEqual({ path: 'b.txt', replacements: 3, bytes: 10 });
+    expect(await editTool.run({ path: 'b.txt', old: 'x', new: 'w', replace_all: true }, ctx())).toEqual({
+      path: 'b.txt',
+      replacements: 3,
+      bytes: 10,
+    });
     expect(readFileSync(file('b.txt'), 'utf8')).toBe('w y w y w\n');
   });
 
@@ -223,13 +261,17 @@ describe('edit', () => {
   it('keeps a UTF-16 file UTF-16 with its BOM', async () => {
     writeFileSync(file('u16.txt'), Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from('hello world', 'utf16le').swap16()]));
     await editTool.run({ path: 'u16.txt', old: 'world', new: 'welt' }, ctx());
-    expect(readFileSync(file('u16.txt'))).toEqual(Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from('hello welt', 'utf16le').swap16()]));
+    expect(readFileSync(file('u16.txt'))).toEqual(
+      Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from('hello welt', 'utf16le').swap16()]),
+    );
   });
 
   it('refuses a replace_all that would outgrow max_write_bytes before building the text', async () => {
     // 300,000 one-byte matches, each made 2,000 bytes: 600 MB, more than a JavaScript string holds.
     writeFileSync(file('many.txt'), 'a'.repeat(300_000));
-    expect(await failureOf(fx, () => editTool.run({ path: 'many.txt', old: 'a', new: 'b'.repeat(2000), replace_all: true }, ctx()))).toEqual({
+    expect(
+      await failureOf(fx, () => editTool.run({ path: 'many.txt', old: 'a', new: 'b'.repeat(2000), replace_all: true }, ctx())),
+    ).toEqual({
       code: 'TOO_LARGE',
       message:
         'new: replacing 300000 occurrences of old would make "many.txt" 600000000 bytes, over the 1048576-byte limit ([runtime.tools.fs] max_write_bytes). Replace fewer occurrences (make old unique and drop replace_all), or use a shorter new text.',
@@ -240,24 +282,42 @@ describe('edit', () => {
   it("counts the edited size in the file's own encoding, to the byte", async () => {
     writeFileSync(file('u8.txt'), 'x y x');
     // Two "éé" (4 bytes each) for two "x": 5 + 2 × 3 = 11 bytes.
-    expect(await failureOf(fx, () => editTool.run({ path: 'u8.txt', old: 'x', new: 'éé', replace_all: true }, fx.context({ allow_write: true, max_write_bytes: 10 })))).toEqual({
+    expect(
+      await failureOf(fx, () =>
+        editTool.run({ path: 'u8.txt', old: 'x', new: 'éé', replace_all: true }, fx.context({ allow_write: true, max_write_bytes: 10 })),
+      ),
+    ).toEqual({
       code: 'TOO_LARGE',
       message:
         'new: replacing 2 occurrences of old would make "u8.txt" 11 bytes, over the 10-byte limit ([runtime.tools.fs] max_write_bytes). Replace fewer occurrences (make old unique and drop replace_all), or use a shorter new text.',
     });
-    expect(await editTool.run({ path: 'u8.txt', old: 'x', new: 'éé', replace_all: true }, fx.context({ allow_write: true, max_write_bytes: 11 }))).toEqual({
+    expect(
+      await editTool.run(
+        { path: 'u8.txt', old: 'x', new: 'éé', replace_all: true },
+        fx.context({ allow_write: true, max_write_bytes: 11 }),
+      ),
+    ).toEqual({
       path: 'u8.txt',
       replacements: 2,
       bytes: 11,
     });
     // UTF-16 with a BOM: 2 + 2 × 5 bytes, and each "ab" for "x" adds 2 bytes.
     writeFileSync(file('u16.txt'), Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from('x y x', 'utf16le').swap16()]));
-    expect(await failureOf(fx, () => editTool.run({ path: 'u16.txt', old: 'y', new: 'abc' }, fx.context({ allow_write: true, max_write_bytes: 15 })))).toEqual({
+    expect(
+      await failureOf(fx, () =>
+        editTool.run({ path: 'u16.txt', old: 'y', new: 'abc' }, fx.context({ allow_write: true, max_write_bytes: 15 })),
+      ),
+    ).toEqual({
       code: 'TOO_LARGE',
       message:
         'new: replacing 1 occurrence of old would make "u16.txt" 16 bytes, over the 15-byte limit ([runtime.tools.fs] max_write_bytes). Use a shorter new text, or write a smaller file.',
     });
-    expect(await editTool.run({ path: 'u16.txt', old: 'x', new: 'ab', replace_all: true }, fx.context({ allow_write: true, max_write_bytes: 16 }))).toEqual({
+    expect(
+      await editTool.run(
+        { path: 'u16.txt', old: 'x', new: 'ab', replace_all: true },
+        fx.context({ allow_write: true, max_write_bytes: 16 }),
+      ),
+    ).toEqual({
       path: 'u16.txt',
       replacements: 2,
       bytes: 16,

@@ -11,11 +11,19 @@ import type { FsFixture } from './fsFixture.ts';
 describe('tool specs', () => {
   it('every input and the settings turn into JSON Schema objects with described fields', () => {
     for (const tool of plugin.tools) {
-      const schema = z.toJSONSchema(tool.input, { io: 'input' }) as { type: string; properties: Record<string, { description?: string }>; additionalProperties: boolean };
+      const schema = z.toJSONSchema(tool.input, { io: 'input' }) as {
+        type: string;
+        properties: Record<string, { description?: string }>;
+        additionalProperties: boolean;
+      };
       expect(schema.type).toBe('object');
       expect(schema.additionalProperties).toBe(false);
       for (const [key, property] of Object.entries(schema.properties)) {
-        expect({ tool: tool.name, key, described: (property.description ?? '').length > 20 }).toEqual({ tool: tool.name, key, described: true });
+        expect({ tool: tool.name, key, described: (property.description ?? '').length > 20 }).toEqual({
+          tool: tool.name,
+          key,
+          described: true,
+        });
       }
     }
     expect((z.toJSONSchema(FsSettingsSchema, { io: 'input' }) as { type: string }).type).toBe('object');
@@ -49,7 +57,8 @@ describe('as the runtime validates', () => {
     const { runtimeValidator } = await import('@trellis/testing');
     for (const tool of plugin.tools) {
       const valid = runtimeValidator(tool);
-      for (const example of tool.examples ?? []) expect({ tool: tool.name, ok: valid(example.input) }).toEqual({ tool: tool.name, ok: true });
+      for (const example of tool.examples ?? [])
+        expect({ tool: tool.name, ok: valid(example.input) }).toEqual({ tool: tool.name, ok: true });
     }
     const byName = Object.fromEntries(plugin.tools.map((t) => [t.name, runtimeValidator(t)]));
     expect(byName.read!({ path: 'a', offset: 0 })).toBe(false);

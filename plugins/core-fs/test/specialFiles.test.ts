@@ -37,7 +37,10 @@ const SOCKET_READ =
 
 describe('sockets and FIFOs are refused cleanly, naming the path and what it is', () => {
   it('read of a socket is INVALID_ARGUMENT, not TOOL_THREW (ENXIO)', async () => {
-    expect(await failureOf(fx, () => readTool.run({ path: 'sock' }, fx.context()))).toEqual({ code: 'INVALID_ARGUMENT', message: SOCKET_READ });
+    expect(await failureOf(fx, () => readTool.run({ path: 'sock' }, fx.context()))).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message: SOCKET_READ,
+    });
   });
 
   it('read of a FIFO returns at once with INVALID_ARGUMENT (nothing opens it, so nothing blocks)', async () => {
@@ -47,7 +50,10 @@ describe('sockets and FIFOs are refused cleanly, naming the path and what it is'
   });
 
   it('search of a single socket or FIFO is refused the same way; a folder search skips them', async () => {
-    expect(await failureOf(fx, () => searchTool.run({ pattern: 'x', path: 'sock' }, fx.context()))).toEqual({ code: 'INVALID_ARGUMENT', message: SOCKET_READ });
+    expect(await failureOf(fx, () => searchTool.run({ pattern: 'x', path: 'sock' }, fx.context()))).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message: SOCKET_READ,
+    });
     expect((await failureOf(fx, () => searchTool.run({ pattern: 'x', path: 'pipe' }, fx.context()))).code).toBe('INVALID_ARGUMENT');
     const all = await searchTool.run({ pattern: 'note' }, fx.context());
     expect(all.matches.map((m) => m.path)).toEqual(['sub/note.txt']);

@@ -50,9 +50,13 @@ afterEach(() => {
 
 /** Starts the swapper and resolves once it has swapped once; `stop()` ends it and gives its swap count. */
 async function startSwapper(): Promise<{ stop(): Promise<number> }> {
-  const child = spawn('nice', ['-n', '5', 'python3', SWAPPER, join(fx.ws, 'sub'), join(fx.ws, 'swap'), '100000000', String(BUDGET_MS / 1000 + 10)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    'nice',
+    ['-n', '5', 'python3', SWAPPER, join(fx.ws, 'sub'), join(fx.ws, 'swap'), '100000000', String(BUDGET_MS / 1000 + 10)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   swapper = child;
   let out = '';
   let err = '';
@@ -146,65 +150,98 @@ const RACE_TIMEOUT = BUDGET_MS + 30_000;
 
 describe('a folder swapped for a symlink pointing out, concurrently: no escape, only clean refusals', () => {
   it('read never returns the outside file', { timeout: RACE_TIMEOUT }, async () => {
-    const tally = await race(readTool, () => ({ path: 'sub/file.txt' }), (value) => {
-      const content = (value as { content: string }).content;
-      return content === 'inside' ? null : `read returned "${content}"`;
-    });
+    const tally = await race(
+      readTool,
+      () => ({ path: 'sub/file.txt' }),
+      (value) => {
+        const content = (value as { content: string }).content;
+        return content === 'inside' ? null : `read returned "${content}"`;
+      },
+    );
     expectClean(tally, ['PATH_NOT_ALLOWED']);
     expect(tally.ok).toBeGreaterThan(0);
   });
 
   it('stat never describes the outside file', { timeout: RACE_TIMEOUT }, async () => {
-    const tally = await race(statTool, () => ({ path: 'sub/file.txt' }), (value) => {
-      const out = value as { exists: boolean; size?: number };
-      return out.exists && out.size === INSIDE.length ? null : `stat said ${JSON.stringify(out)}`;
-    });
+    const tally = await race(
+      statTool,
+      () => ({ path: 'sub/file.txt' }),
+      (value) => {
+        const out = value as { exists: boolean; size?: number };
+        return out.exists && out.size === INSIDE.length ? null : `stat said ${JSON.stringify(out)}`;
+      },
+    );
     expectClean(tally, ['PATH_NOT_ALLOWED']);
   });
 
   it('list never shows the outside folder', { timeout: RACE_TIMEOUT }, async () => {
-    const tally = await race(listTool, () => ({ path: 'sub' }), (value) => {
-      const names = (value as { entries: { path: string }[] }).entries.map((e) => e.path);
-      return names.some((name) => name.includes('outside-only')) ? `list showed ${names.join(', ')}` : null;
-    });
+    const tally = await race(
+      listTool,
+      () => ({ path: 'sub' }),
+      (value) => {
+        const names = (value as { entries: { path: string }[] }).entries.map((e) => e.path);
+        return names.some((name) => name.includes('outside-only')) ? `list showed ${names.join(', ')}` : null;
+      },
+    );
     expectClean(tally, ['PATH_NOT_ALLOWED']);
   });
 
   it('list of the root, two levels deep, never enters the outside folder', { timeout: RACE_TIMEOUT }, async () => {
-    const tally = await race(listTool, () => ({ path: '.', depth: 2 }), (value) => {
-      const names = (value as { entries: { path: string }[] }).entries.map((e) => e.path);
-      return names.some((name) => name.includes('outside-only')) ? `list showed ${names.join(', ')}` : null;
-    });
+    const tally = await race(
+      listTool,
+      () => ({ path: '.', depth: 2 }),
+      (value) => {
+        const names = (value as { entries: { path: string }[] }).entries.map((e) => e.path);
+        return names.some((name) => name.includes('outside-only')) ? `list showed ${names.join(', ')}` : null;
+      },
+    );
     expectClean(tally, ['PATH_NOT_ALLOWED']);
   });
 
   it('search never matches a line of the outside file', { timeout: RACE_TIMEOUT }, async () => {
-    const tally = await race(searchTool, () => ({ pattern: 'SECRET' }), (value) => {
-      const matches = (value as { matches: unknown[] }).matches;
-      return matches.length === 0 ? null : `search found ${JSON.stringify(matches)}`;
-    });
+    const tally = await race(
+      searchTool,
+      () => ({ pattern: 'SECRET' }),
+      (value) => {
+        const matches = (value as { matches: unknown[] }).matches;
+        return matches.length === 0 ? null : `search found ${JSON.stringify(matches)}`;
+      },
+    );
     expectClean(tally, ['PATH_NOT_ALLOWED']);
   });
 
   it('search of one file through the swapped folder never matches the outside file', { timeout: RACE_TIMEOUT }, async () => {
-    const tally = await race(searchTool, () => ({ pattern: 'SECRET', path: 'sub/file.txt' }), (value) => {
-      const matches = (value as { matches: unknown[] }).matches;
-      return matches.length === 0 ? null : `search found ${JSON.stringify(matches)}`;
-    });
+    const tally = await race(
+      searchTool,
+      () => ({ pattern: 'SECRET', path: 'sub/file.txt' }),
+      (value) => {
+        const matches = (value as { matches: unknown[] }).matches;
+        return matches.length === 0 ? null : `search found ${JSON.stringify(matches)}`;
+      },
+    );
     expectClean(tally, ['PATH_NOT_ALLOWED']);
   });
 
   it('glob never names a file of the outside folder', { timeout: RACE_TIMEOUT }, async () => {
-    const tally = await race(globTool, () => ({ pattern: '**/*.txt' }), (value) => {
-      const files = (value as { files: string[] }).files;
-      return files.some((name) => name.includes('outside-only')) ? `glob named ${files.join(', ')}` : null;
-    });
+    const tally = await race(
+      globTool,
+      () => ({ pattern: '**/*.txt' }),
+      (value) => {
+        const files = (value as { files: string[] }).files;
+        return files.some((name) => name.includes('outside-only')) ? `glob named ${files.join(', ')}` : null;
+      },
+    );
     expectClean(tally, ['PATH_NOT_ALLOWED']);
   });
 
   it('write never writes outside and leaves no temp file on either side', { timeout: RACE_TIMEOUT }, async () => {
     let n = 0;
-    const tally = await race(writeTool, () => ({ path: 'sub/file.txt', content: `written ${(n += 1)}\n` }), () => null, { allow_write: true });
+    const tally = await race(
+      writeTool,
+      () => ({ path: 'sub/file.txt', content: `written ${(n += 1)}\n` }),
+      () => null,
+      { allow_write: true },
+    );
     expectClean(tally, ['PATH_NOT_ALLOWED']);
     expect(tally.ok).toBeGreaterThan(0);
     expectNoStrayFiles(['file.txt']);
@@ -212,9 +249,14 @@ describe('a folder swapped for a symlink pointing out, concurrently: no escape, 
 
   it('write with create_parents never creates a folder or file outside', { timeout: RACE_TIMEOUT }, async () => {
     let n = 0;
-    const tally = await race(writeTool, () => ({ path: `sub/made/${(n += 1) % 3}/new.txt`, content: 'x', create_parents: true }), () => null, {
-      allow_write: true,
-    });
+    const tally = await race(
+      writeTool,
+      () => ({ path: `sub/made/${(n += 1) % 3}/new.txt`, content: 'x', create_parents: true }),
+      () => null,
+      {
+        allow_write: true,
+      },
+    );
     expectClean(tally, ['PATH_NOT_ALLOWED']);
     expect(tally.ok).toBeGreaterThan(0);
     expectNoStrayFiles(['file.txt', 'made']);
@@ -222,9 +264,14 @@ describe('a folder swapped for a symlink pointing out, concurrently: no escape, 
 
   it('edit never changes the outside file', { timeout: RACE_TIMEOUT }, async () => {
     // Only the outside file holds SECRET, so every successful edit is an escape.
-    const tally = await race(editTool, () => ({ path: 'sub/file.txt', old: 'SECRET', new: 'PWNED' }), (value) => `edit changed ${JSON.stringify(value)}`, {
-      allow_write: true,
-    });
+    const tally = await race(
+      editTool,
+      () => ({ path: 'sub/file.txt', old: 'SECRET', new: 'PWNED' }),
+      (value) => `edit changed ${JSON.stringify(value)}`,
+      {
+        allow_write: true,
+      },
+    );
     expectClean(tally, ['PATH_NOT_ALLOWED', 'INVALID_ARGUMENT']);
     expectNoStrayFiles(['file.txt']);
   });

@@ -21,7 +21,10 @@ async function isExecutableFile(path: string): Promise<boolean> {
 export async function resolveInterpreter(options: { interpreter: string; path: string | undefined }): Promise<string> {
   const { interpreter } = options;
   if (interpreter.includes('\0')) {
-    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, 'The configured interpreter contains a NUL byte; fix [runtime.tools.python] interpreter.');
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      'The configured interpreter contains a NUL byte; fix [runtime.tools.python] interpreter.',
+    );
   }
   if (isAbsolute(interpreter)) {
     if (await isExecutableFile(interpreter)) return interpreter;

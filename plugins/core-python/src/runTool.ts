@@ -96,7 +96,10 @@ async function makeTempDir(workspaceRoot: string): Promise<string> {
   return mkdtemp(join(realBase, 'python-'));
 }
 
-function describeEnd(result: { exitCode: number | null; signal: string | null; timedOut: boolean; stdoutTruncated: boolean; stderrTruncated: boolean }, settings: PythonSettings): string {
+function describeEnd(
+  result: { exitCode: number | null; signal: string | null; timedOut: boolean; stdoutTruncated: boolean; stderrTruncated: boolean },
+  settings: PythonSettings,
+): string {
   const parts: string[] = [];
   if (result.timedOut) {
     parts.push(
@@ -145,7 +148,10 @@ export const runTool = defineTool<PythonRunInput, PythonRunResult, PythonSetting
   tags: ['python', 'code', 'compute'],
   examples: [
     { description: 'Compute something', input: { code: 'import math\nprint(math.factorial(20))' } },
-    { description: 'Process text given on stdin', input: { code: 'import sys\nprint(sum(int(x) for x in sys.stdin.read().split()))', stdin: '1 2 3' } },
+    {
+      description: 'Process text given on stdin',
+      input: { code: 'import sys\nprint(sum(int(x) for x in sys.stdin.read().split()))', stdin: '1 2 3' },
+    },
   ],
   async canonicalize(input, ctx) {
     const interpreter = await resolveInterpreter({ interpreter: ctx.config.interpreter, path: ctx.env.PATH });

@@ -14,7 +14,11 @@ export const REAL_PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys
  * A ToolContext as the runtime would build it, with settings parsed from a `[runtime.tools.python]`
  * patch; the interpreter defaults to REAL_PYTHON unless the patch names one.
  */
-export function makeContext(options: { workspace: string; settings?: Record<string, unknown>; signal?: AbortSignal }): ToolContext<PythonSettings> {
+export function makeContext(options: {
+  workspace: string;
+  settings?: Record<string, unknown>;
+  signal?: AbortSignal;
+}): ToolContext<PythonSettings> {
   return testToolContext({
     config: PythonSettingsSchema.parse({ interpreter: REAL_PYTHON, ...options.settings }),
     tool: 'core-python.run',

@@ -36,7 +36,12 @@ async function call(input: unknown, settings?: Record<string, unknown>) {
 
 describe('settings', () => {
   it('accepts {} with safe defaults and refuses unknown keys', () => {
-    expect(PythonSettingsSchema.parse({})).toEqual({ interpreter: 'python3', timeout_seconds: 30, max_memory_mb: 512, max_output_bytes: 65536 });
+    expect(PythonSettingsSchema.parse({})).toEqual({
+      interpreter: 'python3',
+      timeout_seconds: 30,
+      max_memory_mb: 512,
+      max_output_bytes: 65536,
+    });
     expect(PythonSettingsSchema.safeParse({ timeout: 5 }).success).toBe(false);
     expect(PythonSettingsSchema.safeParse({ timeout_seconds: 0 }).success).toBe(false);
     expect(PythonSettingsSchema.safeParse({ max_memory_mb: 1.5 }).success).toBe(false);
@@ -45,7 +50,12 @@ describe('settings', () => {
   it('declares its key, tool and contract', () => {
     expect(plugin.settings?.key).toBe('python');
     expect(plugin.tools.map((t) => t.name)).toEqual(['run']);
-    expect(runTool.contract).toMatchObject({ sideEffects: true, idempotent: false, sandbox: 'python-research', capabilities: ['process.spawn'] });
+    expect(runTool.contract).toMatchObject({
+      sideEffects: true,
+      idempotent: false,
+      sandbox: 'python-research',
+      capabilities: ['process.spawn'],
+    });
   });
 });
 
@@ -60,8 +70,24 @@ describe('input schema', () => {
   });
 
   it('is validated the same way by the runtime (JSON Schema + ajv)', () => {
-    const inputs = [{ code: 'print(1)' }, { code: 'print(1)', stdin: '' }, { code: '' }, {}, { code: 1 }, { code: 'x', args: [] }, { code: 'x', stdin: 3 }];
-    expect(agreement(PythonRunInputSchema, inputs)).toEqual([[true, true], [true, true], [false, false], [false, false], [false, false], [false, false], [false, false]]);
+    const inputs = [
+      { code: 'print(1)' },
+      { code: 'print(1)', stdin: '' },
+      { code: '' },
+      {},
+      { code: 1 },
+      { code: 'x', args: [] },
+      { code: 'x', stdin: 3 },
+    ];
+    expect(agreement(PythonRunInputSchema, inputs)).toEqual([
+      [true, true],
+      [true, true],
+      [false, false],
+      [false, false],
+      [false, false],
+      [false, false],
+      [false, false],
+    ]);
   });
 });
 
@@ -71,7 +97,14 @@ describe('core-python.run', () => {
     const [cwd, firstLine] = result.stdout.trim().split('\n');
     expect(cwd).toMatch(new RegExp(`^${workspace}/\\.trellis/tmp/python-[A-Za-z0-9]{6}$`));
     expect(firstLine).toBe('import os');
-    expect(result).toMatchObject({ exit_code: 0, signal: null, stderr: '', timed_out: false, stdout_truncated: false, summary: 'Exited with code 0.' });
+    expect(result).toMatchObject({
+      exit_code: 0,
+      signal: null,
+      stderr: '',
+      timed_out: false,
+      stdout_truncated: false,
+      summary: 'Exited with code 0.',
+    });
     expect(tempFolders()).toEqual([]);
   });
 
@@ -136,7 +169,10 @@ describe('core-python.run', () => {
   });
 
   it('caps output and says so', async () => {
-    const result = await call({ code: 'import sys\nsys.stdout.write("a" * 100000)\nsys.stderr.write("b" * 5000)' }, { max_output_bytes: 1024 });
+    const result = await call(
+      { code: 'import sys\nsys.stdout.write("a" * 100000)\nsys.stderr.write("b" * 5000)' },
+      { max_output_bytes: 1024 },
+    );
     expect(result.stdout).toBe('a'.repeat(1024));
     expect(result.stderr).toBe('b'.repeat(1024));
     expect(result).toMatchObject({ stdout_truncated: true, stderr_truncated: true, exit_code: 0 });
@@ -147,7 +183,10 @@ describe('core-python.run', () => {
 
   it('kills the program when the call is aborted', async () => {
     const controller = new AbortController();
-    const running = runTool.run(PythonRunInputSchema.parse({ code: 'import time\ntime.sleep(60)' }), makeContext({ workspace, signal: controller.signal }));
+    const running = runTool.run(
+      PythonRunInputSchema.parse({ code: 'import time\ntime.sleep(60)' }),
+      makeContext({ workspace, signal: controller.signal }),
+    );
     setTimeout(() => controller.abort(), 500);
     await expect(running).rejects.toMatchObject({ code: 'ABORTED' });
     expect(processesInWorkspace()).toEqual([]);
@@ -164,9 +203,9 @@ describe('core-python.run', () => {
     };
     await expect(runTool.run(input, ctx)).rejects.toMatchObject(expected);
     await expect(runTool.canonicalize!(input, ctx)).rejects.toMatchObject(expected);
-    await expect(
-      runTool.run(input, makeContext({ workspace, settings: { interpreter: '/nonexistent/python3' } })),
-    ).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(runTool.run(input, makeContext({ workspace, settings: { interpreter: '/nonexistent/python3' } }))).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
   });
 
   it('canonicalizes to the resolved interpreter', async () => {

@@ -23,7 +23,8 @@ export function isIsoDate(text: string): boolean {
 
 /** Milliseconds since the epoch for an ISO date (a date without zone is taken as UTC). */
 export function dateValue(text: string): number {
-  const withZone = /[T ]\d{2}:\d{2}/.test(text) && !/(Z|[+-]\d{2}:?\d{2})$/.test(text) ? `${text.replace(' ', 'T')}Z` : text.replace(' ', 'T');
+  const withZone =
+    /[T ]\d{2}:\d{2}/.test(text) && !/(Z|[+-]\d{2}:?\d{2})$/.test(text) ? `${text.replace(' ', 'T')}Z` : text.replace(' ', 'T');
   return Date.parse(withZone);
 }
 

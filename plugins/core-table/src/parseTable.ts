@@ -71,7 +71,8 @@ function uniqueNames(raw: readonly string[], warnings: string[]): string[] {
     let n = nextSuffix.get(base) ?? 2;
     for (; seen.has(name); n += 1) name = `${base}_${n}`;
     nextSuffix.set(base, n);
-    if (name !== value) warnings.push(`column ${i + 1}: header "${value}" ${value.trim() === '' ? 'is empty' : 'is a duplicate'}; named "${name}".`);
+    if (name !== value)
+      warnings.push(`column ${i + 1}: header "${value}" ${value.trim() === '' ? 'is empty' : 'is a duplicate'}; named "${name}".`);
     seen.add(name);
     return name;
   });
@@ -121,7 +122,13 @@ type CsvRecord = { info: { lines: number }; record: string[] };
  * signal aborts, so a large file neither blocks the host nor outlives the call's deadline. Stops
  * reading once `maxRecords` records are in.
  */
-async function readRecords(options: { text: string; format: 'csv' | 'tsv'; displayPath: string; maxRecords: number; signal: AbortSignal | undefined }): Promise<CsvRecord[]> {
+async function readRecords(options: {
+  text: string;
+  format: 'csv' | 'tsv';
+  displayPath: string;
+  maxRecords: number;
+  signal: AbortSignal | undefined;
+}): Promise<CsvRecord[]> {
   const { text, format, displayPath, maxRecords, signal } = options;
   const records: CsvRecord[] = [];
   let failure: unknown;
@@ -143,7 +150,10 @@ async function readRecords(options: { text: string; format: 'csv' | 'tsv'; displ
   const stopIfAborted = () => {
     if (!signal?.aborted) return;
     parser.destroy();
-    throw new ToolError(ERROR_CODES.ABORTED, `Reading "${displayPath}" stopped: the call was aborted (deadline reached or caller gave up).`);
+    throw new ToolError(
+      ERROR_CODES.ABORTED,
+      `Reading "${displayPath}" stopped: the call was aborted (deadline reached or caller gave up).`,
+    );
   };
   for (let at = 0; at < text.length && failure === undefined && records.length < maxRecords; at += CHUNK_CHARS) {
     stopIfAborted();
@@ -178,10 +188,14 @@ async function parseDelimited(options: {
   const hasHeader = options.hasHeader ?? looksLikeHeader(first);
   const dataRecords = hasHeader ? records.slice(1) : records;
   checkRowLimit(displayPath, dataRecords.length, maxRows);
-  const widest = hasHeader ? undefined : records.reduce<CsvRecord | undefined>((max, r) => (r.record.length > (max?.record.length ?? 0) ? r : max), undefined);
+  const widest = hasHeader
+    ? undefined
+    : records.reduce<CsvRecord | undefined>((max, r) => (r.record.length > (max?.record.length ?? 0) ? r : max), undefined);
   const width = hasHeader ? first.length : (widest?.record.length ?? 0);
   if (width > maxColumns) {
-    const counted = hasHeader ? 'fields in its header row' : `fields in its widest row, line ${lineOfRecord(widest!.info.lines, widest!.record)}`;
+    const counted = hasHeader
+      ? 'fields in its header row'
+      : `fields in its widest row, line ${lineOfRecord(widest!.info.lines, widest!.record)}`;
     throw tooManyColumns({ displayPath, found: `${width} columns (${counted})`, maxColumns });
   }
   const names = hasHeader ? uniqueNames(first, warnings) : Array.from({ length: width }, (_, i) => `column_${i + 1}`);
@@ -237,7 +251,13 @@ function tooManyColumns(options: { displayPath: string; found: string; maxColumn
   );
 }
 
-type JsonSource = { objects: ReadonlyArray<Record<string, unknown>>; format: 'json' | 'jsonl'; displayPath: string; maxRows: number; maxColumns: number };
+type JsonSource = {
+  objects: ReadonlyArray<Record<string, unknown>>;
+  format: 'json' | 'jsonl';
+  displayPath: string;
+  maxRows: number;
+  maxColumns: number;
+};
 
 function fromObjects(options: JsonSource): Table {
   const { objects, displayPath, maxColumns } = options;
@@ -309,7 +329,10 @@ function parseJson(options: TextSource): Table {
   }
   const bad = data.findIndex((item) => !isPlainObject(item));
   if (bad !== -1) {
-    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${displayPath}": element ${bad} of the array is not an object; every row must be a JSON object.`);
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `path: "${displayPath}": element ${bad} of the array is not an object; every row must be a JSON object.`,
+    );
   }
   (data as Array<Record<string, unknown>>).forEach((row, index) => checkDepth(row, displayPath, `element ${index} of the array`));
   return fromObjects({ ...options, objects: data as Array<Record<string, unknown>>, format: 'json' });
@@ -325,10 +348,16 @@ function parseJsonLines(options: TextSource): Table {
     try {
       value = JSON.parse(line);
     } catch (error) {
-      throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${displayPath}" line ${i + 1} is not valid JSON: ${(error as Error).message}.`);
+      throw new ToolError(
+        ERROR_CODES.INVALID_ARGUMENT,
+        `path: "${displayPath}" line ${i + 1} is not valid JSON: ${(error as Error).message}.`,
+      );
     }
     if (!isPlainObject(value)) {
-      throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${displayPath}" line ${i + 1} is not a JSON object; every line must be one row object.`);
+      throw new ToolError(
+        ERROR_CODES.INVALID_ARGUMENT,
+        `path: "${displayPath}" line ${i + 1} is not a JSON object; every line must be one row object.`,
+      );
     }
     checkDepth(value, displayPath, `line ${i + 1}`);
     objects.push(value);
@@ -353,7 +382,10 @@ export async function parseTable(options: {
 }): Promise<Table> {
   const { bytes, displayPath, maxRows, maxColumns } = options;
   if (bytes.subarray(0, 8192).includes(0)) {
-    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${displayPath}" looks binary (it contains NUL bytes); core-table reads UTF-8 CSV, TSV, JSON and JSONL.`);
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `path: "${displayPath}" looks binary (it contains NUL bytes); core-table reads UTF-8 CSV, TSV, JSON and JSONL.`,
+    );
   }
   const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
   const format = options.format ?? detectFormat(displayPath, text);

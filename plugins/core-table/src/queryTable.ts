@@ -65,10 +65,16 @@ function checkValue(value: unknown, column: Column, where: string, op: string): 
     (type === 'date' && typeof value === 'string' && isIsoDate(value)) ||
     (type === 'string' && typeof value === 'string');
   if (!fits) {
-    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${where}: column "${column.name}" holds ${describeKind(type)}; got ${JSON.stringify(value)} for op "${op}".`);
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `${where}: column "${column.name}" holds ${describeKind(type)}; got ${JSON.stringify(value)} for op "${op}".`,
+    );
   }
   if (type === 'boolean' && ['lt', 'le', 'gt', 'ge'].includes(op)) {
-    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${where}: column "${column.name}" holds booleans; use op "eq" or "ne", not "${op}".`);
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `${where}: column "${column.name}" holds booleans; use op "eq" or "ne", not "${op}".`,
+    );
   }
 }
 
@@ -169,7 +175,10 @@ function compileAggregate(aggregate: Aggregate, index: number, columns: readonly
     };
   }
   if (column.type === 'json' || column.type === 'mixed') {
-    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${where}: ${aggregate.op} needs numbers, dates or text, but "${col}" holds ${column.type} values.`);
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `${where}: ${aggregate.op} needs numbers, dates or text, but "${col}" holds ${column.type} values.`,
+    );
   }
   const sign = aggregate.op === 'min' ? -1 : 1;
   return {
@@ -219,7 +228,10 @@ export function queryTable(table: Table, query: Omit<QueryInput, 'path' | 'forma
     const names = [...keys.map((k) => k.name), ...aggregates.map((a) => a.name)];
     const duplicate = names.find((n, i) => names.indexOf(n) !== i);
     if (duplicate !== undefined) {
-      throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `aggregates: the result would have two columns named "${duplicate}"; give one of them another name with "as".`);
+      throw new ToolError(
+        ERROR_CODES.INVALID_ARGUMENT,
+        `aggregates: the result would have two columns named "${duplicate}"; give one of them another name with "as".`,
+      );
     }
     rows = keys.length === 0 ? [aggregateRow(rows, aggregates)] : group(rows, keys, aggregates);
     columns = [...keys, ...aggregates.map((a) => ({ name: a.name, type: a.type }))];
@@ -250,7 +262,9 @@ export function queryTable(table: Table, query: Omit<QueryInput, 'path' | 'forma
   rows = rows.slice(0, limit);
 
   if (query.select !== undefined) {
-    const picked = query.select.map((name, i) => findColumn(columns, name, `select[${i}]`, displayPath, grouping ? 'result column' : 'column'));
+    const picked = query.select.map((name, i) =>
+      findColumn(columns, name, `select[${i}]`, displayPath, grouping ? 'result column' : 'column'),
+    );
     rows = rows.map((row) => {
       const out = Object.create(null) as Record<string, Cell>;
       for (const column of picked) out[column.name] = row[column.name] ?? null;

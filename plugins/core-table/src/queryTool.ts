@@ -52,4 +52,3 @@ export const queryTool = defineTool<QueryInput, QueryToolResult, TableSettings>(
     return { ...headerInfo(loaded), ...queryTable(loaded.table, input, loaded.displayPath) };
   },
 });
-

@@ -45,7 +45,9 @@ export async function resolveInsideRoot(options: { rootReal: string; path: strin
     throw notAllowed(path, `is outside the table root ${rootReal}; give a path inside it, relative to the root (e.g. "data/sales.csv").`);
   }
   // Walk component by component so the message can name the symlink that leaves the root.
-  const parts = relative(rootReal, lexical).split(sep).filter((p) => p !== '');
+  const parts = relative(rootReal, lexical)
+    .split(sep)
+    .filter((p) => p !== '');
   let current = rootReal;
   for (const [i, part] of parts.entries()) {
     const next = join(current, part);
@@ -62,7 +64,10 @@ export async function resolveInsideRoot(options: { rootReal: string; path: strin
     if (info.isSymbolicLink()) {
       const target = await realpath(next).catch(() => null);
       if (target === null || !isPathInside(rootReal, target)) {
-        throw notAllowed(path, `goes through the symlink "${parts.slice(0, i + 1).join('/')}", which points outside the table root; only files inside the root can be read.`);
+        throw notAllowed(
+          path,
+          `goes through the symlink "${parts.slice(0, i + 1).join('/')}", which points outside the table root; only files inside the root can be read.`,
+        );
       }
       current = target;
     } else {
@@ -97,7 +102,10 @@ export async function readTableFile(options: { rootReal: string; path: string; m
       throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${path}" is a folder; give a CSV, TSV, JSON or JSONL file inside it.`);
     }
     if (!info.isFile()) {
-      throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `path: "${path}" is not a regular file (a FIFO, socket or device); only regular files can be read.`);
+      throw new ToolError(
+        ERROR_CODES.INVALID_ARGUMENT,
+        `path: "${path}" is not a regular file (a FIFO, socket or device); only regular files can be read.`,
+      );
     }
     if (info.nlink > 1) {
       throw notAllowed(
@@ -108,9 +116,13 @@ export async function readTableFile(options: { rootReal: string; path: string; m
     // What was opened must be the file at the checked path: a folder on the way swapped for a
     // symlink between the check and the open is caught here.
     if (!(await isHandleAt(handle, realPath))) {
-      throw new ToolError(ERROR_CODES.PATH_NOT_ALLOWED, `path: "${path}" changed while being opened (a folder on the way was moved or replaced by a symlink); try again.`, {
-        retryable: true,
-      });
+      throw new ToolError(
+        ERROR_CODES.PATH_NOT_ALLOWED,
+        `path: "${path}" changed while being opened (a folder on the way was moved or replaced by a symlink); try again.`,
+        {
+          retryable: true,
+        },
+      );
     }
     if (info.size > maxBytes) {
       throw new ToolError(

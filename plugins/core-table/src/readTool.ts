@@ -18,7 +18,13 @@ export const ReadInputSchema = z
   .object({
     ...tableSourceFields,
     offset: z.number().int().min(0).optional().describe('Data rows to skip first (default 0), for paging through a table.'),
-    limit: z.number().int().min(1).max(MAX_QUERY_LIMIT).optional().describe(`Most rows returned (default ${DEFAULT_READ_LIMIT}, at most ${MAX_QUERY_LIMIT}).`),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_QUERY_LIMIT)
+      .optional()
+      .describe(`Most rows returned (default ${DEFAULT_READ_LIMIT}, at most ${MAX_QUERY_LIMIT}).`),
   })
   .strict();
 
@@ -54,7 +60,9 @@ export const readTool = defineTool<ReadInput, ReadResult, TableSettings>({
   async run(input, ctx) {
     const loaded = await loadTable(input, ctx);
     const offset = input.offset ?? 0;
-    const rows = loaded.table.rows.slice(offset, offset + (input.limit ?? DEFAULT_READ_LIMIT)).map((row) => completeRow(row, loaded.table.columns));
+    const rows = loaded.table.rows
+      .slice(offset, offset + (input.limit ?? DEFAULT_READ_LIMIT))
+      .map((row) => completeRow(row, loaded.table.columns));
     return {
       ...headerInfo(loaded),
       columns: loaded.table.columns,
@@ -65,4 +73,3 @@ export const readTool = defineTool<ReadInput, ReadResult, TableSettings>({
     };
   },
 });
-

@@ -8,7 +8,9 @@ export const tableSourceFields = {
     .string()
     .min(1)
     .max(MAX_PATH_CHARS)
-    .describe('Path of the table file, relative to the table root (the workspace by default), e.g. "data/sales.csv". Must stay inside the root.'),
+    .describe(
+      'Path of the table file, relative to the table root (the workspace by default), e.g. "data/sales.csv". Must stay inside the root.',
+    ),
   format: z
     .enum(TABLE_FORMATS)
     .optional()
@@ -19,5 +21,7 @@ export const tableSourceFields = {
   has_header: z
     .boolean()
     .optional()
-    .describe('CSV/TSV only: whether the first row holds column names. Omit to detect it (a first row of unique text values that are not numbers, booleans or dates). Without a header, columns are named column_1, column_2, ….'),
+    .describe(
+      'CSV/TSV only: whether the first row holds column names. Omit to detect it (a first row of unique text values that are not numbers, booleans or dates). Without a header, columns are named column_1, column_2, ….',
+    ),
 };

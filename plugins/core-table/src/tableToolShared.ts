@@ -62,4 +62,3 @@ export async function canonicalizeSource<T extends { path: string }>(input: T, c
   const path = await canonicalPath(input.path, ctx);
   return { input: { ...input, path }, summary: { path } };
 }
-

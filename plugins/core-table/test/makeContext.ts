@@ -8,7 +8,11 @@ import type { TableSettings } from '../src/TableSettingsSchema.ts';
 
 /** A ToolContext as the runtime would build it, with settings parsed from a `[runtime.tools.table]` patch. */
 export function makeContext(options: { workspace: string; settings?: Record<string, unknown> }): ToolContext<TableSettings> {
-  return testToolContext({ config: TableSettingsSchema.parse(options.settings ?? {}), tool: 'core-table.read', workspace: options.workspace });
+  return testToolContext({
+    config: TableSettingsSchema.parse(options.settings ?? {}),
+    tool: 'core-table.read',
+    workspace: options.workspace,
+  });
 }
 
 /** A temp folder (real path) holding `files`; `cleanup` removes it. */

@@ -2,8 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { completeRow, detectFormat, looksLikeHeader, parseTable } from '../src/parseTable.ts';
 import { inferTextKind, isIsoDate } from '../src/inferValue.ts';
 
-async function parse(text: string, extra: { format?: 'csv' | 'tsv' | 'json' | 'jsonl'; hasHeader?: boolean; maxRows?: number; maxColumns?: number; path?: string } = {}) {
-  const table = await parseTable({ bytes: Buffer.from(text), displayPath: extra.path ?? 't.csv', format: extra.format, hasHeader: extra.hasHeader, maxRows: extra.maxRows ?? 1000, maxColumns: extra.maxColumns ?? 1000 });
+async function parse(
+  text: string,
+  extra: { format?: 'csv' | 'tsv' | 'json' | 'jsonl'; hasHeader?: boolean; maxRows?: number; maxColumns?: number; path?: string } = {},
+) {
+  const table = await parseTable({
+    bytes: Buffer.from(text),
+    displayPath: extra.path ?? 't.csv',
+    format: extra.format,
+    hasHeader: extra.hasHeader,
+    maxRows: extra.maxRows ?? 1000,
+    maxColumns: extra.maxColumns ?? 1000,
+  });
   // Plain objects for toEqual (rows have no prototype).
   return { ...table, rows: table.rows.map((r) => ({ ...r })) };
 }
@@ -61,7 +71,9 @@ describe('header detection and formats', () => {
 
 describe('CSV', () => {
   it('types columns, handles quotes, embedded newlines, BOM and CRLF', async () => {
-    const table = await parse('\uFEFFname,age,joined,active,note\r\n"Smith, Ann",41,2020-01-05,true,"said ""hi""\r\nthen left"\r\nBob,,2021-03-01,false,\r\n');
+    const table = await parse(
+      '\uFEFFname,age,joined,active,note\r\n"Smith, Ann",41,2020-01-05,true,"said ""hi""\r\nthen left"\r\nBob,,2021-03-01,false,\r\n',
+    );
     expect(table).toEqual({
       format: 'csv',
       hasHeader: true,
@@ -104,23 +116,34 @@ describe('CSV', () => {
     expect(table.rows[1]).toEqual({ a: '4', b: 5 });
     expect({ ...completeRow(table.rows[1]!, table.columns) }).toEqual({ a: '4', b: 5, c: null });
     expect(table.rows[2]).toEqual({ a: 'multi\nline', b: 7, c: 8 });
-    expect(table.warnings).toEqual(['2 row(s) do not have 3 fields: missing fields are null, extra fields in 1 row(s) were dropped (first: row 2, line 3).']);
+    expect(table.warnings).toEqual([
+      '2 row(s) do not have 3 fields: missing fields are null, extra fields in 1 row(s) were dropped (first: row 2, line 3).',
+    ]);
   });
 
   it('names columns when there is no header, and honours has_header', async () => {
     const detected = await parse('1,2\n3,4\n');
     expect(detected.hasHeader).toBe(false);
     expect(detected.columns.map((c) => c.name)).toEqual(['column_1', 'column_2']);
-    expect(detected.rows).toEqual([{ column_1: 1, column_2: 2 }, { column_1: 3, column_2: 4 }]);
+    expect(detected.rows).toEqual([
+      { column_1: 1, column_2: 2 },
+      { column_1: 3, column_2: 4 },
+    ]);
     const forced = await parse('x,y\n3,4\n', { hasHeader: false });
     expect(forced).toMatchObject({ hasHeader: false, headerSource: 'given' });
-    expect(forced.rows).toEqual([{ column_1: 'x', column_2: 'y' }, { column_1: '3', column_2: '4' }]);
+    expect(forced.rows).toEqual([
+      { column_1: 'x', column_2: 'y' },
+      { column_1: '3', column_2: '4' },
+    ]);
   });
 
   it('renames empty and duplicate headers and says so', async () => {
     const table = await parse('a,a,,b\n1,2,3,4\n', { hasHeader: true });
     expect(table.columns.map((c) => c.name)).toEqual(['a', 'a_2', 'column_3', 'b']);
-    expect(table.warnings).toEqual(['column 2: header "a" is a duplicate; named "a_2".', 'column 3: header "" is empty; named "column_3".']);
+    expect(table.warnings).toEqual([
+      'column 2: header "a" is a duplicate; named "a_2".',
+      'column 3: header "" is empty; named "column_3".',
+    ]);
   });
 
   it('treats a "__proto__" header as an ordinary column', async () => {
@@ -154,9 +177,13 @@ describe('CSV', () => {
   });
 
   it('refuses more than max_rows and binary content', async () => {
-    await expect(parse('a\n1\n2\n3\n', { maxRows: 2 })).rejects.toThrow('path: "t.csv" has more than max_rows = 2 data rows ([runtime.tools.table]); use a smaller extract or raise the limit.');
+    await expect(parse('a\n1\n2\n3\n', { maxRows: 2 })).rejects.toThrow(
+      'path: "t.csv" has more than max_rows = 2 data rows ([runtime.tools.table]); use a smaller extract or raise the limit.',
+    );
     expect((await parse('a\n1\n2\n', { maxRows: 2 })).rows).toHaveLength(2);
-    await expect(parseTable({ bytes: Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00, 0x00]), displayPath: 'x.csv', maxRows: 5, maxColumns: 1000 })).rejects.toThrow(/looks binary/);
+    await expect(
+      parseTable({ bytes: Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00, 0x00]), displayPath: 'x.csv', maxRows: 5, maxColumns: 1000 }),
+    ).rejects.toThrow(/looks binary/);
   });
 });
 
@@ -165,9 +192,16 @@ describe('column limit', () => {
     `path: "${path}" has ${found}, more than max_columns = 2 ([runtime.tools.table]); use an extract with fewer columns or raise the limit.`;
 
   it('counts CSV/TSV header fields, or the widest row without a header', async () => {
-    await expect(parse('a,b,c\n1,2,3\n', { maxColumns: 2 })).rejects.toMatchObject({ code: 'TOO_LARGE', message: tooWide('t.csv', '3 columns (fields in its header row)') });
-    await expect(parse('a\tb\tc\n1\t2\t3\n', { path: 't.tsv', maxColumns: 2 })).rejects.toThrow(tooWide('t.tsv', '3 columns (fields in its header row)'));
-    await expect(parse('1,2\n3\n"4\n",5,6\n', { maxColumns: 2 })).rejects.toThrow(tooWide('t.csv', '3 columns (fields in its widest row, line 3)'));
+    await expect(parse('a,b,c\n1,2,3\n', { maxColumns: 2 })).rejects.toMatchObject({
+      code: 'TOO_LARGE',
+      message: tooWide('t.csv', '3 columns (fields in its header row)'),
+    });
+    await expect(parse('a\tb\tc\n1\t2\t3\n', { path: 't.tsv', maxColumns: 2 })).rejects.toThrow(
+      tooWide('t.tsv', '3 columns (fields in its header row)'),
+    );
+    await expect(parse('1,2\n3\n"4\n",5,6\n', { maxColumns: 2 })).rejects.toThrow(
+      tooWide('t.csv', '3 columns (fields in its widest row, line 3)'),
+    );
     // With a header, a longer data row is a ragged row (extra fields dropped), not more columns.
     const table = await parse('a,b\n1,2,3,4,5\n', { maxColumns: 2 });
     expect(table.columns.map((c) => c.name)).toEqual(['a', 'b']);
@@ -175,12 +209,15 @@ describe('column limit', () => {
   });
 
   it('counts distinct keys across JSON and JSON Lines rows', async () => {
-    const hint = ' A key that differs from row to row (an id or a date used as a key) makes a column of its own; keep such data in values instead.';
+    const hint =
+      ' A key that differs from row to row (an id or a date used as a key) makes a column of its own; keep such data in values instead.';
     await expect(parse('[{"a":1},{"b":2},{"a":3,"c":4}]', { path: 't.json', maxColumns: 2 })).rejects.toMatchObject({
       code: 'TOO_LARGE',
       message: tooWide('t.json', '3 columns (distinct keys across its rows)') + hint,
     });
-    await expect(parse('{"a":1}\n{"b":2}\n{"c":3}\n', { path: 't.jsonl', maxColumns: 2 })).rejects.toThrow(tooWide('t.jsonl', '3 columns (distinct keys across its rows)') + hint);
+    await expect(parse('{"a":1}\n{"b":2}\n{"c":3}\n', { path: 't.jsonl', maxColumns: 2 })).rejects.toThrow(
+      tooWide('t.jsonl', '3 columns (distinct keys across its rows)') + hint,
+    );
     expect((await parse('[{"a":1},{"b":2},{"a":3}]', { path: 't.json', maxColumns: 2 })).columns).toEqual([
       { name: 'a', type: 'number' },
       { name: 'b', type: 'number' },
@@ -221,10 +258,14 @@ describe('JSON and JSON Lines', () => {
     await expect(parse('{"rows":[]}', { path: 't.json' })).rejects.toThrow(
       'path: "t.json" must hold a JSON array of objects, one per row; its top level is not an array (an object with keys rows). Extract the array into its own file.',
     );
-    await expect(parse('[{"a":1},3]', { path: 't.json' })).rejects.toThrow('path: "t.json": element 1 of the array is not an object; every row must be a JSON object.');
+    await expect(parse('[{"a":1},3]', { path: 't.json' })).rejects.toThrow(
+      'path: "t.json": element 1 of the array is not an object; every row must be a JSON object.',
+    );
     await expect(parse('[{"a":1},', { path: 't.json' })).rejects.toThrow(/^path: "t.json" is not valid JSON: /);
     await expect(parse('{"a":1}\n\n{"a":\n', { path: 't.jsonl' })).rejects.toThrow(/^path: "t.jsonl" line 3 is not valid JSON: /);
-    await expect(parse('{"a":1}\n[1]\n', { path: 't.jsonl' })).rejects.toThrow('path: "t.jsonl" line 2 is not a JSON object; every line must be one row object.');
+    await expect(parse('{"a":1}\n[1]\n', { path: 't.jsonl' })).rejects.toThrow(
+      'path: "t.jsonl" line 2 is not a JSON object; every line must be one row object.',
+    );
   });
 
   it('reads JSON Lines, skipping blank lines', async () => {

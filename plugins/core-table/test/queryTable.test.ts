@@ -54,7 +54,15 @@ describe('query schema', () => {
 
   it('is validated the same way by the runtime (JSON Schema + ajv)', () => {
     const inputs = [
-      { path: 'a.csv', where: [{ column: 'a', op: 'in', value: [1, 'x', true] }], group_by: ['b'], aggregates: [{ op: 'count' }, { op: 'sum', column: 'c', as: 's' }], sort: [{ column: 's', direction: 'desc' }], select: ['s'], limit: 5 },
+      {
+        path: 'a.csv',
+        where: [{ column: 'a', op: 'in', value: [1, 'x', true] }],
+        group_by: ['b'],
+        aggregates: [{ op: 'count' }, { op: 'sum', column: 'c', as: 's' }],
+        sort: [{ column: 's', direction: 'desc' }],
+        select: ['s'],
+        limit: 5,
+      },
       { path: 'a.csv', where: [{ column: 'a', op: 'is_null' }] },
       { path: 'a.csv', where: [{ column: 'a', op: 'gt', value: true }] },
       { path: 'a.csv', where: [{ column: 'a', op: 'contains', value: 3 }] },
@@ -64,7 +72,17 @@ describe('query schema', () => {
       { path: 'a.csv', where: 'a > 1' },
       { path: '' },
     ];
-    expect(agreement(QueryInputSchema, inputs)).toEqual([[true, true], [true, true], [false, false], [false, false], [false, false], [false, false], [false, false], [false, false], [false, false]]);
+    expect(agreement(QueryInputSchema, inputs)).toEqual([
+      [true, true],
+      [true, true],
+      [false, false],
+      [false, false],
+      [false, false],
+      [false, false],
+      [false, false],
+      [false, false],
+      [false, false],
+    ]);
   });
 });
 
@@ -95,7 +113,14 @@ describe('queryTable', () => {
       truncated: true,
     });
     expect(run({ sort: [{ column: 'amount' }], select: ['amount'] }).rows.map((r) => r.amount)).toEqual([10, 45.25, 80, 120.5, 300, null]);
-    expect(run({ sort: [{ column: 'amount', direction: 'desc' }], select: ['amount'] }).rows.map((r) => r.amount)).toEqual([300, 120.5, 80, 45.25, 10, null]);
+    expect(run({ sort: [{ column: 'amount', direction: 'desc' }], select: ['amount'] }).rows.map((r) => r.amount)).toEqual([
+      300,
+      120.5,
+      80,
+      45.25,
+      10,
+      null,
+    ]);
   });
 
   it('supports every operator', () => {
@@ -119,7 +144,14 @@ describe('queryTable', () => {
     expect(
       run({
         group_by: ['region'],
-        aggregates: [{ op: 'count' }, { op: 'count', column: 'amount' }, { op: 'sum', column: 'amount', as: 'total' }, { op: 'mean', column: 'amount' }, { op: 'min', column: 'date' }, { op: 'max', column: 'product' }],
+        aggregates: [
+          { op: 'count' },
+          { op: 'count', column: 'amount' },
+          { op: 'sum', column: 'amount', as: 'total' },
+          { op: 'mean', column: 'amount' },
+          { op: 'min', column: 'date' },
+          { op: 'max', column: 'product' },
+        ],
         sort: [{ column: 'total', direction: 'desc' }],
       }),
     ).toEqual({
@@ -151,7 +183,9 @@ describe('queryTable', () => {
       { paid: null, count: 1 },
     ]);
     expect(run({ aggregates: [{ op: 'sum', column: 'amount' }, { op: 'count' }] }).rows).toEqual([{ sum_amount: 555.75, count: 6 }]);
-    expect(run({ where: [{ column: 'amount', op: 'gt', value: 1000 }], aggregates: [{ op: 'count' }, { op: 'max', column: 'amount' }] }).rows).toEqual([{ count: 0, max_amount: null }]);
+    expect(
+      run({ where: [{ column: 'amount', op: 'gt', value: 1000 }], aggregates: [{ op: 'count' }, { op: 'max', column: 'amount' }] }).rows,
+    ).toEqual([{ count: 0, max_amount: null }]);
   });
 
   it('names the argument, the column and the fix', () => {
@@ -164,13 +198,21 @@ describe('queryTable', () => {
     expect(fails({ where: [{ column: 'date', op: 'ge', value: 'last week' }] })).toBe(
       'where[0].value: column "date" holds ISO dates; give a date string such as "2024-01-31"; got "last week" for op "ge".',
     );
-    expect(fails({ where: [{ column: 'paid', op: 'gt', value: 'x' }] })).toBe('where[0].value: column "paid" holds booleans; give true or false; got "x" for op "gt".');
-    expect(fails({ where: [{ column: 'region', op: 'in', value: ['north', 3] }] })).toBe('where[0].value[1]: column "region" holds text; give a string; got 3 for op "in".');
+    expect(fails({ where: [{ column: 'paid', op: 'gt', value: 'x' }] })).toBe(
+      'where[0].value: column "paid" holds booleans; give true or false; got "x" for op "gt".',
+    );
+    expect(fails({ where: [{ column: 'region', op: 'in', value: ['north', 3] }] })).toBe(
+      'where[0].value[1]: column "region" holds text; give a string; got 3 for op "in".',
+    );
     expect(fails({ aggregates: [{ op: 'sum', column: 'region' }] })).toBe(
       'aggregates[0]: sum needs a number column, but "region" holds string values; use count, min or max, or pick a number column.',
     );
-    expect(fails({ group_by: ['Region'] })).toBe('group_by[0]: no column "Region" in "orders.csv"; columns are: region, product, amount, date, paid. Did you mean "region"?');
-    expect(fails({ group_by: ['region'], sort: [{ column: 'amount' }] })).toBe('sort[0].column: no result column "amount" in "orders.csv"; result columns are: region, count.');
+    expect(fails({ group_by: ['Region'] })).toBe(
+      'group_by[0]: no column "Region" in "orders.csv"; columns are: region, product, amount, date, paid. Did you mean "region"?',
+    );
+    expect(fails({ group_by: ['region'], sort: [{ column: 'amount' }] })).toBe(
+      'sort[0].column: no result column "amount" in "orders.csv"; result columns are: region, count.',
+    );
     expect(fails({ group_by: ['region'], aggregates: [{ op: 'count', as: 'region' }] })).toBe(
       'aggregates: the result would have two columns named "region"; give one of them another name with "as".',
     );
@@ -180,16 +222,61 @@ describe('queryTable', () => {
 describe('describeTable', () => {
   it('gives types, nulls, distinct counts and basic statistics', () => {
     expect(describeTable(table)).toEqual([
-      { name: 'region', type: 'string', nulls: 0, distinct: 3, distinct_capped: false, min: 'east', max: 'south', min_length: 4, max_length: 5, top_values: [{ value: 'north', count: 3 }, { value: 'south', count: 2 }, { value: 'east', count: 1 }] },
-      { name: 'product', type: 'string', nulls: 0, distinct: 3, distinct_capped: false, min: 'Plum', max: 'pear', min_length: 4, max_length: 5, top_values: [{ value: 'apple', count: 3 }, { value: 'pear', count: 2 }, { value: 'Plum', count: 1 }] },
+      {
+        name: 'region',
+        type: 'string',
+        nulls: 0,
+        distinct: 3,
+        distinct_capped: false,
+        min: 'east',
+        max: 'south',
+        min_length: 4,
+        max_length: 5,
+        top_values: [
+          { value: 'north', count: 3 },
+          { value: 'south', count: 2 },
+          { value: 'east', count: 1 },
+        ],
+      },
+      {
+        name: 'product',
+        type: 'string',
+        nulls: 0,
+        distinct: 3,
+        distinct_capped: false,
+        min: 'Plum',
+        max: 'pear',
+        min_length: 4,
+        max_length: 5,
+        top_values: [
+          { value: 'apple', count: 3 },
+          { value: 'pear', count: 2 },
+          { value: 'Plum', count: 1 },
+        ],
+      },
       { name: 'amount', type: 'number', nulls: 1, distinct: 5, distinct_capped: false, min: 10, max: 300, mean: 111.15 },
       { name: 'date', type: 'date', nulls: 0, distinct: 6, distinct_capped: false, min: '2023-12-31', max: '2024-03-02' },
-      { name: 'paid', type: 'boolean', nulls: 1, distinct: 2, distinct_capped: false, top_values: [{ value: true, count: 3 }, { value: false, count: 2 }] },
+      {
+        name: 'paid',
+        type: 'boolean',
+        nulls: 1,
+        distinct: 2,
+        distinct_capped: false,
+        top_values: [
+          { value: true, count: 3 },
+          { value: false, count: 2 },
+        ],
+      },
     ]);
   });
 
   it('caps distinct counts', async () => {
-    const many = await parseTable({ bytes: Buffer.from(`n\n${Array.from({ length: 1500 }, (_, i) => `v${i}`).join('\n')}\n`), displayPath: 'm.csv', maxRows: 5000, maxColumns: 1000 });
+    const many = await parseTable({
+      bytes: Buffer.from(`n\n${Array.from({ length: 1500 }, (_, i) => `v${i}`).join('\n')}\n`),
+      displayPath: 'm.csv',
+      maxRows: 5000,
+      maxColumns: 1000,
+    });
     expect(describeTable(many)[0]).toMatchObject({ distinct: 1000, distinct_capped: true, nulls: 0 });
   });
 });

@@ -35,12 +35,15 @@ describe('readTableFile', () => {
       displayPath: 'data/t.csv',
       bytes: Buffer.from('a\n1\n'),
     });
-    expect((await readTableFile({ rootReal: root.dir, path: join(root.dir, 'data', '..', 'inside.csv'), maxBytes: 100 })).displayPath).toBe('inside.csv');
+    expect((await readTableFile({ rootReal: root.dir, path: join(root.dir, 'data', '..', 'inside.csv'), maxBytes: 100 })).displayPath).toBe(
+      'inside.csv',
+    );
     expect((await readTableFile({ rootReal: root.dir, path: './data/./t.csv', maxBytes: 100 })).displayPath).toBe('data/t.csv');
   });
 
   it('refuses ../ and absolute paths that leave the root', async () => {
-    const message = (path: string) => `path: "${path}" is outside the table root <root>; give a path inside it, relative to the root (e.g. "data/sales.csv").`;
+    const message = (path: string) =>
+      `path: "${path}" is outside the table root <root>; give a path inside it, relative to the root (e.g. "data/sales.csv").`;
     expect(await refusal('../x.csv')).toEqual({ code: 'PATH_NOT_ALLOWED', message: message('../x.csv') });
     expect(await refusal('data/../../x.csv')).toEqual({ code: 'PATH_NOT_ALLOWED', message: message('data/../../x.csv') });
     const abs = join(outside.dir, 'secret.csv');
@@ -53,11 +56,13 @@ describe('readTableFile', () => {
     symlinkSync(outside.dir, join(root.dir, 'data', 'out'));
     expect(await refusal('link.csv')).toEqual({
       code: 'PATH_NOT_ALLOWED',
-      message: 'path: "link.csv" goes through the symlink "link.csv", which points outside the table root; only files inside the root can be read.',
+      message:
+        'path: "link.csv" goes through the symlink "link.csv", which points outside the table root; only files inside the root can be read.',
     });
     expect(await refusal('data/out/secret.csv')).toEqual({
       code: 'PATH_NOT_ALLOWED',
-      message: 'path: "data/out/secret.csv" goes through the symlink "data/out", which points outside the table root; only files inside the root can be read.',
+      message:
+        'path: "data/out/secret.csv" goes through the symlink "data/out", which points outside the table root; only files inside the root can be read.',
     });
   });
 
@@ -70,14 +75,21 @@ describe('readTableFile', () => {
     linkSync(join(outside.dir, 'secret.csv'), join(root.dir, 'hard.csv'));
     expect(await refusal('hard.csv')).toEqual({
       code: 'PATH_NOT_ALLOWED',
-      message: 'path: "hard.csv" is a hard link (2 names for one file), which may expose a file from outside the table root; copy the file instead of linking it.',
+      message:
+        'path: "hard.csv" is a hard link (2 names for one file), which may expose a file from outside the table root; copy the file instead of linking it.',
     });
   });
 
   it('refuses NUL bytes, over-long paths, folders, FIFOs, missing files and files over max_bytes', async () => {
-    expect(await refusal('a\0b.csv')).toEqual({ code: 'PATH_NOT_ALLOWED', message: 'path: "a\\0b.csv" contains a NUL byte; give a plain file path.' });
+    expect(await refusal('a\0b.csv')).toEqual({
+      code: 'PATH_NOT_ALLOWED',
+      message: 'path: "a\\0b.csv" contains a NUL byte; give a plain file path.',
+    });
     expect((await refusal('x'.repeat(5000))).message).toBe(`path: "${'x'.repeat(40)}…" is longer than 4096 characters.`);
-    expect(await refusal('data')).toEqual({ code: 'INVALID_ARGUMENT', message: 'path: "data" is a folder; give a CSV, TSV, JSON or JSONL file inside it.' });
+    expect(await refusal('data')).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message: 'path: "data" is a folder; give a CSV, TSV, JSON or JSONL file inside it.',
+    });
     execFileSync('mkfifo', [join(root.dir, 'pipe.csv')]);
     expect(await refusal('pipe.csv')).toEqual({
       code: 'INVALID_ARGUMENT',
@@ -90,7 +102,8 @@ describe('readTableFile', () => {
     writeFileSync(join(root.dir, 'big.csv'), 'x'.repeat(2000));
     expect(await refusal('big.csv', 1024)).toEqual({
       code: 'TOO_LARGE',
-      message: 'path: "big.csv" is 2000 bytes, more than max_bytes = 1024 in [runtime.tools.table]; use a smaller extract or raise the limit.',
+      message:
+        'path: "big.csv" is 2000 bytes, more than max_bytes = 1024 in [runtime.tools.table]; use a smaller extract or raise the limit.',
     });
   });
 

@@ -40,7 +40,8 @@ describe('settings and plugin', () => {
     expect(TableSettingsSchema.safeParse({ max_columns: 100_001 }).success).toBe(false);
     expect(plugin.settings?.key).toBe('table');
     expect(plugin.tools.map((t) => t.name)).toEqual(['read', 'query', 'describe']);
-    for (const tool of plugin.tools) expect(tool.contract).toMatchObject({ sideEffects: false, capabilities: ['fs.read'], sandbox: 'read-only-fs' });
+    for (const tool of plugin.tools)
+      expect(tool.contract).toMatchObject({ sideEffects: false, capabilities: ['fs.read'], sandbox: 'read-only-fs' });
   });
 
   it('read and describe schemas refuse what they do not take', () => {
@@ -50,15 +51,31 @@ describe('settings and plugin', () => {
     expect(ReadInputSchema.safeParse({ path: 'a.csv', limit: 5000 }).success).toBe(false);
     expect(ReadInputSchema.safeParse({ path: 'a.csv', offset: -1 }).success).toBe(false);
     expect(DescribeInputSchema.safeParse({ path: 'a.csv', limit: 1 }).success).toBe(false);
-    const reads = [{ path: 'a.csv', limit: 5, offset: 2, has_header: true, format: 'tsv' }, { path: 'a.csv', format: 'xlsx' }, { path: 'a.csv', limit: 5000 }, { path: 'a.csv', offset: 1.5 }];
-    expect(agreement(ReadInputSchema, reads)).toEqual([[true, true], [false, false], [false, false], [false, false]]);
-    expect(agreement(DescribeInputSchema, [{ path: 'a.json' }, { path: 'a.json', limit: 1 }])).toEqual([[true, true], [false, false]]);
+    const reads = [
+      { path: 'a.csv', limit: 5, offset: 2, has_header: true, format: 'tsv' },
+      { path: 'a.csv', format: 'xlsx' },
+      { path: 'a.csv', limit: 5000 },
+      { path: 'a.csv', offset: 1.5 },
+    ];
+    expect(agreement(ReadInputSchema, reads)).toEqual([
+      [true, true],
+      [false, false],
+      [false, false],
+      [false, false],
+    ]);
+    expect(agreement(DescribeInputSchema, [{ path: 'a.json' }, { path: 'a.json', limit: 1 }])).toEqual([
+      [true, true],
+      [false, false],
+    ]);
   });
 });
 
 describe('core-table.read', () => {
   it('returns typed rows with columns, paging and header info', async () => {
-    const result = await readTool.run(ReadInputSchema.parse({ path: 'data/people.csv', offset: 1, limit: 2 }), makeContext({ workspace: ws.dir }));
+    const result = await readTool.run(
+      ReadInputSchema.parse({ path: 'data/people.csv', offset: 1, limit: 2 }),
+      makeContext({ workspace: ws.dir }),
+    );
     expect(plain(result)).toEqual({
       path: 'data/people.csv',
       format: 'csv',
@@ -119,9 +136,12 @@ describe('core-table.read', () => {
   });
 
   it('applies max_rows and max_bytes from the settings', async () => {
-    await expect(readTool.run(ReadInputSchema.parse({ path: 'data/people.csv' }), makeContext({ workspace: ws.dir, settings: { max_rows: 3 } }))).rejects.toMatchObject({
+    await expect(
+      readTool.run(ReadInputSchema.parse({ path: 'data/people.csv' }), makeContext({ workspace: ws.dir, settings: { max_rows: 3 } })),
+    ).rejects.toMatchObject({
       code: 'TOO_LARGE',
-      message: 'path: "data/people.csv" has more than max_rows = 3 data rows ([runtime.tools.table]); use a smaller extract or raise the limit.',
+      message:
+        'path: "data/people.csv" has more than max_rows = 3 data rows ([runtime.tools.table]); use a smaller extract or raise the limit.',
     });
   });
 });
@@ -152,7 +172,12 @@ describe('core-table.query and describe, end to end', () => {
   });
 
   it('queries JSON Lines', async () => {
-    const input = QueryInputSchema.parse({ path: 'data/events.jsonl', group_by: ['kind'], aggregates: [{ op: 'sum', column: 'ms' }], sort: [{ column: 'kind' }] });
+    const input = QueryInputSchema.parse({
+      path: 'data/events.jsonl',
+      group_by: ['kind'],
+      aggregates: [{ op: 'sum', column: 'ms' }],
+      sort: [{ column: 'kind' }],
+    });
     const result = await queryTool.run(input, makeContext({ workspace: ws.dir }));
     expect(plain(result).rows).toEqual([
       { kind: 'click', sum_ms: 19 },
@@ -162,7 +187,16 @@ describe('core-table.query and describe, end to end', () => {
 
   it('describes a file', async () => {
     const result = await describeTool.run(DescribeInputSchema.parse({ path: 'data/people.csv' }), makeContext({ workspace: ws.dir }));
-    expect(result.columns[1]).toEqual({ name: 'age', type: 'number', nulls: 1, distinct: 3, distinct_capped: false, min: 29, max: 41, mean: 35 });
+    expect(result.columns[1]).toEqual({
+      name: 'age',
+      type: 'number',
+      nulls: 1,
+      distinct: 3,
+      distinct_capped: false,
+      min: 29,
+      max: 41,
+      mean: 35,
+    });
     expect(result.total_rows).toBe(4);
   });
 });
@@ -184,7 +218,9 @@ describe('max_columns', () => {
   afterEach(() => wide.cleanup());
 
   it('refuses a JSON file with more distinct keys than the default 1000 columns', async () => {
-    await expect(describeTool.run(DescribeInputSchema.parse({ path: 'sparse.json' }), makeContext({ workspace: wide.dir }))).rejects.toMatchObject({
+    await expect(
+      describeTool.run(DescribeInputSchema.parse({ path: 'sparse.json' }), makeContext({ workspace: wide.dir })),
+    ).rejects.toMatchObject({
       code: 'TOO_LARGE',
       message:
         'path: "sparse.json" has 1001 columns (distinct keys across its rows), more than max_columns = 1000 ([runtime.tools.table]); ' +
@@ -195,7 +231,8 @@ describe('max_columns', () => {
   it('refuses a CSV file whose header is wider than the default 1000 columns', async () => {
     await expect(readTool.run(ReadInputSchema.parse({ path: 'wide.csv' }), makeContext({ workspace: wide.dir }))).rejects.toMatchObject({
       code: 'TOO_LARGE',
-      message: 'path: "wide.csv" has 1001 columns (fields in its header row), more than max_columns = 1000 ([runtime.tools.table]); use an extract with fewer columns or raise the limit.',
+      message:
+        'path: "wide.csv" has 1001 columns (fields in its header row), more than max_columns = 1000 ([runtime.tools.table]); use an extract with fewer columns or raise the limit.',
     });
   });
 
@@ -204,22 +241,49 @@ describe('max_columns', () => {
     const json = await describeTool.run(DescribeInputSchema.parse({ path: 'edge.json' }), ctx);
     expect(json.total_rows).toBe(1050);
     expect(json.columns).toHaveLength(1000);
-    expect(json.columns[999]).toEqual({ name: 'k999', type: 'number', nulls: 1049, distinct: 1, distinct_capped: false, min: 999, max: 999, mean: 999 });
+    expect(json.columns[999]).toEqual({
+      name: 'k999',
+      type: 'number',
+      nulls: 1049,
+      distinct: 1,
+      distinct_capped: false,
+      min: 999,
+      max: 999,
+      mean: 999,
+    });
     // Results list every column, null where a row has no such key.
     const page = await readTool.run(ReadInputSchema.parse({ path: 'edge.json', offset: 1, limit: 1 }), ctx);
     expect(Object.entries(page.rows[0]!).filter(([, v]) => v !== null)).toEqual([['k1', 1]]);
     expect(Object.keys(page.rows[0]!)).toHaveLength(1000);
-    const query = QueryInputSchema.parse({ path: 'edge.json', where: [{ column: 'k7', op: 'is_null', value: false }], aggregates: [{ op: 'count', column: 'k7' }] });
+    const query = QueryInputSchema.parse({
+      path: 'edge.json',
+      where: [{ column: 'k7', op: 'is_null', value: false }],
+      aggregates: [{ op: 'count', column: 'k7' }],
+    });
     expect(plain(await queryTool.run(query, ctx)).rows).toEqual([{ count_k7: 1 }]);
 
     const csv = await describeTool.run(DescribeInputSchema.parse({ path: 'edge.csv' }), ctx);
     expect(csv.columns.slice(0, 3)).toEqual([
       { name: 'c0', type: 'number', nulls: 0, distinct: 2, distinct_capped: false, min: 1, max: 2, mean: 1.5 },
-      { name: 'c1', type: 'string', nulls: 1, distinct: 1, distinct_capped: false, min: 'x', max: 'x', min_length: 1, max_length: 1, top_values: [{ value: 'x', count: 1 }] },
+      {
+        name: 'c1',
+        type: 'string',
+        nulls: 1,
+        distinct: 1,
+        distinct_capped: false,
+        min: 'x',
+        max: 'x',
+        min_length: 1,
+        max_length: 1,
+        top_values: [{ value: 'x', count: 1 }],
+      },
       { name: 'c2', type: 'null', nulls: 2, distinct: 0, distinct_capped: false },
     ]);
     expect(csv.ragged_row_count).toBe(2);
-    const raised = await readTool.run(ReadInputSchema.parse({ path: 'wide.csv' }), makeContext({ workspace: wide.dir, settings: { max_columns: 1001 } }));
+    const raised = await readTool.run(
+      ReadInputSchema.parse({ path: 'wide.csv' }),
+      makeContext({ workspace: wide.dir, settings: { max_columns: 1001 } }),
+    );
     expect(raised.columns).toHaveLength(1001);
     expect(plain(raised).rows.map((r) => r['c1000'])).toEqual([null, null]);
   });
@@ -244,11 +308,14 @@ describe('hostile nesting', () => {
             await tool.run(canonical.input as never, ctx as never);
             outcomes.push(`${tool.name} ${path}: ok`);
           } catch (error) {
-            outcomes.push(`${tool.name} ${path}: ${(error as { code?: string }).code} ${(error as Error).message.replace(tree.dir, '<ws>')}`);
+            outcomes.push(
+              `${tool.name} ${path}: ${(error as { code?: string }).code} ${(error as Error).message.replace(tree.dir, '<ws>')}`,
+            );
           }
         }
       }
-      const limit = "nests objects or arrays more than 100 levels deep, core-table's depth limit for JSON rows; flatten the data or extract the part you need into its own file.";
+      const limit =
+        "nests objects or arrays more than 100 levels deep, core-table's depth limit for JSON rows; flatten the data or extract the part you need into its own file.";
       expect(outcomes).toEqual([
         `read deep.json: INVALID_ARGUMENT path: "deep.json": element 0 of the array ${limit}`,
         `describe deep.json: INVALID_ARGUMENT path: "deep.json": element 0 of the array ${limit}`,

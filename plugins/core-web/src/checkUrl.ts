@@ -9,7 +9,10 @@ const METADATA_NAMES = new Set(METADATA_HOSTS);
 
 /** The URL's host without IPv6 brackets or a trailing dot, lower-cased. */
 export function bareHost(url: URL): string {
-  return url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  return url.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
 }
 
 /**
@@ -23,13 +26,22 @@ export function checkUrl(raw: string, settings: WebSettings, hop = 0): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${where}: "${raw}" is not an absolute URL; give one like "https://example.com/page".`);
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `${where}: "${raw}" is not an absolute URL; give one like "https://example.com/page".`,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${where}: scheme "${url.protocol.replace(/:$/, '')}" is not supported; only http and https URLs can be fetched.`);
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `${where}: scheme "${url.protocol.replace(/:$/, '')}" is not supported; only http and https URLs can be fetched.`,
+    );
   }
   if (url.username !== '' || url.password !== '') {
-    throw new ToolError(ERROR_CODES.INVALID_ARGUMENT, `${where}: URLs with a user name or password are not fetched; remove the "user:password@" part.`);
+    throw new ToolError(
+      ERROR_CODES.INVALID_ARGUMENT,
+      `${where}: URLs with a user name or password are not fetched; remove the "user:password@" part.`,
+    );
   }
   const host = bareHost(url);
   if (host === '') {
@@ -40,7 +52,10 @@ export function checkUrl(raw: string, settings: WebSettings, hop = 0): URL {
   }
   const denied = settings.deny_hosts.find((glob) => matchHostGlob(glob, host));
   if (denied !== undefined) {
-    throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${where}: host ${host} matches deny_hosts entry "${denied}" in [runtime.tools.web]; fetch another site.`);
+    throw new ToolError(
+      ERROR_CODES.NOT_ALLOWED,
+      `${where}: host ${host} matches deny_hosts entry "${denied}" in [runtime.tools.web]; fetch another site.`,
+    );
   }
   if (settings.allow_hosts.length > 0 && !settings.allow_hosts.some((glob) => matchHostGlob(glob, host))) {
     throw new ToolError(
@@ -72,7 +87,8 @@ export function checkAddress(options: { host: string; address: string; settings:
   if (cls === 'public') return;
   // An IPv6 form carrying an IPv4 address is judged, and named, as that IPv4 address.
   const carried = verdict.embedded === undefined ? '' : ` (${verdict.embedded.form}, carrying ${verdict.embedded.ipv4})`;
-  const what = host === address ? `${address}${carried} is ${CLASS_WORDS[cls]}` : `${host} resolves to ${address}${carried}, ${CLASS_WORDS[cls]}`;
+  const what =
+    host === address ? `${address}${carried} is ${CLASS_WORDS[cls]}` : `${host} resolves to ${address}${carried}, ${CLASS_WORDS[cls]}`;
   if (cls === 'metadata' || cls === 'invalid') {
     const service = verdict.service === undefined ? '' : ` (${verdict.service})`;
     throw new ToolError(ERROR_CODES.NOT_ALLOWED, `${where}: ${what}${service}; core-web never fetches it.`);

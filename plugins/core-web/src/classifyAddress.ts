@@ -3,16 +3,7 @@ import ipaddr from 'ipaddr.js';
 
 /** Why an address may not be fetched. `metadata` is refused even when private targets are allowed. */
 export type AddressClass =
-  | 'public'
-  | 'unspecified'
-  | 'loopback'
-  | 'private'
-  | 'shared'
-  | 'link-local'
-  | 'multicast'
-  | 'reserved'
-  | 'metadata'
-  | 'invalid';
+  'public' | 'unspecified' | 'loopback' | 'private' | 'shared' | 'link-local' | 'multicast' | 'reserved' | 'metadata' | 'invalid';
 
 /** An IPv6 form that carries an IPv4 address inside it. */
 export type EmbeddingForm = 'IPv4-mapped' | 'IPv4-translated' | 'IPv4-compatible' | 'NAT64' | '6to4' | 'Teredo';
@@ -30,7 +21,10 @@ export interface AddressVerdict {
  * Each one hands out the host's cloud identity or credentials to anything that can send it a GET.
  */
 export const METADATA_ADDRESSES: readonly { readonly address: string; readonly what: string }[] = [
-  { address: '169.254.169.254', what: 'instance metadata of AWS, Google Cloud, Azure, Oracle, OpenStack, DigitalOcean, Hetzner and others' },
+  {
+    address: '169.254.169.254',
+    what: 'instance metadata of AWS, Google Cloud, Azure, Oracle, OpenStack, DigitalOcean, Hetzner and others',
+  },
   { address: '169.254.170.2', what: 'AWS ECS task metadata and credentials' },
   { address: '169.254.170.23', what: 'AWS EKS Pod Identity credentials' },
   { address: '168.63.129.16', what: 'Azure wire server (VM agent, health and DNS)' },
@@ -146,7 +140,11 @@ function classifyV6(address: ipaddr.IPv6): AddressVerdict {
       shown = embedded.also;
     }
     const embeddedService = METADATA.get(shown.toNormalizedString());
-    return { class: cls, embedded: { form: embedded.form, ipv4: shown.toString() }, ...(embeddedService === undefined ? {} : { service: embeddedService }) };
+    return {
+      class: cls,
+      embedded: { form: embedded.form, ipv4: shown.toString() },
+      ...(embeddedService === undefined ? {} : { service: embeddedService }),
+    };
   }
   return { class: V6_CLASSES[range] ?? 'reserved' };
 }

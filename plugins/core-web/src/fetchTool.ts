@@ -15,11 +15,15 @@ export const FetchInputSchema = z
       .min(1)
       .max(8192)
       .regex(/^[Hh][Tt][Tt][Pp][Ss]?:\/\//, 'an absolute http:// or https:// URL')
-      .describe('Absolute http:// or https:// URL of a public web page or API. Private, loopback and cloud-metadata addresses are refused.'),
+      .describe(
+        'Absolute http:// or https:// URL of a public web page or API. Private, loopback and cloud-metadata addresses are refused.',
+      ),
     format: z
       .enum(['text', 'markdown'])
       .optional()
-      .describe('How HTML pages come back: "text" (default) is plain readable text with links as [url]; "markdown" keeps headings, links, lists, emphasis and code blocks. Ignored for non-HTML responses.'),
+      .describe(
+        'How HTML pages come back: "text" (default) is plain readable text with links as [url]; "markdown" keeps headings, links, lists, emphasis and code blocks. Ignored for non-HTML responses.',
+      ),
   })
   .strict();
 

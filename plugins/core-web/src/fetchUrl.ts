@@ -36,7 +36,13 @@ export interface FetchedResponse {
 }
 
 /** Resolves once and checks every address; returns the one to connect to (IPv4 first). */
-async function resolveChecked(url: URL, settings: WebSettings, resolveHost: ResolveHost, where: string, signal: AbortSignal): Promise<{ address: string; family: 4 | 6 }> {
+async function resolveChecked(
+  url: URL,
+  settings: WebSettings,
+  resolveHost: ResolveHost,
+  where: string,
+  signal: AbortSignal,
+): Promise<{ address: string; family: 4 | 6 }> {
   const host = bareHost(url);
   if (isIP(host) !== 0) return { address: host, family: isIP(host) as 4 | 6 };
   let addresses: ReadonlyArray<{ address: string; family: number }>;
@@ -44,9 +50,13 @@ async function resolveChecked(url: URL, settings: WebSettings, resolveHost: Reso
     addresses = await raceAbort(resolveHost(host), signal);
   } catch (error) {
     if (signal.aborted) throw error;
-    throw new ToolError(ERROR_CODES.NETWORK_ERROR, `${where}: could not resolve host ${host} (${(error as NodeJS.ErrnoException).code ?? String(error)}); check the spelling of the URL.`, {
-      retryable: true,
-    });
+    throw new ToolError(
+      ERROR_CODES.NETWORK_ERROR,
+      `${where}: could not resolve host ${host} (${(error as NodeJS.ErrnoException).code ?? String(error)}); check the spelling of the URL.`,
+      {
+        retryable: true,
+      },
+    );
   }
   if (addresses.length === 0) {
     throw new ToolError(ERROR_CODES.NETWORK_ERROR, `${where}: host ${host} has no addresses.`, { retryable: true });
@@ -244,7 +254,10 @@ export async function fetchUrl(options: {
         try {
           next = new URL(location, url).href;
         } catch {
-          throw new ToolError(ERROR_CODES.NETWORK_ERROR, `redirect ${hop + 1}: ${url.href} redirects to "${location}", which is not a valid URL.`);
+          throw new ToolError(
+            ERROR_CODES.NETWORK_ERROR,
+            `redirect ${hop + 1}: ${url.href} redirects to "${location}", which is not a valid URL.`,
+          );
         }
         continue;
       }

@@ -4,7 +4,10 @@ declare module 'html-to-text' {
     readonly wordwrap?: number | false | null;
     readonly baseElements?: { readonly selectors?: readonly string[]; readonly returnDomByDefault?: boolean };
     readonly selectors?: ReadonlyArray<{ readonly selector: string; readonly format?: string; readonly options?: Record<string, unknown> }>;
-    readonly formatters?: Record<string, (elem: HtmlElement, walk: HtmlWalk, builder: HtmlBuilder, formatOptions: Record<string, unknown>) => void>;
+    readonly formatters?: Record<
+      string,
+      (elem: HtmlElement, walk: HtmlWalk, builder: HtmlBuilder, formatOptions: Record<string, unknown>) => void
+    >;
     readonly limits?: Record<string, unknown>;
   }
   export interface HtmlElement {

@@ -1,7 +1,10 @@
 import { compileGlob } from '@trellis/sdk';
 
 function normalizeHost(value: string): string {
-  return value.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  return value
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
 }
 
 /**

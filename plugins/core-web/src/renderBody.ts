@@ -7,7 +7,22 @@ import type { HtmlBuilder, HtmlElement, HtmlToTextOptions, HtmlWalk } from 'html
 /** How to render HTML: plain readable text, or Markdown (headings, links, lists, emphasis, code). */
 export type TextFormat = 'text' | 'markdown';
 
-const SKIPPED = ['script', 'style', 'noscript', 'template', 'svg', 'canvas', 'iframe', 'object', 'embed', 'head', 'button', 'select', 'input', 'form'];
+const SKIPPED = [
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'canvas',
+  'iframe',
+  'object',
+  'embed',
+  'head',
+  'button',
+  'select',
+  'input',
+  'form',
+];
 
 const common: HtmlToTextOptions = {
   wordwrap: false,
@@ -136,7 +151,17 @@ function isTextual(mediaType: string): boolean {
   return (
     mediaType.startsWith('text/') ||
     mediaType.endsWith('+xml') ||
-    ['application/xml', 'application/javascript', 'application/x-javascript', 'application/ecmascript', 'application/x-ndjson', 'application/yaml', 'application/x-yaml', 'application/toml', 'application/csv'].includes(mediaType)
+    [
+      'application/xml',
+      'application/javascript',
+      'application/x-javascript',
+      'application/ecmascript',
+      'application/x-ndjson',
+      'application/yaml',
+      'application/x-yaml',
+      'application/toml',
+      'application/csv',
+    ].includes(mediaType)
   );
 }
 
@@ -176,7 +201,10 @@ export function renderBody(options: {
   const { mediaType, charset } = parseContentType(options.contentType);
   if (isHtml(mediaType) || (mediaType === '' && /^\s*<(!doctype html|html)/i.test(bytes.subarray(0, 256).toString('latin1')))) {
     const html = decode(bytes, charset);
-    return { text: (format === 'markdown' ? toMarkdown(html, { baseUrl: options.baseUrl }) : toText(html, { baseUrl: options.baseUrl })).trim(), kind: 'html' };
+    return {
+      text: (format === 'markdown' ? toMarkdown(html, { baseUrl: options.baseUrl }) : toText(html, { baseUrl: options.baseUrl })).trim(),
+      kind: 'html',
+    };
   }
   if (isJson(mediaType)) {
     const raw = decode(bytes, charset);

@@ -98,7 +98,12 @@ describe('addresses a name resolves to, checked before connecting', () => {
     ['fd20:ce::254', /Google Cloud instance metadata over IPv6/],
   ])('refuses a name resolving to %s, even when the name is in private_hosts; nothing reaches the server', async (hostile, pattern) => {
     const tool = createFetchTool({ resolveHost: resolverWith(hostile) });
-    const { code, message } = await asyncRefusalOf(() => tool.run(FetchInputSchema.parse({ url: `http://rebind.test:${server.port}/html` }), makeContext({ settings: { private_hosts: ['rebind.test'] } })));
+    const { code, message } = await asyncRefusalOf(() =>
+      tool.run(
+        FetchInputSchema.parse({ url: `http://rebind.test:${server.port}/html` }),
+        makeContext({ settings: { private_hosts: ['rebind.test'] } }),
+      ),
+    );
     expect(code).toBe('NOT_ALLOWED');
     expect(message).toMatch(pattern);
     expect(server.seen).toEqual([]);
@@ -106,9 +111,13 @@ describe('addresses a name resolves to, checked before connecting', () => {
 
   it('refuses a name resolving to an IPv4-translated loopback address by default', async () => {
     const tool = createFetchTool({ resolveHost: async () => [{ address: '::ffff:0:7f00:1', family: 6 }] });
-    const { code, message } = await asyncRefusalOf(() => tool.run(FetchInputSchema.parse({ url: `http://translated.test:${server.port}/html` }), makeContext()));
+    const { code, message } = await asyncRefusalOf(() =>
+      tool.run(FetchInputSchema.parse({ url: `http://translated.test:${server.port}/html` }), makeContext()),
+    );
     expect(code).toBe('NOT_ALLOWED');
-    expect(message).toMatch(/^url: translated\.test resolves to ::ffff:0:7f00:1 \(IPv4-translated, carrying 127\.0\.0\.1\), a loopback address;/);
+    expect(message).toMatch(
+      /^url: translated\.test resolves to ::ffff:0:7f00:1 \(IPv4-translated, carrying 127\.0\.0\.1\), a loopback address;/,
+    );
     expect(server.seen).toEqual([]);
   });
 });

@@ -102,7 +102,10 @@ describe('classifyAddress', () => {
       service: METADATA_ADDRESSES[0]!.what,
     });
     expect(inspectAddress('2002:a00:1::')).toEqual({ class: 'private', embedded: { form: '6to4', ipv4: '10.0.0.1' } });
-    expect(inspectAddress('2001:0:a00:1:8000:63bf:f7f7:f7f7')).toEqual({ class: 'private', embedded: { form: 'Teredo', ipv4: '10.0.0.1' } });
+    expect(inspectAddress('2001:0:a00:1:8000:63bf:f7f7:f7f7')).toEqual({
+      class: 'private',
+      embedded: { form: 'Teredo', ipv4: '10.0.0.1' },
+    });
     expect(inspectAddress('168.63.129.16')).toEqual({ class: 'metadata', service: 'Azure wire server (VM agent, health and DNS)' });
   });
 

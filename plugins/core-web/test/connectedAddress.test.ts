@@ -15,23 +15,36 @@ describe('the address the socket connected to', () => {
   const settings = WebSettingsSchema.parse({ private_hosts: ['site.test'] });
 
   it('passes when it is the checked address, in any spelling', () => {
-    expect(() => checkConnectedAddress({ remoteAddress: '127.0.0.1', pinned: '127.0.0.1', host: 'site.test', settings, where: 'url' })).not.toThrow();
-    expect(() => checkConnectedAddress({ remoteAddress: '::ffff:127.0.0.1', pinned: '::ffff:7f00:1', host: 'site.test', settings, where: 'url' })).not.toThrow();
+    expect(() =>
+      checkConnectedAddress({ remoteAddress: '127.0.0.1', pinned: '127.0.0.1', host: 'site.test', settings, where: 'url' }),
+    ).not.toThrow();
+    expect(() =>
+      checkConnectedAddress({ remoteAddress: '::ffff:127.0.0.1', pinned: '::ffff:7f00:1', host: 'site.test', settings, where: 'url' }),
+    ).not.toThrow();
   });
 
   it('refuses any other address, and a checked one that is not allowed', () => {
-    expect(refusalOf(() => checkConnectedAddress({ remoteAddress: '10.0.0.5', pinned: '127.0.0.1', host: 'site.test', settings, where: 'url' }))).toEqual({
+    expect(
+      refusalOf(() => checkConnectedAddress({ remoteAddress: '10.0.0.5', pinned: '127.0.0.1', host: 'site.test', settings, where: 'url' })),
+    ).toEqual({
       code: 'NOT_ALLOWED',
       message: 'url: the connection for site.test went to 10.0.0.5, not to the checked address 127.0.0.1; nothing was sent.',
     });
-    expect(refusalOf(() => checkConnectedAddress({ remoteAddress: undefined, pinned: '127.0.0.1', host: 'site.test', settings, where: 'url' })).code).toBe('NOT_ALLOWED');
     expect(
-      refusalOf(() => checkConnectedAddress({ remoteAddress: '169.254.169.254', pinned: '169.254.169.254', host: 'site.test', settings, where: 'url' })).message,
+      refusalOf(() => checkConnectedAddress({ remoteAddress: undefined, pinned: '127.0.0.1', host: 'site.test', settings, where: 'url' }))
+        .code,
+    ).toBe('NOT_ALLOWED');
+    expect(
+      refusalOf(() =>
+        checkConnectedAddress({ remoteAddress: '169.254.169.254', pinned: '169.254.169.254', host: 'site.test', settings, where: 'url' }),
+      ).message,
     ).toMatch(/cloud-metadata/);
   });
 
   it('checkAddress refuses what checkUrl refuses, for resolved addresses', () => {
-    expect(refusalOf(() => checkAddress({ host: 'x.test', address: '::ffff:0:7f00:1', settings: DEFAULTS, where: 'url' })).code).toBe('NOT_ALLOWED');
+    expect(refusalOf(() => checkAddress({ host: 'x.test', address: '::ffff:0:7f00:1', settings: DEFAULTS, where: 'url' })).code).toBe(
+      'NOT_ALLOWED',
+    );
     expect(() => checkAddress({ host: 'x.test', address: '::ffff:0:7f00:1', settings: OPEN, where: 'url' })).not.toThrow();
   });
 });

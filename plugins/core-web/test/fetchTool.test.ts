@@ -29,7 +29,11 @@ async function fetchWith(input: unknown, settings: Record<string, unknown> = LOO
   return tool.run(FetchInputSchema.parse(input), makeContext({ settings }));
 }
 
-async function refusal(input: unknown, settings: Record<string, unknown> = {}, tool = fetchTool): Promise<{ code: string; message: string }> {
+async function refusal(
+  input: unknown,
+  settings: Record<string, unknown> = {},
+  tool = fetchTool,
+): Promise<{ code: string; message: string }> {
   try {
     await fetchWith(input, settings, tool);
   } catch (error) {
@@ -90,7 +94,15 @@ describe('settings and schema', () => {
       { url: 'https://example.com/', headers: {} },
       {},
     ];
-    expect(agreement(FetchInputSchema, inputs)).toEqual([[true, true], [true, true], [false, false], [false, false], [false, false], [false, false], [false, false]]);
+    expect(agreement(FetchInputSchema, inputs)).toEqual([
+      [true, true],
+      [true, true],
+      [false, false],
+      [false, false],
+      [false, false],
+      [false, false],
+      [false, false],
+    ]);
   });
 });
 
@@ -106,13 +118,20 @@ describe('core-web.fetch on the test server (loopback allowed for 127.0.0.1 only
       redirects: [],
     });
     expect(server.seen).toEqual([
-      { path: '/html', host: `127.0.0.1:${server.port}`, userAgent: 'Trellis-core-web/0.1 (+https://github.com/trellis)', remoteAddress: '127.0.0.1' },
+      {
+        path: '/html',
+        host: `127.0.0.1:${server.port}`,
+        userAgent: 'Trellis-core-web/0.1 (+https://github.com/trellis)',
+        remoteAddress: '127.0.0.1',
+      },
     ]);
   });
 
   it('turns HTML into Markdown on request', async () => {
     const result = await fetchWith({ url: `${server.base}/html`, format: 'markdown' });
-    expect(result.text).toBe(`# Hello _there_\n\nSome **bold** text and [a link](${server.base}/next).\n\n- one\n- two\n\n\`\`\`\nx = 1\n  y = 2\n\`\`\``);
+    expect(result.text).toBe(
+      `# Hello _there_\n\nSome **bold** text and [a link](${server.base}/next).\n\n- one\n- two\n\n\`\`\`\nx = 1\n  y = 2\n\`\`\``,
+    );
   });
 
   it('pretty-prints JSON, decodes charsets and gzip, returns error statuses with their body', async () => {
@@ -193,7 +212,10 @@ describe('core-web.fetch on the test server (loopback allowed for 127.0.0.1 only
 
   it('stops when the caller aborts', async () => {
     const controller = new AbortController();
-    const pending = fetchTool.run(FetchInputSchema.parse({ url: `${server.base}/slow-body` }), makeContext({ settings: LOOPBACK_ONLY, signal: controller.signal }));
+    const pending = fetchTool.run(
+      FetchInputSchema.parse({ url: `${server.base}/slow-body` }),
+      makeContext({ settings: LOOPBACK_ONLY, signal: controller.signal }),
+    );
     setTimeout(() => controller.abort(), 100);
     await expect(pending).rejects.toMatchObject({ code: 'ABORTED' });
   });
@@ -239,7 +261,12 @@ describe('refusals (default settings: no private targets)', () => {
   });
 
   it('refuses cloud-metadata targets even when private targets are allowed', async () => {
-    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/', 'http://metadata.google.internal/computeMetadata/v1/', 'http://[::ffff:169.254.169.254]/']) {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[fd00:ec2::254]/',
+      'http://metadata.google.internal/computeMetadata/v1/',
+      'http://[::ffff:169.254.169.254]/',
+    ]) {
       const { code, message } = await refusal({ url }, { allow_private: true });
       expect(code).toBe('NOT_ALLOWED');
       expect(message).toMatch(/cloud-metadata .*core-web never fetches it\.$/);
@@ -255,16 +282,31 @@ describe('refusals (default settings: no private targets)', () => {
   });
 
   it('refuses a name resolving to loopback or to a mix of public and private addresses (injected resolver)', async () => {
-    const resolver = fakeResolver({ 'rebind.test': ['127.0.0.1'], 'mixed.test': ['93.184.216.34', '127.0.0.1'], 'mapped.test': ['::ffff:127.0.0.1'] });
+    const resolver = fakeResolver({
+      'rebind.test': ['127.0.0.1'],
+      'mixed.test': ['93.184.216.34', '127.0.0.1'],
+      'mapped.test': ['::ffff:127.0.0.1'],
+    });
     const tool = createFetchTool({ resolveHost: resolver });
-    expect((await refusal({ url: `http://rebind.test:${server.port}/` }, {}, tool)).message).toMatch(/^url: rebind\.test resolves to 127\.0\.0\.1, a loopback address;/);
-    expect((await refusal({ url: `http://mixed.test:${server.port}/` }, {}, tool)).message).toMatch(/^url: mixed\.test resolves to 127\.0\.0\.1, a loopback address;/);
-    expect((await refusal({ url: `http://mapped.test:${server.port}/` }, {}, tool)).message).toMatch(/^url: mapped\.test resolves to ::ffff:127\.0\.0\.1 \(IPv4-mapped, carrying 127\.0\.0\.1\), a loopback address;/);
+    expect((await refusal({ url: `http://rebind.test:${server.port}/` }, {}, tool)).message).toMatch(
+      /^url: rebind\.test resolves to 127\.0\.0\.1, a loopback address;/,
+    );
+    expect((await refusal({ url: `http://mixed.test:${server.port}/` }, {}, tool)).message).toMatch(
+      /^url: mixed\.test resolves to 127\.0\.0\.1, a loopback address;/,
+    );
+    expect((await refusal({ url: `http://mapped.test:${server.port}/` }, {}, tool)).message).toMatch(
+      /^url: mapped\.test resolves to ::ffff:127\.0\.0\.1 \(IPv4-mapped, carrying 127\.0\.0\.1\), a loopback address;/,
+    );
     expect(server.seen).toEqual([]);
   });
 
   it('refuses a redirect to a private address, checking every hop', async () => {
-    for (const to of [`http://localhost:${server.port}/html`, 'http://10.0.0.1/', 'http://169.254.169.254/', 'http://[::ffff:127.0.0.1]/']) {
+    for (const to of [
+      `http://localhost:${server.port}/html`,
+      'http://10.0.0.1/',
+      'http://169.254.169.254/',
+      'http://[::ffff:127.0.0.1]/',
+    ]) {
       server.seen.length = 0;
       const { code, message } = await refusal({ url: `${server.base}/redirect?to=${encodeURIComponent(to)}` }, LOOPBACK_ONLY);
       expect(code).toBe('NOT_ALLOWED');

@@ -20,11 +20,29 @@ const seen: Array<{ servername: string | false | null; host: string | undefined 
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-web-tls-'));
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=site.test', '-addext', 'subjectAltName=DNS:site.test',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=site.test',
+        '-addext',
+        'subjectAltName=DNS:site.test',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
     const key = readFileSync(join(dir, 'key.pem'), 'utf8');
     server = createServer({ cert, key }, (req, res) => {
@@ -51,7 +69,10 @@ const resolveHost: ResolveHost = async (host) => {
 describe('https to the checked address', () => {
   it('connects to the pinned address while SNI, certificate check and Host use the name', async () => {
     const tool = createFetchTool({ resolveHost, tlsCa: cert });
-    const result = await tool.run(FetchInputSchema.parse({ url: `https://site.test:${port}/` }), makeContext({ settings: { private_hosts: ['*.test'] } }));
+    const result = await tool.run(
+      FetchInputSchema.parse({ url: `https://site.test:${port}/` }),
+      makeContext({ settings: { private_hosts: ['*.test'] } }),
+    );
     expect(result).toMatchObject({ status: 200, text: 'secure hello', final_url: `https://site.test:${port}/` });
     expect(seen).toEqual([{ servername: 'site.test', host: `site.test:${port}` }]);
   });
@@ -60,10 +81,19 @@ describe('https to the checked address', () => {
     const tool = createFetchTool({ resolveHost, tlsCa: cert });
     await expect(
       tool.run(FetchInputSchema.parse({ url: `https://other.test:${port}/` }), makeContext({ settings: { private_hosts: ['*.test'] } })),
-    ).rejects.toMatchObject({ code: 'NETWORK_ERROR', message: `Fetching https://other.test:${port}/ failed: the server's TLS certificate could not be verified (ERR_TLS_CERT_ALTNAME_INVALID); core-web does not fetch sites with invalid certificates.` });
+    ).rejects.toMatchObject({
+      code: 'NETWORK_ERROR',
+      message: `Fetching https://other.test:${port}/ failed: the server's TLS certificate could not be verified (ERR_TLS_CERT_ALTNAME_INVALID); core-web does not fetch sites with invalid certificates.`,
+    });
     const untrusted = createFetchTool({ resolveHost });
     await expect(
-      untrusted.run(FetchInputSchema.parse({ url: `https://site.test:${port}/` }), makeContext({ settings: { private_hosts: ['*.test'] } })),
-    ).rejects.toMatchObject({ code: 'NETWORK_ERROR', message: `Fetching https://site.test:${port}/ failed: the server's TLS certificate could not be verified (DEPTH_ZERO_SELF_SIGNED_CERT); core-web does not fetch sites with invalid certificates.` });
+      untrusted.run(
+        FetchInputSchema.parse({ url: `https://site.test:${port}/` }),
+        makeContext({ settings: { private_hosts: ['*.test'] } }),
+      ),
+    ).rejects.toMatchObject({
+      code: 'NETWORK_ERROR',
+      message: `Fetching https://site.test:${port}/ failed: the server's TLS certificate could not be verified (DEPTH_ZERO_SELF_SIGNED_CERT); core-web does not fetch sites with invalid certificates.`,
+    });
   });
 });

@@ -12,12 +12,23 @@ export interface SeenRequest {
 }
 
 /** A real HTTP server on 127.0.0.1 (and only there), with the routes the core-web tests need. */
-export async function startTestServer(): Promise<{ port: number; base: string; seen: SeenRequest[]; openResponses: () => number; close: () => Promise<void> }> {
+export async function startTestServer(): Promise<{
+  port: number;
+  base: string;
+  seen: SeenRequest[];
+  openResponses: () => number;
+  close: () => Promise<void>;
+}> {
   const seen: SeenRequest[] = [];
   const open = new Set<ServerResponse>();
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    seen.push({ path: url.pathname + url.search, host: req.headers.host, userAgent: req.headers['user-agent'], remoteAddress: req.socket.remoteAddress });
+    seen.push({
+      path: url.pathname + url.search,
+      host: req.headers.host,
+      userAgent: req.headers['user-agent'],
+      remoteAddress: req.socket.remoteAddress,
+    });
     open.add(res);
     res.on('close', () => open.delete(res));
     switch (url.pathname) {

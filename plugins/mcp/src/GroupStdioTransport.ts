@@ -152,8 +152,7 @@ export class GroupStdioTransport implements Transport {
     const grace = this.options.graceMs ?? 2000;
     const exited = this.exited ?? Promise.resolve();
     const running = (): boolean => child.exitCode === null && child.signalCode === null;
-    const wait = (ms: number): Promise<void> =>
-      Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
+    const wait = (ms: number): Promise<void> => Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
     try {
       child.stdin?.end();
     } catch {

@@ -27,7 +27,10 @@ export interface McpServerConnectionOptions {
 const SAFE_ENV = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'];
 
 /** The whole environment of a stdio server: the safe set from the host, then its own `env`. */
-export function stdioEnvironment(hostEnv: Readonly<Record<string, string | undefined>>, own: Readonly<Record<string, string>>): Record<string, string> {
+export function stdioEnvironment(
+  hostEnv: Readonly<Record<string, string | undefined>>,
+  own: Readonly<Record<string, string>>,
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const key of SAFE_ENV) {
     const value = hostEnv[key];
@@ -87,7 +90,8 @@ function isConnectionLoss(error: unknown): boolean {
 
 /** A listed MCP tool reduced to its pinned, JSON-only parts. */
 export function snapshotTool(tool: Tool): McpToolSnapshot {
-  const annotations = tool.annotations === undefined ? undefined : (JSON.parse(JSON.stringify(tool.annotations)) as Record<string, unknown>);
+  const annotations =
+    tool.annotations === undefined ? undefined : (JSON.parse(JSON.stringify(tool.annotations)) as Record<string, unknown>);
   return {
     name: tool.name,
     description: tool.description ?? '',
@@ -178,7 +182,9 @@ export class McpServerConnection {
             onChanged: (error, tools) => {
               if (this.client !== client) return;
               if (error !== null || tools === null) {
-                this.options.logger.warn(`mcp server ${config.name}: refreshing its tools after tools/list_changed failed: ${describeError(error)}`);
+                this.options.logger.warn(
+                  `mcp server ${config.name}: refreshing its tools after tools/list_changed failed: ${describeError(error)}`,
+                );
                 return;
               }
               this.options.onTools(tools.map(snapshotTool));
@@ -189,7 +195,12 @@ export class McpServerConnection {
     );
     let transport: Transport;
     if (config.command !== undefined) {
-      const cwd = config.cwd === undefined ? this.options.workspaceRoot : isAbsolute(config.cwd) ? config.cwd : resolve(this.options.workspaceRoot, config.cwd);
+      const cwd =
+        config.cwd === undefined
+          ? this.options.workspaceRoot
+          : isAbsolute(config.cwd)
+            ? config.cwd
+            : resolve(this.options.workspaceRoot, config.cwd);
       transport = new GroupStdioTransport({
         command: config.command,
         args: config.args,
@@ -206,7 +217,10 @@ export class McpServerConnection {
     try {
       await client.connect(transport, { timeout: this.timeoutMs, signal: deadline });
       // A server without the tools capability has none; asking anyway makes the SDK print to stdout.
-      const listed = client.getServerCapabilities()?.tools === undefined ? { tools: [] } : await client.listTools(undefined, { timeout: this.timeoutMs, signal: deadline });
+      const listed =
+        client.getServerCapabilities()?.tools === undefined
+          ? { tools: [] }
+          : await client.listTools(undefined, { timeout: this.timeoutMs, signal: deadline });
       if (this.client !== client) return; // closed meanwhile
       client.onclose = () => {
         if (this.client === client) this.lost('the connection closed (the server exited or hung up)');
@@ -274,15 +288,24 @@ export class McpServerConnection {
     }
     const client = this.client;
     if (this.status !== 'connected' || client === undefined) {
-      throw new ToolError(ERROR_CODES.MCP_SERVER_UNAVAILABLE, `mcp server ${this.name} ${this.failure ?? 'is not connected'}`, { retryable: false });
+      throw new ToolError(ERROR_CODES.MCP_SERVER_UNAVAILABLE, `mcp server ${this.name} ${this.failure ?? 'is not connected'}`, {
+        retryable: false,
+      });
     }
     try {
-      return (await client.callTool({ name: tool, arguments: (input ?? {}) as Record<string, unknown> }, { signal, timeout: Math.max(1, deadlineMs) })) as CallToolResult;
+      return (await client.callTool(
+        { name: tool, arguments: (input ?? {}) as Record<string, unknown> },
+        { signal, timeout: Math.max(1, deadlineMs) },
+      )) as CallToolResult;
     } catch (error) {
-      if (signal.aborted) throw new ToolError(ERROR_CODES.ABORTED, `mcp.${this.name}.${tool} was cancelled; the server was sent notifications/cancelled`);
+      if (signal.aborted)
+        throw new ToolError(ERROR_CODES.ABORTED, `mcp.${this.name}.${tool} was cancelled; the server was sent notifications/cancelled`);
       const message = describeError(error);
       if (/timed? ?out/i.test(message)) {
-        throw new ToolError(ERROR_CODES.TIMEOUT, `mcp.${this.name}.${tool} did not answer in time; the server was sent notifications/cancelled`);
+        throw new ToolError(
+          ERROR_CODES.TIMEOUT,
+          `mcp.${this.name}.${tool} did not answer in time; the server was sent notifications/cancelled`,
+        );
       }
       if (this.client !== client || this.status !== 'connected') {
         throw new ToolError(ERROR_CODES.MCP_SERVER_UNAVAILABLE, `mcp server ${this.name} went away during the call: ${message}`);

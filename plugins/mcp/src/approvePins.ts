@@ -1,5 +1,13 @@
 import { ERROR_CODES } from '@trellis/sdk';
-import { comparePin, fingerprintTool, pinFilePath, readPinFileStrict, writePinFile, type McpToolSnapshot, type PinChange } from './pinStore.ts';
+import {
+  comparePin,
+  fingerprintTool,
+  pinFilePath,
+  readPinFileStrict,
+  writePinFile,
+  type McpToolSnapshot,
+  type PinChange,
+} from './pinStore.ts';
 
 /** One tool whose change was approved (or would be, with `dryRun`). */
 export interface ApprovedTool {
@@ -23,11 +31,21 @@ export interface ApprovePinsResult {
  * pin, so the bridge offers it again. Only changes the bridge recorded are approved; nothing is
  * fetched from the server here.
  */
-export async function approvePins(options: { stateDir: string; server: string; tool?: string; dryRun?: boolean }): Promise<ApprovePinsResult> {
+export async function approvePins(options: {
+  stateDir: string;
+  server: string;
+  tool?: string;
+  dryRun?: boolean;
+}): Promise<ApprovePinsResult> {
   const pinPath = pinFilePath(options.stateDir, options.server);
   const read = await readPinFileStrict(pinPath, options.server);
   if (read.value === undefined) {
-    return { approved: [], stillPending: [], pinPath, error: read.problem ?? { code: ERROR_CODES.INTERNAL_ERROR, message: `cannot read ${pinPath}` } };
+    return {
+      approved: [],
+      stillPending: [],
+      pinPath,
+      error: read.problem ?? { code: ERROR_CODES.INTERNAL_ERROR, message: `cannot read ${pinPath}` },
+    };
   }
   const file = read.value;
   const pendingNames = Object.keys(file.pending).sort();

@@ -191,7 +191,9 @@ class McpToolSource implements ToolSource {
         entry.writing = entry.writing
           .then(() => writePinFile(entry.pinPath, snapshot))
           .catch((error: unknown) => {
-            this.options.logger.error(`mcp server ${entry.config.name}: cannot write its pin file ${entry.pinPath}: ${error instanceof Error ? error.message : String(error)}`);
+            this.options.logger.error(
+              `mcp server ${entry.config.name}: cannot write its pin file ${entry.pinPath}: ${error instanceof Error ? error.message : String(error)}`,
+            );
           });
       }
       this.emit();
@@ -213,7 +215,10 @@ class McpToolSource implements ToolSource {
     if (entry.pinProblem !== undefined) return { code: entry.pinProblem.code, message: `${name} is withheld: ${entry.pinProblem.message}` };
     const connection = entry.connection;
     if (connection !== undefined && connection.state() === 'failed') {
-      return { code: ERROR_CODES.MCP_SERVER_UNAVAILABLE, message: `${name} is unavailable: mcp server ${entry.config.name} ${connection.reason() ?? 'is down'}; Trellis reconnects with backoff` };
+      return {
+        code: ERROR_CODES.MCP_SERVER_UNAVAILABLE,
+        message: `${name} is unavailable: mcp server ${entry.config.name} ${connection.reason() ?? 'is down'}; Trellis reconnects with backoff`,
+      };
     }
     const pin = entry.pins.tools[tool.name];
     if (pin === undefined) return undefined;
@@ -262,13 +267,19 @@ class McpToolSource implements ToolSource {
     const split = splitOwnName(own);
     const entry = split === undefined ? undefined : this.servers.get(split.server);
     if (split === undefined || entry === undefined) {
-      throw new ToolError(ERROR_CODES.TOOL_NOT_FOUND, `${name}: no configured MCP server has this tool; check [[plugins.entries.mcp.config.servers]]`);
+      throw new ToolError(
+        ERROR_CODES.TOOL_NOT_FOUND,
+        `${name}: no configured MCP server has this tool; check [[plugins.entries.mcp.config.servers]]`,
+      );
     }
     if (entry.problem !== undefined || entry.connection === undefined) {
       throw new ToolError(ERROR_CODES.MCP_SERVER_INVALID, `${name}: ${entry.problem ?? 'the server entry is unusable'}`);
     }
     if (!this.offeredByFilter(entry, split.tool)) {
-      throw new ToolError(ERROR_CODES.TOOL_NOT_FOUND, `${name} is excluded by include_tools/exclude_tools of server "${entry.config.name}"`);
+      throw new ToolError(
+        ERROR_CODES.TOOL_NOT_FOUND,
+        `${name} is excluded by include_tools/exclude_tools of server "${entry.config.name}"`,
+      );
     }
     const connection = entry.connection;
     // A tool known only from the pin cache is checked against the live server before it runs.
@@ -280,11 +291,17 @@ class McpToolSource implements ToolSource {
     }
     if (entry.pinProblem !== undefined) throw new ToolError(entry.pinProblem.code, `${name} is withheld: ${entry.pinProblem.message}`);
     if (connection.state() !== 'connected') {
-      throw new ToolError(ERROR_CODES.MCP_SERVER_UNAVAILABLE, `${name} is unavailable: mcp server ${entry.config.name} ${connection.reason() ?? 'is not connected'}`);
+      throw new ToolError(
+        ERROR_CODES.MCP_SERVER_UNAVAILABLE,
+        `${name} is unavailable: mcp server ${entry.config.name} ${connection.reason() ?? 'is not connected'}`,
+      );
     }
     const live = entry.liveByName?.get(split.tool)?.tool;
     if (live === undefined) {
-      throw new ToolError(ERROR_CODES.TOOL_NOT_FOUND, `${name}: mcp server ${entry.config.name} does not list a tool "${split.tool}" (any more)`);
+      throw new ToolError(
+        ERROR_CODES.TOOL_NOT_FOUND,
+        `${name}: mcp server ${entry.config.name} does not list a tool "${split.tool}" (any more)`,
+      );
     }
     const reason = this.withheld(entry, live);
     if (reason !== undefined) throw new ToolError(reason.code, reason.message);
@@ -306,7 +323,10 @@ class McpToolSource implements ToolSource {
       if (entry.problem !== undefined) out.push({ code: ERROR_CODES.MCP_SERVER_INVALID, message: entry.problem });
       else if (entry.pinProblem !== undefined) out.push(entry.pinProblem);
       else if (entry.connection?.state() === 'failed') {
-        out.push({ code: ERROR_CODES.MCP_SERVER_UNAVAILABLE, message: `mcp server ${entry.config.name} ${entry.connection.reason() ?? 'is down'}` });
+        out.push({
+          code: ERROR_CODES.MCP_SERVER_UNAVAILABLE,
+          message: `mcp server ${entry.config.name} ${entry.connection.reason() ?? 'is down'}`,
+        });
       }
       const pending = Object.keys(entry.pins.pending);
       if (pending.length > 0) {

@@ -58,14 +58,30 @@ export function parseMcpServersJson(text: string, file: string): ImportedServers
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    return { servers: [], warnings: [], error: { code: ERROR_CODES.CONFIG_INVALID, message: `${file} is not JSON (${(error as Error).message}); fix the file and import it again` } };
+    return {
+      servers: [],
+      warnings: [],
+      error: {
+        code: ERROR_CODES.CONFIG_INVALID,
+        message: `${file} is not JSON (${(error as Error).message}); fix the file and import it again`,
+      },
+    };
   }
-  const table = isRecord(parsed) ? (isRecord(parsed.mcpServers) ? parsed.mcpServers : isRecord(parsed.servers) ? parsed.servers : undefined) : undefined;
+  const table = isRecord(parsed)
+    ? isRecord(parsed.mcpServers)
+      ? parsed.mcpServers
+      : isRecord(parsed.servers)
+        ? parsed.servers
+        : undefined
+    : undefined;
   if (table === undefined) {
     return {
       servers: [],
       warnings: [],
-      error: { code: ERROR_CODES.CONFIG_INVALID, message: `${file} has no "mcpServers" (or "servers") object; it is not an MCP client config` },
+      error: {
+        code: ERROR_CODES.CONFIG_INVALID,
+        message: `${file} has no "mcpServers" (or "servers") object; it is not an MCP client config`,
+      },
     };
   }
   const warnings: Array<{ code: string; message: string }> = [];
@@ -74,7 +90,9 @@ export function parseMcpServersJson(text: string, file: string): ImportedServers
     const where = `${file}: mcpServers.${name}`;
     const warn = (message: string): void => void warnings.push({ code: ERROR_CODES.CONFIG_INVALID, message });
     if (!NAME.test(name)) {
-      warn(`${where}: the name must be letters, digits, - and _ (1–48 characters) to become mcp.<server>.<tool>; rename it in the file, or add it by hand`);
+      warn(
+        `${where}: the name must be letters, digits, - and _ (1–48 characters) to become mcp.<server>.<tool>; rename it in the file, or add it by hand`,
+      );
       continue;
     }
     if (!isRecord(raw)) {
@@ -91,7 +109,9 @@ export function parseMcpServersJson(text: string, file: string): ImportedServers
       continue;
     }
     if (typeof raw.command === 'string' && raw.command.length > 0) {
-      const args = Array.isArray(raw.args) ? raw.args.filter((a): a is string => typeof a === 'string').map((a, i) => rewriteVariables(a, `${where}.args[${i}]`, warn)) : [];
+      const args = Array.isArray(raw.args)
+        ? raw.args.filter((a): a is string => typeof a === 'string').map((a, i) => rewriteVariables(a, `${where}.args[${i}]`, warn))
+        : [];
       const env = stringRecord(raw.env, `${where}.env`, warn);
       servers.push({
         name,
@@ -126,14 +146,21 @@ function tomlKey(key: string): string {
 }
 
 function tomlInlineTable(record: Readonly<Record<string, string>>): string {
-  return `{ ${Object.entries(record).map(([k, v]) => `${tomlKey(k)} = ${tomlString(v)}`).join(', ')} }`;
+  return `{ ${Object.entries(record)
+    .map(([k, v]) => `${tomlKey(k)} = ${tomlString(v)}`)
+    .join(', ')} }`;
 }
 
 /** The servers as `[[plugins.entries.mcp.config.servers]]` tables, ready to append to a runtime.toml. */
 export function renderServersToml(servers: readonly ImportedServer[], source: string): string {
   const lines: string[] = [];
   for (const server of servers) {
-    lines.push('', `# imported from ${source.replace(/[\r\n]/g, ' ')}`, '[[plugins.entries.mcp.config.servers]]', `name = ${tomlString(server.name)}`);
+    lines.push(
+      '',
+      `# imported from ${source.replace(/[\r\n]/g, ' ')}`,
+      '[[plugins.entries.mcp.config.servers]]',
+      `name = ${tomlString(server.name)}`,
+    );
     if (server.command !== undefined) lines.push(`command = ${tomlString(server.command)}`);
     if (server.args !== undefined) lines.push(`args = [${server.args.map(tomlString).join(', ')}]`);
     if (server.env !== undefined) lines.push(`env = ${tomlInlineTable(server.env)}`);

@@ -12,7 +12,12 @@ export const plugin = definePlugin<McpSettings>({
   tools: [],
   // The host validated the settings against their JSON Schema; parsing again fills each server's defaults.
   toolSource: (ctx) =>
-    createMcpToolSource({ settings: McpSettingsSchema.parse(ctx.config), env: ctx.env, workspaceRoot: ctx.workspace.root, logger: ctx.logger }),
+    createMcpToolSource({
+      settings: McpSettingsSchema.parse(ctx.config),
+      env: ctx.env,
+      workspaceRoot: ctx.workspace.root,
+      logger: ctx.logger,
+    }),
 });
 
 export { createMcpToolSource, valueOfResult } from './createMcpToolSource.ts';

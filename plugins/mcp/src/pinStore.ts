@@ -105,21 +105,36 @@ async function checkPath(path: string, kind: 'file' | 'folder'): Promise<PinProb
     stat = await lstat(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    return { code: ERROR_CODES.UNSAFE_FILE, message: `MCP pin ${kind} ${path} cannot be read (${(error as Error).message}); fix its permissions` };
+    return {
+      code: ERROR_CODES.UNSAFE_FILE,
+      message: `MCP pin ${kind} ${path} cannot be read (${(error as Error).message}); fix its permissions`,
+    };
   }
   const isRight = kind === 'file' ? stat.isFile() : stat.isDirectory();
   if (!isRight || stat.isSymbolicLink()) {
-    return { code: ERROR_CODES.UNSAFE_FILE, message: `MCP pin ${kind} ${path} is not a plain ${kind} (a symlink or another type); remove it, and Trellis re-pins on the next start` };
+    return {
+      code: ERROR_CODES.UNSAFE_FILE,
+      message: `MCP pin ${kind} ${path} is not a plain ${kind} (a symlink or another type); remove it, and Trellis re-pins on the next start`,
+    };
   }
   if (kind === 'file' && stat.nlink > 1) {
-    return { code: ERROR_CODES.UNSAFE_FILE, message: `MCP pin file ${path} has ${stat.nlink} hard links; remove it, and Trellis re-pins on the next start` };
+    return {
+      code: ERROR_CODES.UNSAFE_FILE,
+      message: `MCP pin file ${path} has ${stat.nlink} hard links; remove it, and Trellis re-pins on the next start`,
+    };
   }
   const me = uid();
   if (me !== undefined && stat.uid !== me && stat.uid !== 0) {
-    return { code: ERROR_CODES.UNSAFE_OWNER, message: `MCP pin ${kind} ${path} is owned by uid ${stat.uid}, not by you (uid ${me}) or root; remove it or chown it to yourself` };
+    return {
+      code: ERROR_CODES.UNSAFE_OWNER,
+      message: `MCP pin ${kind} ${path} is owned by uid ${stat.uid}, not by you (uid ${me}) or root; remove it or chown it to yourself`,
+    };
   }
   if (isWorldWritable(stat.mode) || (stat.mode & 0o020) !== 0) {
-    return { code: ERROR_CODES.WORLD_WRITABLE, message: `MCP pin ${kind} ${path} is writable by others (mode ${formatMode(stat.mode)}); run chmod go-w ${path}` };
+    return {
+      code: ERROR_CODES.WORLD_WRITABLE,
+      message: `MCP pin ${kind} ${path} is writable by others (mode ${formatMode(stat.mode)}); run chmod go-w ${path}`,
+    };
   }
   return undefined;
 }
@@ -135,7 +150,12 @@ export async function readPinFile(path: string, server: string): Promise<{ value
     try {
       const { size } = await handle.stat();
       if (size > MAX_PIN_FILE_BYTES) {
-        return { problem: { code: ERROR_CODES.UNSAFE_FILE, message: `MCP pin file ${path} is ${size} bytes, over the ${MAX_PIN_FILE_BYTES}-byte limit; remove it, and Trellis re-pins on the next start` } };
+        return {
+          problem: {
+            code: ERROR_CODES.UNSAFE_FILE,
+            message: `MCP pin file ${path} is ${size} bytes, over the ${MAX_PIN_FILE_BYTES}-byte limit; remove it, and Trellis re-pins on the next start`,
+          },
+        };
       }
       text = await handle.readFile('utf8');
     } finally {
@@ -143,11 +163,22 @@ export async function readPinFile(path: string, server: string): Promise<{ value
     }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { value: emptyPinFile(server) };
-    return { problem: { code: ERROR_CODES.UNSAFE_FILE, message: `MCP pin file ${path} cannot be read (${(error as Error).message}); fix its permissions` } };
+    return {
+      problem: {
+        code: ERROR_CODES.UNSAFE_FILE,
+        message: `MCP pin file ${path} cannot be read (${(error as Error).message}); fix its permissions`,
+      },
+    };
   }
   try {
     const parsed = JSON.parse(text) as Partial<PinFile>;
-    if (parsed === null || typeof parsed !== 'object' || parsed.version !== 1 || typeof parsed.tools !== 'object' || parsed.tools === null) {
+    if (
+      parsed === null ||
+      typeof parsed !== 'object' ||
+      parsed.version !== 1 ||
+      typeof parsed.tools !== 'object' ||
+      parsed.tools === null
+    ) {
       throw new Error('not a version 1 pin file');
     }
     return { value: { version: 1, server, tools: parsed.tools, pending: parsed.pending ?? {} } };
@@ -186,7 +217,12 @@ export async function readPinFileStrict(path: string, server: string): Promise<{
   try {
     await readFile(path, { flag: 'r' }).then(() => undefined);
   } catch {
-    return { problem: { code: ERROR_CODES.NOT_FOUND, message: `no MCP pins for server "${server}" at ${path}; run a command that lists its tools first (e.g. trellis tools list --profile full)` } };
+    return {
+      problem: {
+        code: ERROR_CODES.NOT_FOUND,
+        message: `no MCP pins for server "${server}" at ${path}; run a command that lists its tools first (e.g. trellis tools list --profile full)`,
+      },
+    };
   }
   return readPinFile(path, server);
 }

@@ -6,7 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { silentLogger, type HostServices, type ToolContext } from '@trellis/sdk';
 
 export const TINY_SERVER = fileURLToPath(new URL('./fixtures/tinyServer.mjs', import.meta.url));
-export const EVERYTHING_BIN = fileURLToPath(new URL('../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
+export const EVERYTHING_BIN = fileURLToPath(
+  new URL('../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url),
+);
 
 /** A temp folder, removed by the returned function. */
 export function makeTempDir(prefix = 'trellis-mcp-'): { path: string; remove: () => void } {

@@ -1,5 +1,9 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, OpenAI } from 'openai';
-import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
 import {
   ERROR_CODES,
   ProviderError,
@@ -49,7 +53,9 @@ async function* streamTurn(client: OpenAI, settings: OpenRouterSettings, request
     messages: request.messages.map(toOpenAiMessage),
     stream: true,
     stream_options: { include_usage: true },
-    ...(request.tools.length > 0 ? { tools: request.tools as ChatCompletionCreateParamsStreaming['tools'], parallel_tool_calls: true } : {}),
+    ...(request.tools.length > 0
+      ? { tools: request.tools as ChatCompletionCreateParamsStreaming['tools'], parallel_tool_calls: true }
+      : {}),
     ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
     ...(settings.max_tokens !== undefined ? { max_tokens: settings.max_tokens } : {}),
   };
@@ -82,7 +88,10 @@ async function* streamTurn(client: OpenAI, settings: OpenRouterSettings, request
   const ordered = [...calls.entries()].sort((a, b) => a[0] - b[0]);
   for (const [index, call] of ordered) {
     if (call.name === '') {
-      throw new ProviderError(ERROR_CODES.PROVIDER_PROTOCOL, `${settings.base_url} streamed tool call #${index} without a function name; the model or endpoint is broken, try another model`);
+      throw new ProviderError(
+        ERROR_CODES.PROVIDER_PROTOCOL,
+        `${settings.base_url} streamed tool call #${index} without a function name; the model or endpoint is broken, try another model`,
+      );
     }
     yield { type: 'tool_call', call: { id: call.id || `call_${index}`, name: call.name, arguments: call.arguments } };
   }
@@ -133,32 +142,64 @@ function describeBody(error: APIError): string {
 function toProviderError(error: unknown, settings: OpenRouterSettings, signal: AbortSignal): ProviderError {
   const where = settings.base_url;
   if (error instanceof ProviderError) return error;
-  if (error instanceof APIUserAbortError || signal.aborted) return new ProviderError(ERROR_CODES.ABORTED, 'the model request was cancelled');
+  if (error instanceof APIUserAbortError || signal.aborted)
+    return new ProviderError(ERROR_CODES.ABORTED, 'the model request was cancelled');
   if (error instanceof APIConnectionTimeoutError) {
-    return new ProviderError(ERROR_CODES.PROVIDER_FAILED, `${where} did not answer within timeout_seconds = ${settings.timeout_seconds} (after ${settings.max_retries} retries); raise [plugins.entries.openrouter.config] timeout_seconds or check the endpoint`, { retryable: true, cause: error });
+    return new ProviderError(
+      ERROR_CODES.PROVIDER_FAILED,
+      `${where} did not answer within timeout_seconds = ${settings.timeout_seconds} (after ${settings.max_retries} retries); raise [plugins.entries.openrouter.config] timeout_seconds or check the endpoint`,
+      { retryable: true, cause: error },
+    );
   }
   if (error instanceof APIConnectionError) {
-    return new ProviderError(ERROR_CODES.PROVIDER_FAILED, `cannot reach ${where} (after ${settings.max_retries} retries): ${error.message}; check [plugins.entries.openrouter.config] base_url and the network`, { retryable: true, cause: error });
+    return new ProviderError(
+      ERROR_CODES.PROVIDER_FAILED,
+      `cannot reach ${where} (after ${settings.max_retries} retries): ${error.message}; check [plugins.entries.openrouter.config] base_url and the network`,
+      { retryable: true, cause: error },
+    );
   }
   if (error instanceof APIError) {
     const status = error.status;
     const detail = describeBody(error);
     if (status === undefined) {
-      return new ProviderError(ERROR_CODES.PROVIDER_FAILED, `${where} reported an error mid-stream: ${detail}`, { retryable: true, cause: error });
+      return new ProviderError(ERROR_CODES.PROVIDER_FAILED, `${where} reported an error mid-stream: ${detail}`, {
+        retryable: true,
+        cause: error,
+      });
     }
     if (status === 401 || status === 403) {
-      return new ProviderError(ERROR_CODES.PROVIDER_AUTH, `${where} refused the API key (HTTP ${status}: ${detail}); check OPENROUTER_API_KEY`, { status, cause: error });
+      return new ProviderError(
+        ERROR_CODES.PROVIDER_AUTH,
+        `${where} refused the API key (HTTP ${status}: ${detail}); check OPENROUTER_API_KEY`,
+        { status, cause: error },
+      );
     }
     if (status === 402) {
-      return new ProviderError(ERROR_CODES.PROVIDER_PAYMENT_REQUIRED, `${where} needs payment (HTTP 402: ${detail}); add credits to the account or pick a cheaper or free model`, { status, cause: error });
+      return new ProviderError(
+        ERROR_CODES.PROVIDER_PAYMENT_REQUIRED,
+        `${where} needs payment (HTTP 402: ${detail}); add credits to the account or pick a cheaper or free model`,
+        { status, cause: error },
+      );
     }
     if (status === 429) {
-      return new ProviderError(ERROR_CODES.PROVIDER_RATE_LIMITED, `${where} is rate-limiting (HTTP 429: ${detail}) after ${settings.max_retries} retries; wait and try again, or raise max_retries`, { status, retryable: true, cause: error });
+      return new ProviderError(
+        ERROR_CODES.PROVIDER_RATE_LIMITED,
+        `${where} is rate-limiting (HTTP 429: ${detail}) after ${settings.max_retries} retries; wait and try again, or raise max_retries`,
+        { status, retryable: true, cause: error },
+      );
     }
-    return new ProviderError(ERROR_CODES.PROVIDER_FAILED, `${where} answered HTTP ${status}: ${detail}${status >= 500 || status === 408 ? ` (after ${settings.max_retries} retries)` : ''}`, { status, retryable: status >= 500 || status === 408, cause: error });
+    return new ProviderError(
+      ERROR_CODES.PROVIDER_FAILED,
+      `${where} answered HTTP ${status}: ${detail}${status >= 500 || status === 408 ? ` (after ${settings.max_retries} retries)` : ''}`,
+      { status, retryable: status >= 500 || status === 408, cause: error },
+    );
   }
   if (error instanceof SyntaxError) {
-    return new ProviderError(ERROR_CODES.PROVIDER_PROTOCOL, `${where} streamed something that is not JSON (${error.message}); is base_url an OpenAI-compatible /v1 endpoint?`, { cause: error });
+    return new ProviderError(
+      ERROR_CODES.PROVIDER_PROTOCOL,
+      `${where} streamed something that is not JSON (${error.message}); is base_url an OpenAI-compatible /v1 endpoint?`,
+      { cause: error },
+    );
   }
   const message = error instanceof Error ? error.message : String(error);
   return new ProviderError(ERROR_CODES.PROVIDER_FAILED, `the request to ${where} failed: ${message}`, { cause: error });

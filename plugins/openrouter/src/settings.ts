@@ -10,7 +10,11 @@ export const OPENROUTER_BASE_URL = 'https://openrouter.ai/api/v1';
 export const OpenRouterSettingsSchema = z
   .object({
     /** Any OpenAI-compatible chat-completions endpoint: OpenRouter, a local llama.cpp / vLLM / Ollama server… */
-    base_url: z.string().max(2048).regex(/^https?:\/\/[^\s/?#]+\S*$/, 'must be an http:// or https:// URL').default(OPENROUTER_BASE_URL),
+    base_url: z
+      .string()
+      .max(2048)
+      .regex(/^https?:\/\/[^\s/?#]+\S*$/, 'must be an http:// or https:// URL')
+      .default(OPENROUTER_BASE_URL),
     /** The model id as the endpoint knows it. */
     model: z.string().min(1).max(256).default('openrouter/auto'),
     /** Sampling temperature; the endpoint's default when absent. */

@@ -55,7 +55,14 @@ describe('openrouter provider against an OpenAI-compatible server', () => {
     expect(sent!.headers['http-referer']).toBe('https://github.com/trellis');
     expect(sent!.headers['x-openrouter-title']).toBe('Trellis');
     expect(sent!.headers['x-extra']).toBe('yes');
-    expect(sent!.body).toMatchObject({ model: 'test/model', stream: true, temperature: 0.2, max_tokens: 99, tools: TOOLS, stream_options: { include_usage: true } });
+    expect(sent!.body).toMatchObject({
+      model: 'test/model',
+      stream: true,
+      temperature: 0.2,
+      max_tokens: 99,
+      tools: TOOLS,
+      stream_options: { include_usage: true },
+    });
   });
 
   it('assembles fragmented parallel tool calls and sends tool results back in the OpenAI shape', async () => {
@@ -87,7 +94,11 @@ describe('openrouter provider against an OpenAI-compatible server', () => {
     );
     expect(server.requests[1]!.body.messages).toEqual([
       { role: 'user', content: 'hi' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'builtin-tools__echo', arguments: '{"text":"one"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'builtin-tools__echo', arguments: '{"text":"one"}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: '{"text":"one"}' },
     ]);
   });
@@ -104,7 +115,10 @@ describe('openrouter provider against an OpenAI-compatible server', () => {
   });
 
   it('gives up on 429 after max_retries with PROVIDER_RATE_LIMITED', async () => {
-    server.script({ kind: 'status', status: 429, headers: { 'retry-after': '0' } }, { kind: 'status', status: 429, headers: { 'retry-after': '0' } });
+    server.script(
+      { kind: 'status', status: 429, headers: { 'retry-after': '0' } },
+      { kind: 'status', status: 429, headers: { 'retry-after': '0' } },
+    );
     const p = await provider({ max_retries: 1 });
     expect(await failure(p.stream(request()))).toMatchObject({ code: 'PROVIDER_RATE_LIMITED', status: 429 });
     expect(server.requests).toHaveLength(2);
@@ -135,13 +149,19 @@ describe('openrouter provider against an OpenAI-compatible server', () => {
       caught = error;
     }
     expect(seen).toEqual([{ type: 'text', delta: 'partial' }]);
-    expect(isProviderError(caught) && [caught.code, caught.message]).toEqual(['PROVIDER_FAILED', `${server.baseUrl} reported an error mid-stream: Provider disconnected`]);
+    expect(isProviderError(caught) && [caught.code, caught.message]).toEqual([
+      'PROVIDER_FAILED',
+      `${server.baseUrl} reported an error mid-stream: Provider disconnected`,
+    ]);
   });
 
   it('names the key on 401 and stops at once when aborted', async () => {
     server.script({ kind: 'status', status: 401, message: 'No auth credentials found' });
     const p = await provider();
-    expect(await failure(p.stream(request()))).toMatchObject({ code: 'PROVIDER_AUTH', message: expect.stringContaining('OPENROUTER_API_KEY') });
+    expect(await failure(p.stream(request()))).toMatchObject({
+      code: 'PROVIDER_AUTH',
+      message: expect.stringContaining('OPENROUTER_API_KEY'),
+    });
 
     server.script({ kind: 'stream', text: ['a'], hang: true });
     const controller = new AbortController();
@@ -152,14 +172,20 @@ describe('openrouter provider against an OpenAI-compatible server', () => {
   });
 
   it('refuses to start without OPENROUTER_API_KEY, saying how to use a local server', async () => {
-    await expect(provider({}, {})).rejects.toMatchObject({ code: 'PROVIDER_UNAVAILABLE', message: expect.stringMatching(/OPENROUTER_API_KEY.*base_url/) });
+    await expect(provider({}, {})).rejects.toMatchObject({
+      code: 'PROVIDER_UNAVAILABLE',
+      message: expect.stringMatching(/OPENROUTER_API_KEY.*base_url/),
+    });
   });
 
   it('reports an unreachable base_url as PROVIDER_FAILED naming it', async () => {
     const url = server.baseUrl;
     await server.close();
     const p = await provider({ base_url: url, max_retries: 0 });
-    expect(await failure(p.stream(request()))).toMatchObject({ code: 'PROVIDER_FAILED', message: expect.stringContaining(`cannot reach ${url}`) });
+    expect(await failure(p.stream(request()))).toMatchObject({
+      code: 'PROVIDER_FAILED',
+      message: expect.stringContaining(`cannot reach ${url}`),
+    });
     server = await startFakeOpenAiServer();
   });
 });

@@ -16,7 +16,12 @@ export const SkillsSettingsSchema = z
     /** Deadline of one skill run, in seconds. */
     run_skill_timeout: z.number().positive().max(MAX_RUN_SKILL_TIMEOUT_SECONDS).default(60),
     /** Bytes kept of a script's stdout (and, separately, stderr); a result larger than this is `OUTPUT_TOO_LARGE`. */
-    max_output_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
+    max_output_bytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(256 * 1024),
     /** Interpreter per file extension, as a program name or argv prefix; merged over the built-in table. */
     interpreters: z
       .record(z.string().regex(/^\.[A-Za-z0-9_-]{1,16}$/), z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]), {
@@ -28,7 +33,12 @@ export const SkillsSettingsSchema = z
     /** Address-space limit for subprocess skills in MiB (prlimit, where available); unset means no limit. */
     max_memory_mb: z.number().int().min(16).optional(),
     /** Heap limit for in-process (worker) skills in MiB. */
-    worker_max_memory_mb: z.number().int().min(16).max(16 * 1024).default(256),
+    worker_max_memory_mb: z
+      .number()
+      .int()
+      .min(16)
+      .max(16 * 1024)
+      .default(256),
   })
   .strict();
 

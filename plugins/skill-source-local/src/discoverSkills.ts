@@ -74,7 +74,11 @@ export interface DiscoverSkillsOptions {
  * found, after realpath, under a trusted skill root — your user root or a configured path, and the
  * workspace root only when the workspace is trusted. A name alone is never enough.
  */
-export function isTrustedInProcess(skill: Pick<SkillCandidate, 'name' | 'source'>, inProcess: readonly string[], trustWorkspace = false): boolean {
+export function isTrustedInProcess(
+  skill: Pick<SkillCandidate, 'name' | 'source'>,
+  inProcess: readonly string[],
+  trustWorkspace = false,
+): boolean {
   return inProcess.includes(skill.name) && (skill.source !== 'workspace' || trustWorkspace);
 }
 
@@ -143,7 +147,12 @@ async function scanRoot(ctx: ScanContext): Promise<SkillCandidate[]> {
       candidate = {
         ...emptyCandidate(ctx, entry, dir, null),
         state: 'rejected',
-        reasons: [{ code: ERROR_CODES.MANIFEST_INVALID, message: `${join(dir, 'SKILL.md')}: could not be read (${errnoText(error)}); fix or remove this skill folder` }],
+        reasons: [
+          {
+            code: ERROR_CODES.MANIFEST_INVALID,
+            message: `${join(dir, 'SKILL.md')}: could not be read (${errnoText(error)}); fix or remove this skill folder`,
+          },
+        ],
         warnings: [],
       };
     }
@@ -180,7 +189,15 @@ async function inspectSkillFolder(ctx: ScanContext, entry: string): Promise<Skil
     if (!dirStat.isDirectory()) return undefined;
     warnings.push({ code: ERROR_CODES.SYMLINK, message: `${dir} is a symbolic link to ${realDir}` });
     if (!isPathInside(ctx.rootReal, realDir)) {
-      return reject([{ code: ERROR_CODES.PATH_ESCAPE, message: `${dir} resolves to ${realDir}, outside its skill root ${ctx.rootReal}; move the skill into the root` }], null);
+      return reject(
+        [
+          {
+            code: ERROR_CODES.PATH_ESCAPE,
+            message: `${dir} resolves to ${realDir}, outside its skill root ${ctx.rootReal}; move the skill into the root`,
+          },
+        ],
+        null,
+      );
     }
   } else if (!dirStat.isDirectory()) {
     return undefined;
@@ -198,11 +215,27 @@ async function inspectSkillFolder(ctx: ScanContext, entry: string): Promise<Skil
     try {
       manifestReal = await realpath(manifestPath);
     } catch (error) {
-      return reject([{ code: ERROR_CODES.UNSAFE_FILE, message: `${manifestPath} is a symbolic link that cannot be followed (${errnoText(error)}); replace it with a regular file` }], realDir);
+      return reject(
+        [
+          {
+            code: ERROR_CODES.UNSAFE_FILE,
+            message: `${manifestPath} is a symbolic link that cannot be followed (${errnoText(error)}); replace it with a regular file`,
+          },
+        ],
+        realDir,
+      );
     }
     warnings.push({ code: ERROR_CODES.SYMLINK, message: `${manifestPath} is a symbolic link to ${manifestReal}` });
     if (!isPathInside(ctx.rootReal, manifestReal)) {
-      return reject([{ code: ERROR_CODES.PATH_ESCAPE, message: `${manifestPath} resolves to ${manifestReal}, outside its skill root ${ctx.rootReal}; copy the file into the skill folder` }], realDir);
+      return reject(
+        [
+          {
+            code: ERROR_CODES.PATH_ESCAPE,
+            message: `${manifestPath} resolves to ${manifestReal}, outside its skill root ${ctx.rootReal}; copy the file into the skill folder`,
+          },
+        ],
+        realDir,
+      );
     }
   }
 
@@ -221,7 +254,12 @@ async function inspectSkillFolder(ctx: ScanContext, entry: string): Promise<Skil
   if (fm.inputSchema !== undefined) {
     const compiled = compileInputSchema(fm.inputSchema);
     if (typeof compiled === 'string') {
-      return named(reject([{ code: ERROR_CODES.MANIFEST_INVALID, message: `${manifestPath}: front matter key \`input_schema\`: ${compiled}` }], realDir));
+      return named(
+        reject(
+          [{ code: ERROR_CODES.MANIFEST_INVALID, message: `${manifestPath}: front matter key \`input_schema\`: ${compiled}` }],
+          realDir,
+        ),
+      );
     }
     validator = compiled;
   }
@@ -271,7 +309,14 @@ async function readManifest(path: string, uid: number): Promise<{ reasons: Reaso
       if (bytesRead === 0) break;
       length += bytesRead;
       if (length > MAX_SKILL_FILE_BYTES) {
-        return { reasons: [{ code: ERROR_CODES.UNSAFE_FILE, message: `${path} grew past ${MAX_SKILL_FILE_BYTES} bytes while it was read; keep SKILL.md under the limit` }] };
+        return {
+          reasons: [
+            {
+              code: ERROR_CODES.UNSAFE_FILE,
+              message: `${path} grew past ${MAX_SKILL_FILE_BYTES} bytes while it was read; keep SKILL.md under the limit`,
+            },
+          ],
+        };
       }
     }
     return { reasons: [], text: buffer.subarray(0, length).toString('utf8') };
@@ -307,7 +352,14 @@ async function admitScript(options: {
   const where = `${manifestPath}: front matter key \`${key}\``;
   const joined = join(realDir, declared.path);
   if (!isPathInside(realDir, joined)) {
-    return { reasons: [{ code: ERROR_CODES.PATH_ESCAPE, message: `${where}: ${JSON.stringify(declared.path)} leaves the skill folder ${realDir}; scripts must live inside it` }] };
+    return {
+      reasons: [
+        {
+          code: ERROR_CODES.PATH_ESCAPE,
+          message: `${where}: ${JSON.stringify(declared.path)} leaves the skill folder ${realDir}; scripts must live inside it`,
+        },
+      ],
+    };
   }
   let real: string;
   try {
@@ -317,7 +369,12 @@ async function admitScript(options: {
   }
   if (!isPathInside(realDir, real)) {
     return {
-      reasons: [{ code: ERROR_CODES.PATH_ESCAPE, message: `${where}: ${joined} resolves to ${real}, outside the skill folder ${realDir}; copy the script into the skill folder` }],
+      reasons: [
+        {
+          code: ERROR_CODES.PATH_ESCAPE,
+          message: `${where}: ${joined} resolves to ${real}, outside the skill folder ${realDir}; copy the script into the skill folder`,
+        },
+      ],
     };
   }
   const facts = toFacts(real, await lstat(real));
@@ -338,7 +395,11 @@ async function admitScript(options: {
   return { script: { name: declared.name, path: declared.path, realPath: real, interpreter } };
 }
 
-function settleClashes(found: SkillCandidate[][], warnings: Reason[], trust: { inProcess: readonly string[]; trustWorkspace: boolean }): SkillLibrary {
+function settleClashes(
+  found: SkillCandidate[][],
+  warnings: Reason[],
+  trust: { inProcess: readonly string[]; trustWorkspace: boolean },
+): SkillLibrary {
   const winners = new Map<string, SkillCandidate>();
   const others: SkillCandidate[] = [];
   for (const rootCandidates of found) {
@@ -372,7 +433,12 @@ function settleClashes(found: SkillCandidate[][], warnings: Reason[], trust: { i
           others.push({
             ...c,
             state: 'rejected',
-            reasons: [{ code: ERROR_CODES.AMBIGUOUS_ID, message: `${group.length} skills in one root are named ${JSON.stringify(name)} (${dirs}); rename all but one` }],
+            reasons: [
+              {
+                code: ERROR_CODES.AMBIGUOUS_ID,
+                message: `${group.length} skills in one root are named ${JSON.stringify(name)} (${dirs}); rename all but one`,
+              },
+            ],
           });
         }
         continue;
@@ -383,7 +449,12 @@ function settleClashes(found: SkillCandidate[][], warnings: Reason[], trust: { i
         others.push({
           ...only,
           state: 'shadowed',
-          reasons: [{ code: ERROR_CODES.SHADOWED, message: `${only.dir} is shadowed by ${winner.dir} (${winner.source} root), which has the same name and comes first` }],
+          reasons: [
+            {
+              code: ERROR_CODES.SHADOWED,
+              message: `${only.dir} is shadowed by ${winner.dir} (${winner.source} root), which has the same name and comes first`,
+            },
+          ],
         });
       } else {
         winners.set(name, only);

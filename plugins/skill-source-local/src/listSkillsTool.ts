@@ -34,7 +34,11 @@ export const listSkillsTool = defineTool({
       ...(rejected.length === 0
         ? {}
         : {
-            refused: rejected.map((c) => ({ name: c.name, code: c.reasons[0]?.code ?? 'MANIFEST_INVALID', message: c.reasons[0]?.message ?? 'refused' })),
+            refused: rejected.map((c) => ({
+              name: c.name,
+              code: c.reasons[0]?.code ?? 'MANIFEST_INVALID',
+              message: c.reasons[0]?.message ?? 'refused',
+            })),
             hint: `${rejected.length} skill folder${rejected.length === 1 ? ' was' : 's were'} rejected (${names.join(', ')}); call skill-source-local.read with the name to see why`,
           }),
       ...(library.warnings.length === 0 ? {} : { warnings: library.warnings }),

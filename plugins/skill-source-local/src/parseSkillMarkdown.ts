@@ -15,14 +15,29 @@ const ScriptPathSchema = z
 
 /** The YAML front matter of a SKILL.md. Other keys (license, metadata, …) are allowed and ignored. */
 export const SkillFrontMatterSchema = z.looseObject({
-  name: z.string({ error: (issue) => (issue.input === undefined ? 'is required: the name `run` and `read` take, e.g. `name: pdf-report`' : 'must be a string') }).regex(SKILL_NAME_PATTERN, 'must be 1–64 letters, digits, ".", "_" or "-", starting and ending with a letter or digit'),
+  name: z
+    .string({
+      error: (issue) =>
+        issue.input === undefined ? 'is required: the name `run` and `read` take, e.g. `name: pdf-report`' : 'must be a string',
+    })
+    .regex(SKILL_NAME_PATTERN, 'must be 1–64 letters, digits, ".", "_" or "-", starting and ending with a letter or digit'),
   description: z
-    .string({ error: (issue) => (issue.input === undefined ? 'is required: one line saying what the skill does and when to use it' : 'must be a string') })
-    .trim().min(1, 'must say what the skill does and when to use it').max(1024, 'must be at most 1024 characters'),
+    .string({
+      error: (issue) =>
+        issue.input === undefined ? 'is required: one line saying what the skill does and when to use it' : 'must be a string',
+    })
+    .trim()
+    .min(1, 'must say what the skill does and when to use it')
+    .max(1024, 'must be at most 1024 characters'),
   scripts: z
-    .union([z.array(ScriptPathSchema), z.record(z.string().regex(SKILL_NAME_PATTERN, 'script names follow the skill name rules'), ScriptPathSchema)])
+    .union([
+      z.array(ScriptPathSchema),
+      z.record(z.string().regex(SKILL_NAME_PATTERN, 'script names follow the skill name rules'), ScriptPathSchema),
+    ])
     .optional(),
-  input_schema: z.record(z.string(), z.unknown(), { error: 'must be a JSON Schema object, e.g. `{ type: object, properties: { … } }`' }).optional(),
+  input_schema: z
+    .record(z.string(), z.unknown(), { error: 'must be a JSON Schema object, e.g. `{ type: object, properties: { … } }`' })
+    .optional(),
 });
 
 /** One script a skill declares: the name `run { script }` takes and its path relative to the skill folder. */
@@ -43,8 +58,7 @@ export interface ParsedSkillMarkdown {
 
 /** Result of `parseSkillMarkdown`: a value or the reasons it is not one. */
 export type ParseSkillMarkdownResult =
-  | { readonly ok: true; readonly value: ParsedSkillMarkdown }
-  | { readonly ok: false; readonly errors: readonly Reason[] };
+  { readonly ok: true; readonly value: ParsedSkillMarkdown } | { readonly ok: false; readonly errors: readonly Reason[] };
 
 /** How many alias expansions front matter may need; a real skill needs a handful at most. */
 const MAX_ALIAS_COUNT = 50;
@@ -63,7 +77,9 @@ export function parseSkillMarkdown(options: { readonly text: string; readonly fi
   if (text.includes('\0')) return invalid('contains a NUL byte; SKILL.md must be UTF-8 text');
   const lines = text.split('\n');
   if ((lines[0] ?? '').trimEnd() !== '---') {
-    return invalid('has no front matter: the first line must be `---`, followed by YAML with `name` and `description`, closed by another `---` line');
+    return invalid(
+      'has no front matter: the first line must be `---`, followed by YAML with `name` and `description`, closed by another `---` line',
+    );
   }
   const end = lines.findIndex((line, i) => i > 0 && (line.trimEnd() === '---' || line.trimEnd() === '...'));
   if (end === -1) return invalid('front matter is not closed: add a line `---` after the YAML');
@@ -91,10 +107,14 @@ export function parseSkillMarkdown(options: { readonly text: string; readonly fi
   } catch (error) {
     const text = error instanceof Error ? error.message : String(error);
     if (/alias/i.test(text)) {
-      return invalid(`front matter expands YAML aliases (*name) more than ${MAX_ALIAS_COUNT} times, as an alias bomb does; write the values out instead of repeating anchors`);
+      return invalid(
+        `front matter expands YAML aliases (*name) more than ${MAX_ALIAS_COUNT} times, as an alias bomb does; write the values out instead of repeating anchors`,
+      );
     }
     if (text.includes('Maximum call stack size exceeded')) {
-      return invalid(`front matter nests too deeply to read; an input_schema may nest at most ${MAX_INPUT_SCHEMA_DEPTH} levels, flatten it`);
+      return invalid(
+        `front matter nests too deeply to read; an input_schema may nest at most ${MAX_INPUT_SCHEMA_DEPTH} levels, flatten it`,
+      );
     }
     return invalid(`front matter could not be read: ${text.split('\n')[0] ?? ''}`);
   }
@@ -130,7 +150,10 @@ export function parseSkillMarkdown(options: { readonly text: string; readonly fi
       description: fm.description,
       scripts,
       inputSchema: fm.input_schema,
-      body: lines.slice(end + 1).join('\n').replace(/^\n+/, ''),
+      body: lines
+        .slice(end + 1)
+        .join('\n')
+        .replace(/^\n+/, ''),
     },
   };
 }

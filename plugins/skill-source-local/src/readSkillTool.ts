@@ -52,7 +52,10 @@ export function runsInWorker(
   settings: SkillsSettings,
   trustWorkspace: boolean,
 ): boolean {
-  return isTrustedInProcess(skill, settings.in_process, trustWorkspace) && WORKER_EXTENSIONS.some((ext) => scriptPath.toLowerCase().endsWith(ext));
+  return (
+    isTrustedInProcess(skill, settings.in_process, trustWorkspace) &&
+    WORKER_EXTENSIONS.some((ext) => scriptPath.toLowerCase().endsWith(ext))
+  );
 }
 
 /** The `NOT_FOUND` error for an unknown name, with the nearest names. */
@@ -66,14 +69,17 @@ export function unknownSkillError(name: string, library: SkillLibrary): ToolErro
   }
   const near = nearestNames(name, all);
   const suggestion = near.length === 0 ? '' : ` Did you mean ${near.map((n) => JSON.stringify(n)).join(' or ')}?`;
-  return new ToolError(ERROR_CODES.NOT_FOUND, `no skill named ${JSON.stringify(name)}.${suggestion} Call skill-source-local.list to see every skill.`);
+  return new ToolError(
+    ERROR_CODES.NOT_FOUND,
+    `no skill named ${JSON.stringify(name)}.${suggestion} Call skill-source-local.list to see every skill.`,
+  );
 }
 
 /** `skill-source-local.read { name }`: a skill's instructions, files, scripts and input schema, or why it was rejected. */
 export const readSkillTool = defineTool({
   name: 'read',
   description:
-    "Read one local skill: its instructions (Markdown), the files in its folder, its scripts and the input schema `skill-source-local.run` expects. For a rejected skill, the reasons. Use a name from `skill-source-local.list`.",
+    'Read one local skill: its instructions (Markdown), the files in its folder, its scripts and the input schema `skill-source-local.run` expects. For a rejected skill, the reasons. Use a name from `skill-source-local.list`.',
   input: z.object({ name: z.string().min(1).max(128).describe('The skill name, as listed.') }).strict(),
   contract: { capabilities: ['fs.read'], deadlineMs: 10_000 },
   tags: ['skills'],
@@ -84,7 +90,15 @@ export const readSkillTool = defineTool({
     if (first === undefined) throw unknownSkillError(input.name, library);
     const others = rest.map(toOther);
     if (first.state !== 'admitted') {
-      return { name: first.name, state: 'rejected', source: first.source, dir: first.dir, reasons: first.reasons, warnings: first.warnings, others };
+      return {
+        name: first.name,
+        state: 'rejected',
+        source: first.source,
+        dir: first.dir,
+        reasons: first.reasons,
+        warnings: first.warnings,
+        others,
+      };
     }
     const listing = await listSkillFiles(first.realDir!);
     return {
@@ -96,7 +110,11 @@ export const readSkillTool = defineTool({
       body: first.body ?? '',
       files: listing.files,
       filesTruncated: listing.truncated,
-      scripts: first.scripts.map((s) => ({ name: s.name, path: s.path, runs: runsInWorker(first, s.realPath, settings, trustWorkspace) ? 'worker' : 'subprocess' })),
+      scripts: first.scripts.map((s) => ({
+        name: s.name,
+        path: s.path,
+        runs: runsInWorker(first, s.realPath, settings, trustWorkspace) ? 'worker' : 'subprocess',
+      })),
       input_schema: first.inputSchema,
       warnings: first.warnings,
       others,

@@ -39,10 +39,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 })();
 `;
 
-type WorkerReply =
-  | { kind: 'ok'; json: string }
-  | { kind: 'load' | 'threw' | 'serialize'; message: string }
-  | { kind: 'no-run' };
+type WorkerReply = { kind: 'ok'; json: string } | { kind: 'load' | 'threw' | 'serialize'; message: string } | { kind: 'no-run' };
 
 /** Lines of a stack trace quoted in an error message. */
 const STACK_LINES = 6;
@@ -68,7 +65,11 @@ export function runSkillInWorker(request: SkillRunRequest, limits: { readonly ma
       execArgv: [],
       stdout: true,
       stderr: true,
-      resourceLimits: { maxOldGenerationSizeMb: limits.maxMemoryMb, maxYoungGenerationSizeMb: Math.min(64, Math.max(4, Math.floor(limits.maxMemoryMb / 8))), stackSizeMb: 4 },
+      resourceLimits: {
+        maxOldGenerationSizeMb: limits.maxMemoryMb,
+        maxYoungGenerationSizeMb: Math.min(64, Math.max(4, Math.floor(limits.maxMemoryMb / 8))),
+        stackSizeMb: 4,
+      },
     });
     const stderr = { text: '', bytes: 0 };
     worker.stderr.on('data', (chunk: Buffer) => {
@@ -121,16 +122,31 @@ export function runSkillInWorker(request: SkillRunRequest, limits: { readonly ma
           }
           return;
         case 'no-run':
-          settle({ error: new ToolError(ERROR_CODES.TOOL_FAILED, `${label} does not export a function \`run(input)\`; add \`export function run(input) { … }\` to ${request.script.realPath}`) });
+          settle({
+            error: new ToolError(
+              ERROR_CODES.TOOL_FAILED,
+              `${label} does not export a function \`run(input)\`; add \`export function run(input) { … }\` to ${request.script.realPath}`,
+            ),
+          });
           return;
         case 'load':
-          settle({ error: new ToolError(ERROR_CODES.TOOL_FAILED, `${label} could not be loaded from ${request.script.realPath}: ${firstLines(reply.message)}`) });
+          settle({
+            error: new ToolError(
+              ERROR_CODES.TOOL_FAILED,
+              `${label} could not be loaded from ${request.script.realPath}: ${firstLines(reply.message)}`,
+            ),
+          });
           return;
         case 'threw':
           settle({ error: new ToolError(ERROR_CODES.TOOL_FAILED, withStderr(`${label} threw: ${firstLines(reply.message)}`)) });
           return;
         case 'serialize':
-          settle({ error: new ToolError(ERROR_CODES.OUTPUT_NOT_SERIALIZABLE, `${label} returned a value that is not JSON (${reply.message}); return plain objects, arrays, strings, numbers and booleans`) });
+          settle({
+            error: new ToolError(
+              ERROR_CODES.OUTPUT_NOT_SERIALIZABLE,
+              `${label} returned a value that is not JSON (${reply.message}); return plain objects, arrays, strings, numbers and booleans`,
+            ),
+          });
           return;
       }
     });
@@ -142,7 +158,14 @@ export function runSkillInWorker(request: SkillRunRequest, limits: { readonly ma
       settle({ error: new ToolError(ERROR_CODES.TOOL_FAILED, withStderr(message)) });
     });
     worker.on('exit', (code) => {
-      settle({ error: new ToolError(ERROR_CODES.TOOL_FAILED, withStderr(`${label} exited (code ${code}) before returning a result: it called process.exit, or the promise run returned never settled`)) });
+      settle({
+        error: new ToolError(
+          ERROR_CODES.TOOL_FAILED,
+          withStderr(
+            `${label} exited (code ${code}) before returning a result: it called process.exit, or the promise run returned never settled`,
+          ),
+        ),
+      });
     });
   });
 }

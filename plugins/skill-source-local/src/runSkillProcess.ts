@@ -3,7 +3,18 @@ import type { SkillScript } from './discoverSkills.ts';
 import { formatSeconds, parseSkillStdout, tailOf } from './skillOutput.ts';
 
 /** Variables a skill script inherits from the host, besides `pass_env`. */
-export const SKILL_ENV_ALLOW_LIST: readonly string[] = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LC_MESSAGES', 'TZ', 'TMPDIR'];
+export const SKILL_ENV_ALLOW_LIST: readonly string[] = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'LC_MESSAGES',
+  'TZ',
+  'TMPDIR',
+];
 
 /** What one skill run needs, whichever way it runs. */
 export interface SkillRunRequest {
@@ -75,7 +86,10 @@ export async function runSkillProcess(request: SkillRunRequest, limits: { readon
   if (result.exitCode !== 0) {
     const how = result.exitCode === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited with code ${result.exitCode}`;
     const stderr = tailOf(result.stderr);
-    throw new ToolError(ERROR_CODES.TOOL_FAILED, `${label} ${how}${stderr === '' ? ' and wrote nothing to stderr' : `; stderr ends with:\n${stderr}`}`);
+    throw new ToolError(
+      ERROR_CODES.TOOL_FAILED,
+      `${label} ${how}${stderr === '' ? ' and wrote nothing to stderr' : `; stderr ends with:\n${stderr}`}`,
+    );
   }
   if (result.stdoutTruncated) {
     throw new ToolError(

@@ -68,7 +68,13 @@ export const runSkillTool = defineTool({
       input,
       timeoutMs: settings.run_skill_timeout * 1000,
       maxOutputBytes: settings.max_output_bytes,
-      env: buildSkillEnv({ hostEnv: ctx.env, passEnv: settings.pass_env, skill: skill.name, skillDir: skill.realDir!, workspace: ctx.workspace.root }),
+      env: buildSkillEnv({
+        hostEnv: ctx.env,
+        passEnv: settings.pass_env,
+        skill: skill.name,
+        skillDir: skill.realDir!,
+        workspace: ctx.workspace.root,
+      }),
       signal: ctx.signal,
     };
     const inWorker = runsInWorker(skill, script.realPath, settings, trustWorkspace);

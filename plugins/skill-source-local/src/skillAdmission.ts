@@ -40,11 +40,19 @@ export function folderProblems(facts: PathFacts, currentUid: number): Reason[] {
  */
 export function fileProblems(facts: PathFacts, currentUid: number, options: { readonly manifest: boolean }): Reason[] {
   if (facts.type !== 'file') {
-    return [{ code: ERROR_CODES.UNSAFE_FILE, message: `${facts.path} is a ${describeType(facts.type)}, not a regular file; replace it with a regular file` }];
+    return [
+      {
+        code: ERROR_CODES.UNSAFE_FILE,
+        message: `${facts.path} is a ${describeType(facts.type)}, not a regular file; replace it with a regular file`,
+      },
+    ];
   }
   const problems: Reason[] = [];
   if (options.manifest && facts.nlink > 1) {
-    problems.push({ code: ERROR_CODES.UNSAFE_FILE, message: `${facts.path} has ${facts.nlink} hard links; copy it so it is a file of its own` });
+    problems.push({
+      code: ERROR_CODES.UNSAFE_FILE,
+      message: `${facts.path} has ${facts.nlink} hard links; copy it so it is a file of its own`,
+    });
   }
   if (options.manifest && facts.size > MAX_SKILL_FILE_BYTES) {
     problems.push({

@@ -36,7 +36,8 @@ describe('list and read', () => {
 
   it('reads the body, the file list, scripts and input schema', async () => {
     writeSkill(box.userRoot, 'report', {
-      frontMatter: 'name: report\ndescription: Make a report.\nscripts:\n  main: run.py\n  helper: lib/help.mjs\ninput_schema:\n  type: object\n  required: [title]',
+      frontMatter:
+        'name: report\ndescription: Make a report.\nscripts:\n  main: run.py\n  helper: lib/help.mjs\ninput_schema:\n  type: object\n  required: [title]',
       body: '# Report\n\nCall run with a title.\n',
       files: { 'run.py': 'print(1)\n', 'lib/help.mjs': 'export function run() {}\n', 'templates/a.md': 'a', '.hidden': 'x' },
     });
@@ -84,7 +85,11 @@ describe('list and read', () => {
           source: 'user',
           dir: '<base>/config/trellis/skills/dup-folder',
           reasons: [
-            { code: 'SHADOWED', message: '<base>/config/trellis/skills/dup-folder is shadowed by <base>/ws/.trellis/skills/dup (workspace root), which has the same name and comes first' },
+            {
+              code: 'SHADOWED',
+              message:
+                '<base>/config/trellis/skills/dup-folder is shadowed by <base>/ws/.trellis/skills/dup (workspace root), which has the same name and comes first',
+            },
           ],
         },
       ],
@@ -126,7 +131,8 @@ describe('list and read', () => {
       warnings: [
         {
           code: 'ROOT_MISSING',
-          message: 'skill root /nonexistent-skill-root-xyz (from [runtime.tools.skills] paths) does not exist; create it or remove it from paths',
+          message:
+            'skill root /nonexistent-skill-root-xyz (from [runtime.tools.skills] paths) does not exist; create it or remove it from paths',
         },
       ],
     });
@@ -141,7 +147,8 @@ describe('list and read', () => {
         {
           name: 'broken',
           code: 'MANIFEST_INVALID',
-          message: '<base>/ws/.trellis/skills/broken/SKILL.md: front matter key `description`: is required: one line saying what the skill does and when to use it',
+          message:
+            '<base>/ws/.trellis/skills/broken/SKILL.md: front matter key `description`: is required: one line saying what the skill does and when to use it',
         },
       ],
       hint: '1 skill folder was rejected (broken); call skill-source-local.read with the name to see why',
@@ -154,7 +161,8 @@ describe('list and read', () => {
       reasons: [
         {
           code: 'MANIFEST_INVALID',
-          message: '<base>/ws/.trellis/skills/broken/SKILL.md: front matter key `description`: is required: one line saying what the skill does and when to use it',
+          message:
+            '<base>/ws/.trellis/skills/broken/SKILL.md: front matter key `description`: is required: one line saying what the skill does and when to use it',
         },
       ],
       warnings: [],
@@ -167,7 +175,14 @@ describe('list and read', () => {
     writeSkill(box.workspaceRoot, 'ruby', { frontMatter: 'name: ruby\ndescription: d\nscripts: [x.rb]', files: { 'x.rb': 'puts 1' } });
     expect(await read('schema')).toMatchObject({
       state: 'rejected',
-      reasons: [{ code: 'MANIFEST_INVALID', message: expect.stringMatching(/^<base>\/ws\/\.trellis\/skills\/schema\/SKILL\.md: front matter key `input_schema`: is not a usable JSON Schema: schema is invalid: data\/type must be equal to one of the allowed values/) }],
+      reasons: [
+        {
+          code: 'MANIFEST_INVALID',
+          message: expect.stringMatching(
+            /^<base>\/ws\/\.trellis\/skills\/schema\/SKILL\.md: front matter key `input_schema`: is not a usable JSON Schema: schema is invalid: data\/type must be equal to one of the allowed values/,
+          ),
+        },
+      ],
     });
     expect(await read('ruby')).toMatchObject({
       state: 'rejected',
@@ -180,11 +195,15 @@ describe('list and read', () => {
       ],
     });
     // An interpreter from settings admits it.
-    expect(await read('ruby', { interpreters: { '.rb': 'ruby' } })).toMatchObject({ state: 'admitted', scripts: [{ name: 'x.rb', path: 'x.rb', runs: 'subprocess' }] });
+    expect(await read('ruby', { interpreters: { '.rb': 'ruby' } })).toMatchObject({
+      state: 'admitted',
+      scripts: [{ name: 'x.rb', path: 'x.rb', runs: 'subprocess' }],
+    });
   });
   it('rejects an input_schema pattern re2 cannot run, naming the file, the pattern and where it is', async () => {
     writeSkill(box.workspaceRoot, 'backref', {
-      frontMatter: 'name: backref\ndescription: d\ninput_schema:\n  type: object\n  properties:\n    text: { type: string, pattern: "^(a)\\\\1$" }',
+      frontMatter:
+        'name: backref\ndescription: d\ninput_schema:\n  type: object\n  properties:\n    text: { type: string, pattern: "^(a)\\\\1$" }',
     });
     writeSkill(box.workspaceRoot, 'lookahead', {
       frontMatter: 'name: lookahead\ndescription: d\ninput_schema:\n  type: object\n  patternProperties:\n    "^(?!x)": { type: string }',
@@ -241,7 +260,8 @@ describe('admission', () => {
       reasons: [
         {
           code: 'PATH_ESCAPE',
-          message: '<base>/ws/.trellis/skills/evil/SKILL.md resolves to <base>/outside.md, outside its skill root <base>/ws/.trellis/skills; copy the file into the skill folder',
+          message:
+            '<base>/ws/.trellis/skills/evil/SKILL.md resolves to <base>/outside.md, outside its skill root <base>/ws/.trellis/skills; copy the file into the skill folder',
         },
       ],
       warnings: [{ code: 'SYMLINK', message: '<base>/ws/.trellis/skills/evil/SKILL.md is a symbolic link to <base>/outside.md' }],
@@ -258,7 +278,8 @@ describe('admission', () => {
       reasons: [
         {
           code: 'PATH_ESCAPE',
-          message: '<base>/ws/.trellis/skills/elsewhere resolves to <base>/elsewhere, outside its skill root <base>/ws/.trellis/skills; move the skill into the root',
+          message:
+            '<base>/ws/.trellis/skills/elsewhere resolves to <base>/elsewhere, outside its skill root <base>/ws/.trellis/skills; move the skill into the root',
         },
       ],
     });
@@ -288,7 +309,8 @@ describe('admission', () => {
     expect(await reasons('missing')).toEqual([
       {
         code: 'NOT_FOUND',
-        message: '<base>/ws/.trellis/skills/missing/SKILL.md: front matter key `scripts["nope.py"]`: <base>/ws/.trellis/skills/missing/nope.py does not exist; add the file or fix the path',
+        message:
+          '<base>/ws/.trellis/skills/missing/SKILL.md: front matter key `scripts["nope.py"]`: <base>/ws/.trellis/skills/missing/nope.py does not exist; add the file or fix the path',
       },
     ]);
   });
@@ -296,12 +318,16 @@ describe('admission', () => {
   it('rejects a FIFO script without opening it, and a world-writable folder between a script and its skill', async () => {
     const dir = writeSkill(box.workspaceRoot, 'pipe', { frontMatter: 'name: pipe\ndescription: d\nscripts: [p.sh]' });
     execFileSync('mkfifo', [join(dir, 'p.sh')]);
-    const nested = writeSkill(box.workspaceRoot, 'nested', { frontMatter: 'name: nested\ndescription: d\nscripts: [bin/x.sh]', files: { 'bin/x.sh': 'echo\n' } });
+    const nested = writeSkill(box.workspaceRoot, 'nested', {
+      frontMatter: 'name: nested\ndescription: d\nscripts: [bin/x.sh]',
+      files: { 'bin/x.sh': 'echo\n' },
+    });
     chmodSync(join(nested, 'bin'), 0o777);
     expect(((await read('pipe')) as { reasons: unknown }).reasons).toEqual([
       {
         code: 'UNSAFE_FILE',
-        message: '<base>/ws/.trellis/skills/pipe/SKILL.md: front matter key `scripts["p.sh"]`: <base>/ws/.trellis/skills/pipe/p.sh is a FIFO (named pipe), not a regular file; replace it with a regular file',
+        message:
+          '<base>/ws/.trellis/skills/pipe/SKILL.md: front matter key `scripts["p.sh"]`: <base>/ws/.trellis/skills/pipe/p.sh is a FIFO (named pipe), not a regular file; replace it with a regular file',
       },
     ]);
     expect(((await read('nested')) as { reasons: unknown }).reasons).toEqual([
@@ -316,16 +342,24 @@ describe('admission', () => {
   it('rejects a world-writable skill folder, SKILL.md or script', async () => {
     chmodSync(writeSkill(box.workspaceRoot, 'open-dir', {}), 0o777);
     chmodSync(join(writeSkill(box.workspaceRoot, 'open-file', {}), 'SKILL.md'), 0o666);
-    writeSkill(box.workspaceRoot, 'open-script', { frontMatter: 'name: open-script\ndescription: d\nscripts: [s.sh]', files: { 's.sh': { content: 'echo\n', mode: 0o646 } } });
+    writeSkill(box.workspaceRoot, 'open-script', {
+      frontMatter: 'name: open-script\ndescription: d\nscripts: [s.sh]',
+      files: { 's.sh': { content: 'echo\n', mode: 0o646 } },
+    });
     const reasons = async (name: string) => ((await read(name)) as { reasons: unknown }).reasons;
     expect(await reasons('open-dir')).toEqual([
       {
         code: 'WORLD_WRITABLE',
-        message: '<base>/ws/.trellis/skills/open-dir is writable by every user (mode 777): anyone could change this skill; run `chmod o-w <base>/ws/.trellis/skills/open-dir`',
+        message:
+          '<base>/ws/.trellis/skills/open-dir is writable by every user (mode 777): anyone could change this skill; run `chmod o-w <base>/ws/.trellis/skills/open-dir`',
       },
     ]);
     expect(await reasons('open-file')).toEqual([
-      { code: 'WORLD_WRITABLE', message: '<base>/ws/.trellis/skills/open-file/SKILL.md is writable by every user (mode 666); run `chmod o-w <base>/ws/.trellis/skills/open-file/SKILL.md`' },
+      {
+        code: 'WORLD_WRITABLE',
+        message:
+          '<base>/ws/.trellis/skills/open-file/SKILL.md is writable by every user (mode 666); run `chmod o-w <base>/ws/.trellis/skills/open-file/SKILL.md`',
+      },
     ]);
     expect(await reasons('open-script')).toEqual([
       {
@@ -352,7 +386,8 @@ describe('admission', () => {
       reasons: [
         {
           code: 'UNSAFE_OWNER',
-          message: '<base>/ws/.trellis/skills/foreign/SKILL.md is owned by uid 65534, not by the current user (uid 0) or root; `chown` it to yourself if you trust it',
+          message:
+            '<base>/ws/.trellis/skills/foreign/SKILL.md is owned by uid 65534, not by the current user (uid 0) or root; `chown` it to yourself if you trust it',
         },
       ],
     });
@@ -367,16 +402,25 @@ describe('admission', () => {
     writeSkill(box.workspaceRoot, 'huge', { body: 'x'.repeat(300 * 1024) });
     expect(await read('fifo')).toMatchObject({
       state: 'rejected',
-      reasons: [{ code: 'UNSAFE_FILE', message: '<base>/ws/.trellis/skills/fifo/SKILL.md is a FIFO (named pipe), not a regular file; replace it with a regular file' }],
+      reasons: [
+        {
+          code: 'UNSAFE_FILE',
+          message: '<base>/ws/.trellis/skills/fifo/SKILL.md is a FIFO (named pipe), not a regular file; replace it with a regular file',
+        },
+      ],
     });
     expect(await read('hard')).toMatchObject({
-      reasons: [{ code: 'UNSAFE_FILE', message: '<base>/ws/.trellis/skills/hard/SKILL.md has 2 hard links; copy it so it is a file of its own' }],
+      reasons: [
+        { code: 'UNSAFE_FILE', message: '<base>/ws/.trellis/skills/hard/SKILL.md has 2 hard links; copy it so it is a file of its own' },
+      ],
     });
     expect(await read('huge')).toMatchObject({
       reasons: [
         {
           code: 'UNSAFE_FILE',
-          message: expect.stringMatching(/^<base>\/ws\/\.trellis\/skills\/huge\/SKILL\.md is \d+ bytes, more than the 262144-byte limit for SKILL\.md/),
+          message: expect.stringMatching(
+            /^<base>\/ws\/\.trellis\/skills\/huge\/SKILL\.md is \d+ bytes, more than the 262144-byte limit for SKILL\.md/,
+          ),
         },
       ],
     });
@@ -392,7 +436,10 @@ describe('one skill, one verdict', () => {
       levels.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(',')}]`);
     }
     writeSkill(box.workspaceRoot, 'bomb', { frontMatter: `name: bomb\ndescription: boom\n${levels.join('\n')}` });
-    writeSkill(box.workspaceRoot, 'fine', { frontMatter: 'name: fine\ndescription: Still here.\nscripts: [run.sh]', files: { 'run.sh': 'echo \'{"ran":true}\'\n' } });
+    writeSkill(box.workspaceRoot, 'fine', {
+      frontMatter: 'name: fine\ndescription: Still here.\nscripts: [run.sh]',
+      files: { 'run.sh': 'echo \'{"ran":true}\'\n' },
+    });
     const listed = (await list()) as { skills: unknown; rejected: number; refused: Array<{ name: string; code: string; message: string }> };
     expect(listed.skills).toEqual([{ name: 'fine', description: 'Still here.' }]);
     expect(listed.rejected).toBe(1);

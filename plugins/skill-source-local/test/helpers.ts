@@ -5,7 +5,14 @@ import { dirname, join } from 'node:path';
 import { isToolError, silentLogger, type ToolContext } from '@trellis/sdk';
 
 /** A fresh temp folder (realpath'd) with a workspace and a user config home inside; `cleanup` removes it. */
-export function createSandbox(): { base: string; workspace: string; configHome: string; workspaceRoot: string; userRoot: string; cleanup(): void } {
+export function createSandbox(): {
+  base: string;
+  workspace: string;
+  configHome: string;
+  workspaceRoot: string;
+  userRoot: string;
+  cleanup(): void;
+} {
   const base = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-skills-')));
   const workspace = join(base, 'ws');
   const configHome = join(base, 'config');
@@ -29,7 +36,9 @@ export function writeSkill(
 ): string {
   const dir = join(root, folder);
   mkdirSync(dir, { recursive: true });
-  const text = skill.raw ?? `---\n${skill.frontMatter ?? `name: ${folder}\ndescription: The ${folder} skill.`}\n---\n${skill.body ?? `# ${folder}\n\nDo the thing.\n`}`;
+  const text =
+    skill.raw ??
+    `---\n${skill.frontMatter ?? `name: ${folder}\ndescription: The ${folder} skill.`}\n---\n${skill.body ?? `# ${folder}\n\nDo the thing.\n`}`;
   writeFileSync(join(dir, 'SKILL.md'), text);
   for (const [rel, file] of Object.entries(skill.files ?? {})) {
     const path = join(dir, rel);
@@ -55,7 +64,12 @@ export function createToolContext(options: {
     logger: silentLogger,
     config: options.config ?? {},
     workspace: { root: options.workspace, ...(options.workspaceTrusted !== undefined ? { trusted: options.workspaceTrusted } : {}) },
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', XDG_CONFIG_HOME: options.configHome, ...options.env },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/root',
+      XDG_CONFIG_HOME: options.configHome,
+      ...options.env,
+    },
     callId: 'test-call',
     tool: 'skill-source-local.test',
     host: {

@@ -23,7 +23,10 @@ describe('parseSkillMarkdown', () => {
       },
     });
     const map = parseSkillMarkdown({ file, text: '\uFEFF---\nname: demo\ndescription: d\nscripts:\n  main: run.mjs\n---\nx' });
-    expect(map).toEqual({ ok: true, value: { name: 'demo', description: 'd', scripts: [{ name: 'main', path: 'run.mjs' }], inputSchema: undefined, body: 'x' } });
+    expect(map).toEqual({
+      ok: true,
+      value: { name: 'demo', description: 'd', scripts: [{ name: 'main', path: 'run.mjs' }], inputSchema: undefined, body: 'x' },
+    });
   });
 
   it('names the file and says how to fix a missing or unclosed front matter', () => {
@@ -44,7 +47,15 @@ describe('parseSkillMarkdown', () => {
 
   it('reports YAML syntax errors with the line in the file', () => {
     const result = parseSkillMarkdown({ file, text: '---\nname: demo\ndescription: [unclosed\n---\n' });
-    expect(result).toEqual({ ok: false, errors: [{ code: 'MANIFEST_INVALID', message: `${file}: front matter is not valid YAML (line 3): Flow sequence in block collection must be sufficiently indented and end with a ]` }] });
+    expect(result).toEqual({
+      ok: false,
+      errors: [
+        {
+          code: 'MANIFEST_INVALID',
+          message: `${file}: front matter is not valid YAML (line 3): Flow sequence in block collection must be sufficiently indented and end with a ]`,
+        },
+      ],
+    });
   });
 
   it('names each bad key', () => {
@@ -52,10 +63,22 @@ describe('parseSkillMarkdown', () => {
     expect(result).toEqual({
       ok: false,
       errors: [
-        { code: 'MANIFEST_INVALID', message: `${file}: front matter key \`name\`: must be 1–64 letters, digits, ".", "_" or "-", starting and ending with a letter or digit` },
-        { code: 'MANIFEST_INVALID', message: `${file}: front matter key \`description\`: is required: one line saying what the skill does and when to use it` },
-        { code: 'MANIFEST_INVALID', message: `${file}: front matter key \`scripts[0]\`: must be a non-empty path relative to the skill folder` },
-        { code: 'MANIFEST_INVALID', message: `${file}: front matter key \`input_schema\`: must be a JSON Schema object, e.g. \`{ type: object, properties: { … } }\`` },
+        {
+          code: 'MANIFEST_INVALID',
+          message: `${file}: front matter key \`name\`: must be 1–64 letters, digits, ".", "_" or "-", starting and ending with a letter or digit`,
+        },
+        {
+          code: 'MANIFEST_INVALID',
+          message: `${file}: front matter key \`description\`: is required: one line saying what the skill does and when to use it`,
+        },
+        {
+          code: 'MANIFEST_INVALID',
+          message: `${file}: front matter key \`scripts[0]\`: must be a non-empty path relative to the skill folder`,
+        },
+        {
+          code: 'MANIFEST_INVALID',
+          message: `${file}: front matter key \`input_schema\`: must be a JSON Schema object, e.g. \`{ type: object, properties: { … } }\``,
+        },
       ],
     });
   });
@@ -63,17 +86,27 @@ describe('parseSkillMarkdown', () => {
   it('refuses a front matter that is not a mapping, and duplicate keys', () => {
     expect(parseSkillMarkdown({ file, text: '---\n- a\n---\n' })).toEqual({
       ok: false,
-      errors: [{ code: 'MANIFEST_INVALID', message: `${file}: front matter must be a YAML mapping with at least \`name\` and \`description\`` }],
+      errors: [
+        { code: 'MANIFEST_INVALID', message: `${file}: front matter must be a YAML mapping with at least \`name\` and \`description\`` },
+      ],
     });
     const dup = parseSkillMarkdown({ file, text: '---\nname: a\nname: b\ndescription: d\n---\n' });
-    expect(dup).toEqual({ ok: false, errors: [{ code: 'MANIFEST_INVALID', message: `${file}: front matter is not valid YAML (line 3): Map keys must be unique` }] });
+    expect(dup).toEqual({
+      ok: false,
+      errors: [{ code: 'MANIFEST_INVALID', message: `${file}: front matter is not valid YAML (line 3): Map keys must be unique` }],
+    });
   });
 
   it('refuses front matter nested too deeply for the YAML parser with a message that says so', () => {
     const deep = `---\nname: deep\ndescription: d\ninput_schema: {a: ${'['.repeat(10_000)}${']'.repeat(10_000)}}\n---\n`;
     expect(parseSkillMarkdown({ file, text: deep })).toEqual({
       ok: false,
-      errors: [{ code: 'MANIFEST_INVALID', message: `${file}: front matter nests too deeply to read (line 4); an input_schema may nest at most 32 levels, flatten it` }],
+      errors: [
+        {
+          code: 'MANIFEST_INVALID',
+          message: `${file}: front matter nests too deeply to read (line 4); an input_schema may nest at most 32 levels, flatten it`,
+        },
+      ],
     });
   });
 });

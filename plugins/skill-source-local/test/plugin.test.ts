@@ -42,7 +42,12 @@ describe('plugin', () => {
         type: 'object',
         properties: {
           name: { type: 'string', minLength: 1, maxLength: 128, description: 'The skill name, as listed.' },
-          script: { type: 'string', minLength: 1, maxLength: 256, description: 'Which script, by the name `read` shows; default the first.' },
+          script: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 256,
+            description: 'Which script, by the name `read` shows; default the first.',
+          },
           input: { description: "The script's input; must match the skill's input_schema. Default {}." },
         },
         required: ['name'],

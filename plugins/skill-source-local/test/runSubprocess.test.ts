@@ -9,7 +9,13 @@ beforeEach(() => {
 afterEach(() => box.cleanup());
 
 const ctx = (config: Record<string, unknown> = {}, signal?: AbortSignal) =>
-  createToolContext({ workspace: box.workspace, configHome: box.configHome, config, env: { SECRET_TOKEN: 'hunter2', LANG: 'C.UTF-8' }, ...(signal ? { signal } : {}) });
+  createToolContext({
+    workspace: box.workspace,
+    configHome: box.configHome,
+    config,
+    env: { SECRET_TOKEN: 'hunter2', LANG: 'C.UTF-8' },
+    ...(signal ? { signal } : {}),
+  });
 const run = (args: { name: string; script?: string; input?: unknown }, config?: Record<string, unknown>, signal?: AbortSignal) =>
   runSkillTool.run(args, ctx(config, signal));
 const fail = async (args: { name: string; script?: string; input?: unknown }, config?: Record<string, unknown>) =>
@@ -112,7 +118,10 @@ describe('run (subprocess)', () => {
     const controller = new AbortController();
     const pending = failureOf(() => run({ name: 'slow' }, {}, controller.signal));
     setTimeout(() => controller.abort(), 100);
-    expect(await pending).toEqual({ code: 'ABORTED', message: 'skill "slow" (script "run.sh") was stopped because the call was cancelled' });
+    expect(await pending).toEqual({
+      code: 'ABORTED',
+      message: 'skill "slow" (script "run.sh") was stopped because the call was cancelled',
+    });
   });
 
   it('reports an interpreter that cannot be started', async () => {
@@ -135,7 +144,11 @@ describe('run (subprocess)', () => {
 
 describe('run: refusals before anything starts', () => {
   it('validates the input against input_schema', async () => {
-    scriptSkill('typed', { 'run.sh': 'cat\n' }, '\ninput_schema:\n  type: object\n  properties:\n    title: { type: string }\n    mode: { enum: [a, b] }\n  required: [title]\n  additionalProperties: false');
+    scriptSkill(
+      'typed',
+      { 'run.sh': 'cat\n' },
+      '\ninput_schema:\n  type: object\n  properties:\n    title: { type: string }\n    mode: { enum: [a, b] }\n  required: [title]\n  additionalProperties: false',
+    );
     expect(await fail({ name: 'typed', input: { mode: 'c', extra: 1 } })).toEqual({
       code: 'INPUT_INVALID',
       message:
@@ -146,16 +159,25 @@ describe('run: refusals before anything starts', () => {
 
   it('checks input_schema patterns on a linear-time engine: a catastrophic pattern gives its verdict at once', async () => {
     // With the backtracking RegExp, 31 a's and a "!" against ^(a+)+$ blocked the event loop for ~90 s.
-    scriptSkill('redos', { 'run.sh': 'cat\n' }, '\ninput_schema:\n  type: object\n  properties:\n    text: { type: string, pattern: "^(a+)+$" }');
+    scriptSkill(
+      'redos',
+      { 'run.sh': 'cat\n' },
+      '\ninput_schema:\n  type: object\n  properties:\n    text: { type: string, pattern: "^(a+)+$" }',
+    );
     expect(await fail({ name: 'redos', input: { text: `${'a'.repeat(31)}!` } })).toEqual({
       code: 'INPUT_INVALID',
-      message: 'input for skill "redos" does not match its input_schema (see skill-source-local.read):\ninput.text: must match pattern "^(a+)+$"',
+      message:
+        'input for skill "redos" does not match its input_schema (see skill-source-local.read):\ninput.text: must match pattern "^(a+)+$"',
     });
     expect(await run({ name: 'redos', input: { text: 'a'.repeat(31) } })).toEqual({ text: 'a'.repeat(31) });
   });
 
   it('refuses to run a skill whose input_schema pattern re2 cannot run, and says why', async () => {
-    scriptSkill('backref', { 'run.sh': 'cat\n' }, '\ninput_schema:\n  type: object\n  properties:\n    text: { type: string, pattern: "(a)\\\\1" }');
+    scriptSkill(
+      'backref',
+      { 'run.sh': 'cat\n' },
+      '\ninput_schema:\n  type: object\n  properties:\n    text: { type: string, pattern: "(a)\\\\1" }',
+    );
     expect(await fail({ name: 'backref', input: { text: 'aa' } })).toEqual({
       code: 'MANIFEST_INVALID',
       message:
@@ -171,7 +193,10 @@ describe('run: refusals before anything starts', () => {
       code: 'NOT_FOUND',
       message: 'no skill named "toolin". Did you mean "tooling"? Call skill-source-local.list to see every skill.',
     });
-    expect(await fail({ name: 'tooling', script: 'b.sh' })).toEqual({ code: 'NOT_FOUND', message: 'skill "tooling" has no script "b.sh"; its scripts are "a.sh"' });
+    expect(await fail({ name: 'tooling', script: 'b.sh' })).toEqual({
+      code: 'NOT_FOUND',
+      message: 'skill "tooling" has no script "b.sh"; its scripts are "a.sh"',
+    });
     expect(await fail({ name: 'notes' })).toEqual({
       code: 'INVALID_ARGUMENT',
       message: 'skill "notes" has no scripts: it is instructions only. Call skill-source-local.read and follow its instructions instead.',
@@ -183,7 +208,8 @@ describe('run: refusals before anything starts', () => {
     });
     expect(await fail({ name: 'tooling' }, { run_skill_timeout: -1 })).toEqual({
       code: 'CONFIG_INVALID',
-      message: '[runtime.tools.skills] is invalid; fix runtime.toml:\nruntime.tools.skills.run_skill_timeout: Too small: expected number to be >0',
+      message:
+        '[runtime.tools.skills] is invalid; fix runtime.toml:\nruntime.tools.skills.run_skill_timeout: Too small: expected number to be >0',
     });
   });
 });

@@ -1,8 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { fileProblems, folderProblems, type PathFacts } from '../src/skillAdmission.ts';
 
-const folder = (mode: number, uid = 1000): PathFacts => ({ path: '/r/s', mode: 0o40000 | mode, uid, nlink: 2, size: 4096, type: 'directory' });
-const file = (over: Partial<PathFacts> = {}): PathFacts => ({ path: '/r/s/SKILL.md', mode: 0o100644, uid: 1000, nlink: 1, size: 10, type: 'file', ...over });
+const folder = (mode: number, uid = 1000): PathFacts => ({
+  path: '/r/s',
+  mode: 0o40000 | mode,
+  uid,
+  nlink: 2,
+  size: 4096,
+  type: 'directory',
+});
+const file = (over: Partial<PathFacts> = {}): PathFacts => ({
+  path: '/r/s/SKILL.md',
+  mode: 0o100644,
+  uid: 1000,
+  nlink: 1,
+  size: 10,
+  type: 'file',
+  ...over,
+});
 
 describe('folderProblems', () => {
   it('accepts private folders of the user or root', () => {
@@ -13,14 +28,20 @@ describe('folderProblems', () => {
   it('accepts a world-writable folder only when it is sticky and root-owned', () => {
     expect(folderProblems(folder(0o1777, 0), 1000)).toEqual([]);
     expect(folderProblems(folder(0o1777, 1000), 1000)).toEqual([
-      { code: 'WORLD_WRITABLE', message: '/r/s is writable by every user (mode 1777): anyone could change this skill; run `chmod o-w /r/s`' },
+      {
+        code: 'WORLD_WRITABLE',
+        message: '/r/s is writable by every user (mode 1777): anyone could change this skill; run `chmod o-w /r/s`',
+      },
     ]);
     expect(folderProblems(folder(0o777, 0), 1000).map((p) => p.code)).toEqual(['WORLD_WRITABLE']);
   });
 
   it('refuses a folder owned by another user', () => {
     expect(folderProblems(folder(0o755, 65534), 1000)).toEqual([
-      { code: 'UNSAFE_OWNER', message: '/r/s is owned by uid 65534, not by the current user (uid 1000) or root; `chown` it to yourself if you trust it' },
+      {
+        code: 'UNSAFE_OWNER',
+        message: '/r/s is owned by uid 65534, not by the current user (uid 1000) or root; `chown` it to yourself if you trust it',
+      },
     ]);
   });
 });

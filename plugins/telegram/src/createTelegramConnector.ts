@@ -35,7 +35,10 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
       await ctx.reply('Hello! Send me a message and I will answer. /reset clears our conversation.');
       return;
     }
-    const typing = () => void ctx.replyWithChatAction('typing').catch((error: unknown) => logger.debug('typing indicator failed', { chat: chatId, error: String(error) }));
+    const typing = () =>
+      void ctx
+        .replyWithChatAction('typing')
+        .catch((error: unknown) => logger.debug('typing indicator failed', { chat: chatId, error: String(error) }));
     typing();
     const timer = setInterval(typing, TYPING_EVERY_MS);
     const started = performance.now();
@@ -81,11 +84,17 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
       created.on('message:text', (ctx) => {
         const chatId = ctx.chat.id;
         if (!allowed.has(chatId)) {
-          logger.info('message from a chat not in allowed_chat_ids; not answered', { chat: chatId, hint: `add ${chatId} to [plugins.entries.telegram.config] allowed_chat_ids to talk to it` });
+          logger.info('message from a chat not in allowed_chat_ids; not answered', {
+            chat: chatId,
+            hint: `add ${chatId} to [plugins.entries.telegram.config] allowed_chat_ids to talk to it`,
+          });
           return;
         }
         const job = answer(ctx, host).catch(async (error: unknown) => {
-          logger.error('could not answer; sent an apology', { chat: chatId, error: error instanceof Error ? error.message : String(error) });
+          logger.error('could not answer; sent an apology', {
+            chat: chatId,
+            error: error instanceof Error ? error.message : String(error),
+          });
           await ctx.reply(settings.apology).catch(() => undefined);
         });
         const tracked = job.finally(() => working.delete(tracked));
@@ -98,7 +107,10 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
         await created.init();
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        throw Object.assign(new Error(`telegram: cannot start the bot at ${settings.api_root}: ${message}; check TELEGRAM_BOT_TOKEN and api_root`), { code: ERROR_CODES.CONNECTOR_FAILED });
+        throw Object.assign(
+          new Error(`telegram: cannot start the bot at ${settings.api_root}: ${message}; check TELEGRAM_BOT_TOKEN and api_root`),
+          { code: ERROR_CODES.CONNECTOR_FAILED },
+        );
       }
       runner = run(created, {
         runner: { silent: true, fetch: { timeout: settings.poll_timeout_seconds, allowed_updates: ['message'] } },
@@ -127,7 +139,8 @@ function describeError(error: unknown): string {
  * the runner hand over signals of the abort-controller polyfill, so they are bridged to native ones.
  */
 const nativeFetch = ((input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
-  const given = init?.signal as { readonly aborted: boolean; addEventListener(type: 'abort', listener: () => void): void } | null | undefined;
+  const given = init?.signal as
+    { readonly aborted: boolean; addEventListener(type: 'abort', listener: () => void): void } | null | undefined;
   if (given === undefined || given === null || given instanceof AbortSignal) return fetch(input, init);
   const controller = new AbortController();
   if (given.aborted) controller.abort();

@@ -13,9 +13,12 @@ export const plugin = definePlugin<TelegramSettings>({
     create(ctx) {
       const token = ctx.env.TELEGRAM_BOT_TOKEN;
       if (token === undefined || token === '') {
-        throw Object.assign(new Error('TELEGRAM_BOT_TOKEN is not set; create a bot with @BotFather and set TELEGRAM_BOT_TOKEN to its token'), {
-          code: ERROR_CODES.CONNECTOR_FAILED,
-        });
+        throw Object.assign(
+          new Error('TELEGRAM_BOT_TOKEN is not set; create a bot with @BotFather and set TELEGRAM_BOT_TOKEN to its token'),
+          {
+            code: ERROR_CODES.CONNECTOR_FAILED,
+          },
+        );
       }
       return createTelegramConnector({ token, settings: TelegramSettingsSchema.parse(ctx.config ?? {}), logger: ctx.logger });
     },

@@ -6,7 +6,11 @@ export const TelegramSettingsSchema = z
     /** Chats whose messages reach the agent; every other chat gets no answer and a log line naming its id. Default: none. */
     allowed_chat_ids: z.array(z.number().int()).max(10_000).default([]),
     /** The Bot API server; point it at a local one (telegram-bot-api, or a test server). */
-    api_root: z.string().max(2048).regex(/^https?:\/\/[^\s/?#]+\S*$/, 'must be an http:// or https:// URL').default('https://api.telegram.org'),
+    api_root: z
+      .string()
+      .max(2048)
+      .regex(/^https?:\/\/[^\s/?#]+\S*$/, 'must be an http:// or https:// URL')
+      .default('https://api.telegram.org'),
     /** Long-polling timeout of each getUpdates, in seconds. */
     poll_timeout_seconds: z.number().int().min(0).max(50).default(30),
     /** Sent when a turn fails; the details go to the log, never to the chat. */

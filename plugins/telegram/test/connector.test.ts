@@ -25,7 +25,9 @@ afterEach(async () => {
 });
 
 /** A host that answers from a function; the agent loop itself is tested in @trellis/agent and end to end. */
-function scriptedHost(answer: (m: InboundMessage) => Promise<ReplyEvent[]> | ReplyEvent[]): ConnectorHost & { seen: InboundMessage[]; resets: string[] } {
+function scriptedHost(
+  answer: (m: InboundMessage) => Promise<ReplyEvent[]> | ReplyEvent[],
+): ConnectorHost & { seen: InboundMessage[]; resets: string[] } {
   const seen: InboundMessage[] = [];
   const resets: string[] = [];
   return {
@@ -51,7 +53,10 @@ async function start(host: ConnectorHost, config: Record<string, unknown> = {}) 
 
 describe('telegram connector against a local Bot API server', () => {
   it('answers allowed chats with a typing indicator, ignores others with a log line', async () => {
-    const host = scriptedHost((m) => [{ type: 'text', delta: 'x' }, { type: 'done', reply: `you said ${m.text}` }]);
+    const host = scriptedHost((m) => [
+      { type: 'text', delta: 'x' },
+      { type: 'done', reply: `you said ${m.text}` },
+    ]);
     await start(host);
     api.pushMessage({ chatId: 99, text: 'let me in' });
     api.pushMessage({ chatId: 7, text: 'hello' });
@@ -59,7 +64,10 @@ describe('telegram connector against a local Bot API server', () => {
     expect(api.sent).toEqual([{ chatId: 7, text: 'you said hello' }]);
     expect(api.actions).toContainEqual({ chatId: 7, action: 'typing' });
     expect(host.seen).toEqual([{ conversationId: '7', senderId: '7', text: 'hello' }]);
-    expect(logs.find((l) => l.fields?.chat === 99)).toMatchObject({ level: 'info', message: expect.stringContaining('not in allowed_chat_ids') });
+    expect(logs.find((l) => l.fields?.chat === 99)).toMatchObject({
+      level: 'info',
+      message: expect.stringContaining('not in allowed_chat_ids'),
+    });
     expect(api.actions.some((a) => a.chatId === 99)).toBe(false);
   });
 
@@ -92,7 +100,10 @@ describe('telegram connector against a local Bot API server', () => {
     await api.waitFor(() => api.sent.length === 3, 20_000, 'three answers');
     const apology = TelegramSettingsSchema.parse({}).apology;
     expect(api.sent.map((s) => s.text)).toEqual([apology, apology, 'fine again']);
-    expect(logs.filter((l) => l.level === 'error').map((l) => l.fields?.code ?? l.fields?.error)).toEqual(['PROVIDER_FAILED', 'host exploded']);
+    expect(logs.filter((l) => l.level === 'error').map((l) => l.fields?.code ?? l.fields?.error)).toEqual([
+      'PROVIDER_FAILED',
+      'host exploded',
+    ]);
   });
 
   it('answers one chat in order and stop() waits for the turn in progress', async () => {
@@ -125,6 +136,9 @@ describe('telegram connector against a local Bot API server', () => {
       workspace: { root: '/' },
       env: { TELEGRAM_BOT_TOKEN: 'wrong' },
     });
-    await expect(bad.start(host)).rejects.toMatchObject({ code: 'CONNECTOR_FAILED', message: expect.stringContaining('TELEGRAM_BOT_TOKEN') });
+    await expect(bad.start(host)).rejects.toMatchObject({
+      code: 'CONNECTOR_FAILED',
+      message: expect.stringContaining('TELEGRAM_BOT_TOKEN'),
+    });
   });
 });

@@ -51,9 +51,11 @@ function createPrinter(out: (text: string) => void, trace: (text: string) => voi
 
 /** What a turn that did not simply finish means for the user, or undefined when it did. */
 function problemOf(result: TurnResult, maxSteps: number): string | undefined {
-  if (result.error !== undefined && result.finishReason === 'error') return `the model provider failed (${result.error.code}): ${result.error.message}`;
+  if (result.error !== undefined && result.finishReason === 'error')
+    return `the model provider failed (${result.error.code}): ${result.error.message}`;
   if (result.finishReason === 'aborted') return 'the turn was cancelled';
-  if (result.finishReason === 'max_steps') return `the model was still calling tools after ${maxSteps} steps, so the turn was stopped; ask for something smaller`;
+  if (result.finishReason === 'max_steps')
+    return `the model was still calling tools after ${maxSteps} steps, so the turn was stopped; ask for something smaller`;
   if (result.finishReason === 'length') return 'the answer was cut off at max_tokens; raise [plugins.entries.openrouter.config] max_tokens';
   return undefined;
 }
@@ -72,7 +74,10 @@ export async function chat(line: CommandLine, io: CommandIO, assembly: Assembly)
   const terminal = prompt === undefined && Boolean(process.stdin.isTTY && process.stdout.isTTY) && !line.flags.json;
   if (prompt === undefined && !terminal) {
     prompt = process.stdin.isTTY ? '' : (await readStdin()).trim();
-    if (prompt === '') throw new UsageError('`trellis chat` needs a prompt: `trellis chat "your question"`, text on stdin, or a terminal for the interactive chat');
+    if (prompt === '')
+      throw new UsageError(
+        '`trellis chat` needs a prompt: `trellis chat "your question"`, text on stdin, or a terminal for the interactive chat',
+      );
   }
   const agent = await createAssemblyAgent(assembly, { system: CHAT_SYSTEM_PROMPT, maxSteps: MAX_STEPS });
   const session = agent.session();
@@ -103,7 +108,8 @@ export async function chat(line: CommandLine, io: CommandIO, assembly: Assembly)
   return EXIT.OK;
 }
 
-const REPL_HELP = 'Type a message and press Enter. /tools lists the tools the model sees, /reset forgets the conversation, Ctrl-C cancels a running answer, Ctrl-D exits.\n';
+const REPL_HELP =
+  'Type a message and press Enter. /tools lists the tools the model sees, /reset forgets the conversation, Ctrl-C cancels a running answer, Ctrl-D exits.\n';
 
 /** The interactive chat: streaming answers, a trace line per tool call, Ctrl-C cancels a turn, Ctrl-D exits. */
 async function repl(io: CommandIO, session: AgentSession): Promise<number> {

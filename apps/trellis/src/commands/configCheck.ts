@@ -35,7 +35,12 @@ export async function configCheck(line: CommandLine, io: CommandIO, env: Readonl
     }
   }
   const trust = result.workspaceTrust;
-  const layers = (result.layers ?? []).map((l) => ({ source: l.source, path: l.path ?? null, applied: l.applied, ...(l.reason !== undefined ? { reason: l.reason } : {}) }));
+  const layers = (result.layers ?? []).map((l) => ({
+    source: l.source,
+    path: l.path ?? null,
+    applied: l.applied,
+    ...(l.reason !== undefined ? { reason: l.reason } : {}),
+  }));
   const code = !ok ? EXIT.USAGE : problems.length > 0 ? EXIT.FAILED : EXIT.OK;
   if (line.flags.json) {
     io.out(
@@ -53,7 +58,9 @@ export async function configCheck(line: CommandLine, io: CommandIO, env: Readonl
     return code;
   }
   io.out(`Config: ${describeConfigSource(result.source, result.path)}\n`);
-  for (const l of layers) if (l.source !== 'embedded') io.out(`  layer ${l.source}: ${l.path} (${l.applied ? 'applied' : `not applied: ${l.reason?.code ?? 'skipped'}`})\n`);
+  for (const l of layers)
+    if (l.source !== 'embedded')
+      io.out(`  layer ${l.source}: ${l.path} (${l.applied ? 'applied' : `not applied: ${l.reason?.code ?? 'skipped'}`})\n`);
   io.out(`${describeTrust(trust)}\n`);
   for (const problem of result.errors) io.out(`  error   ${problem.code}  ${problem.message}\n`);
   for (const problem of result.warnings) io.out(`  warning ${problem.code}  ${problem.message}\n`);
@@ -62,7 +69,8 @@ export async function configCheck(line: CommandLine, io: CommandIO, env: Readonl
   const w = result.warnings.length;
   const warnings = `${w} warning${w === 1 ? '' : 's'}`;
   if (!ok) io.out(`${result.errors.length} error${result.errors.length === 1 ? '' : 's'}, ${warnings}\n`);
-  else if (problems.length > 0) io.out(`${summarizeProblems(problems)}; ${warnings}. Fix them as each line says, then run \`trellis config check\` again.\n`);
+  else if (problems.length > 0)
+    io.out(`${summarizeProblems(problems)}; ${warnings}. Fix them as each line says, then run \`trellis config check\` again.\n`);
   else io.out(`OK: ${warnings}\n`);
   return code;
 }

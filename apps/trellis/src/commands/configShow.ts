@@ -15,12 +15,24 @@ export const HIDDEN_VALUE = '<hidden: expanded from an environment variable>';
  * `${VAR}` are never printed.
  */
 export async function configShow(line: CommandLine, io: CommandIO, env: Readonly<Record<string, string | undefined>>): Promise<number> {
-  const loaded = await loadConfig({ configPath: line.flags.config, env, ...resolveHostPaths({ workspace: line.flags.workspace, env }), withOrigins: true });
+  const loaded = await loadConfig({
+    configPath: line.flags.config,
+    env,
+    ...resolveHostPaths({ workspace: line.flags.workspace, env }),
+    withOrigins: true,
+  });
   if (loaded.errors.length > 0 || loaded.value === undefined) throw new ConfigError(loaded.errors);
   const origins = loaded.origins ?? new Map<string, ConfigOrigin>();
   const keys = flattenConfig(loaded.value as unknown as Record<string, unknown>).map(({ key, value }) => {
     const origin = originOf(origins, key);
-    return { key, value: origin?.fromEnv === true ? HIDDEN_VALUE : value, origin: origin === undefined ? { source: 'default' } : { source: origin.source, ...(origin.path !== undefined ? { path: origin.path } : {}) } };
+    return {
+      key,
+      value: origin?.fromEnv === true ? HIDDEN_VALUE : value,
+      origin:
+        origin === undefined
+          ? { source: 'default' }
+          : { source: origin.source, ...(origin.path !== undefined ? { path: origin.path } : {}) },
+    };
   });
   const layers = (loaded.layers ?? []).map((l) => ({
     source: l.source,
@@ -31,7 +43,13 @@ export async function configShow(line: CommandLine, io: CommandIO, env: Readonly
   }));
   const trust = loaded.workspaceTrust;
   if (line.flags.json) {
-    io.out(toJson({ workspace: { path: trust.workspace, real: trust.real, trusted: trust.trusted, by: trust.by ?? null, store: trust.storePath }, layers, keys }));
+    io.out(
+      toJson({
+        workspace: { path: trust.workspace, real: trust.real, trusted: trust.trusted, by: trust.by ?? null, store: trust.storePath },
+        layers,
+        keys,
+      }),
+    );
     return EXIT.OK;
   }
   io.out(`${describeTrust(trust)}\n`);
@@ -42,11 +60,15 @@ export async function configShow(line: CommandLine, io: CommandIO, env: Readonly
   }
   for (const l of layers) if (!l.applied && l.reason !== undefined) io.out(`    ${l.reason.message}\n`);
   io.out('\n');
-  const width = line.options.origin === true ? Math.min(60, Math.max(...keys.map((k) => `${k.key} = ${JSON.stringify(k.value)}`.length))) : 0;
+  const width =
+    line.options.origin === true ? Math.min(60, Math.max(...keys.map((k) => `${k.key} = ${JSON.stringify(k.value)}`.length))) : 0;
   for (const k of keys) {
     const text = `${k.key} = ${typeof k.value === 'string' && k.value === HIDDEN_VALUE ? k.value : JSON.stringify(k.value)}`;
     if (line.options.origin !== true) io.out(`${text}\n`);
-    else io.out(`${text.padEnd(width)}  # ${k.origin.source === 'default' ? 'schema default' : k.origin.source === 'embedded' ? 'embedded default' : `${k.origin.source}: ${(k.origin as { path?: string }).path ?? ''}`}\n`);
+    else
+      io.out(
+        `${text.padEnd(width)}  # ${k.origin.source === 'default' ? 'schema default' : k.origin.source === 'embedded' ? 'embedded default' : `${k.origin.source}: ${(k.origin as { path?: string }).path ?? ''}`}\n`,
+      );
   }
   return EXIT.OK;
 }

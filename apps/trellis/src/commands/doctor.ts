@@ -37,7 +37,10 @@ export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembl
   const trust = assembly.workspaceTrust;
   checks.push({ name: 'workspace trust', ok: true, detail: describeTrust(trust) });
 
-  const counts = Object.fromEntries(STATES.map((s) => [s, snapshot.plugins.filter((p) => p.state === s).length])) as Record<(typeof STATES)[number], number>;
+  const counts = Object.fromEntries(STATES.map((s) => [s, snapshot.plugins.filter((p) => p.state === s).length])) as Record<
+    (typeof STATES)[number],
+    number
+  >;
   const required = snapshot.plugins.filter((p) => p.manifest?.required === true && p.bundled);
   const requiredDown = required.filter((p) => p.state !== 'enabled');
   checks.push({
@@ -68,7 +71,12 @@ export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembl
   // A plugin that runs but has a part down (an MCP server) says so here.
   for (const p of snapshot.plugins) {
     const problems = p.state === 'enabled' ? (assembly.lifecycle(p.id)?.problems ?? []) : [];
-    if (problems.length > 0) checks.push({ name: `plugin ${p.id}`, ok: false, detail: problems.map((problem) => `${problem.code}: ${problem.message}`).join('; ') });
+    if (problems.length > 0)
+      checks.push({
+        name: `plugin ${p.id}`,
+        ok: false,
+        detail: problems.map((problem) => `${problem.code}: ${problem.message}`).join('; '),
+      });
   }
   // Whether children Trellis starts can read the host's secrets (docs/security-model.md).
   const isolation = await describeSecretIsolation();
@@ -124,11 +132,14 @@ export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembl
   io.out(`Trellis ${TRELLIS_VERSION} · Node ${process.version} · workspace ${assembly.workspace}\n\n`);
   io.out(`Config in use: ${describeConfigSource(assembly.configSource.source, assembly.configSource.path)}\n`);
   for (const l of assembly.configLayers) {
-    if (l.source !== 'embedded') io.out(`  layer ${l.source}: ${l.path} (${l.applied ? 'applied' : `not applied: ${l.reason?.code ?? 'skipped'}`})\n`);
+    if (l.source !== 'embedded')
+      io.out(`  layer ${l.source}: ${l.path} (${l.applied ? 'applied' : `not applied: ${l.reason?.code ?? 'skipped'}`})\n`);
   }
   io.out(`${describeTrust(trust)}\n`);
   const c = assembly.config;
-  io.out(`  profile ${c.plugins.profile}; allow [${c.plugins.allow.join(', ')}]; deny [${c.plugins.deny.join(', ')}]; tool timeout ${c.runtime.tool_timeout_seconds} s; max retries ${c.runtime.max_retries}; audit log ${c.runtime.audit_log || 'off'}\n\n`);
+  io.out(
+    `  profile ${c.plugins.profile}; allow [${c.plugins.allow.join(', ')}]; deny [${c.plugins.deny.join(', ')}]; tool timeout ${c.runtime.tool_timeout_seconds} s; max retries ${c.runtime.max_retries}; audit log ${c.runtime.audit_log || 'off'}\n\n`,
+  );
   io.out(`Registry (profile ${snapshot.profile}, hash ${snapshot.hash.slice(0, 12)}):\n`);
   io.out(`  ${STATES.map((s) => `${counts[s]} ${s}`).join(' · ')}\n`);
   for (const p of snapshot.plugins.filter((p) => p.state !== 'enabled')) {
@@ -182,14 +193,28 @@ async function checkExternalPlugins(assembly: Assembly): Promise<Array<{ check: 
         const health = await checkHealth(assembly, p.id);
         if (health === undefined || health.healthy) {
           const healthText = health === undefined ? '' : ' and its health check';
-          return { check: { name, ok: true, detail: `${type} plugin started and answered its handshake${healthText} in ${(performance.now() - started).toFixed(0)} ms` } };
+          return {
+            check: {
+              name,
+              ok: true,
+              detail: `${type} plugin started and answered its handshake${healthText} in ${(performance.now() - started).toFixed(0)} ms`,
+            },
+          };
         }
         const message = `${p.id} (${type}, ${p.source.manifestPath}) started but failed its health check: ${health.message ?? 'unhealthy'}. Check the plugin's own logs (runtime.debug_log); \`trellis plugins explain ${p.id}\` shows where it comes from`;
-        return { check: { name, ok: false, detail: message }, problem: { kind: 'plugin-check' as const, code: 'PLUGIN_CHECK_FAILED', message } };
+        return {
+          check: { name, ok: false, detail: message },
+          problem: { kind: 'plugin-check' as const, code: 'PLUGIN_CHECK_FAILED', message },
+        };
       }
-      const why = timedOut ? `no answer within ${DOCTOR_PLUGIN_DEADLINE_MS / 1000} s` : `${life?.state ?? 'unknown'}${life?.lastError ? `: ${life.lastError}` : ''}`;
+      const why = timedOut
+        ? `no answer within ${DOCTOR_PLUGIN_DEADLINE_MS / 1000} s`
+        : `${life?.state ?? 'unknown'}${life?.lastError ? `: ${life.lastError}` : ''}`;
       const message = `${p.id} (${type}, ${p.source.manifestPath}) did not start: ${why}. Check its [runtime] in the manifest${type === 'http' ? ' and that its server is running' : ''}; \`trellis plugins explain ${p.id}\` shows where it comes from`;
-      return { check: { name, ok: false, detail: message }, problem: { kind: 'plugin-check' as const, code: 'PLUGIN_CHECK_FAILED', message } };
+      return {
+        check: { name, ok: false, detail: message },
+        problem: { kind: 'plugin-check' as const, code: 'PLUGIN_CHECK_FAILED', message },
+      };
     }),
   );
 }
@@ -199,11 +224,16 @@ async function checkHealth(assembly: Assembly, id: string): Promise<{ healthy: b
   const deadline = AbortSignal.timeout(DOCTOR_PLUGIN_DEADLINE_MS);
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<{ healthy: boolean; message: string }>((resolve) => {
-    timer = setTimeout(() => resolve({ healthy: false, message: `no answer within ${DOCTOR_PLUGIN_DEADLINE_MS / 1000} s` }), DOCTOR_PLUGIN_DEADLINE_MS + 1_000);
+    timer = setTimeout(
+      () => resolve({ healthy: false, message: `no answer within ${DOCTOR_PLUGIN_DEADLINE_MS / 1000} s` }),
+      DOCTOR_PLUGIN_DEADLINE_MS + 1_000,
+    );
   });
   try {
     return await Promise.race([
-      assembly.checkPluginHealth(id, deadline).catch((error: unknown) => ({ healthy: false, message: error instanceof Error ? error.message : String(error) })),
+      assembly
+        .checkPluginHealth(id, deadline)
+        .catch((error: unknown) => ({ healthy: false, message: error instanceof Error ? error.message : String(error) })),
       late,
     ]);
   } finally {

@@ -27,7 +27,12 @@ export function findProblems(assembly: Pick<Assembly, 'configWarnings' | 'snapsh
   }
   for (const p of assembly.snapshot.plugins) {
     const head = p.reasons[0];
-    if (p.state === 'rejected') problems.push({ kind: 'plugin-rejected', code: head?.code ?? 'REJECTED', message: `${p.id} (${p.source.manifestPath ?? 'bundled'}) is rejected: ${head?.message ?? 'no reason given'}` });
+    if (p.state === 'rejected')
+      problems.push({
+        kind: 'plugin-rejected',
+        code: head?.code ?? 'REJECTED',
+        message: `${p.id} (${p.source.manifestPath ?? 'bundled'}) is rejected: ${head?.message ?? 'no reason given'}`,
+      });
     else if (p.state === 'disabled' && head?.code === ERROR_CODES.CONFIG_INVALID) {
       problems.push({ kind: 'plugin-quarantined', code: head.code, message: `${p.id} is quarantined: ${head.message}` });
     }

@@ -36,7 +36,8 @@ async function writeAtomic(path: string, text: string): Promise<void> {
   let mode = 0o600;
   try {
     const stat = await lstat(path);
-    if (!stat.isFile()) throw new FailedError(`${path} is not a regular file (a symlink or another type); write the servers into the file it should be`);
+    if (!stat.isFile())
+      throw new FailedError(`${path} is not a regular file (a symlink or another type); write the servers into the file it should be`);
     mode = stat.mode & 0o777;
   } catch (error) {
     if (error instanceof FailedError) throw error;
@@ -64,7 +65,10 @@ async function mcpImport(line: CommandLine, io: CommandIO, env: Env): Promise<nu
   const { parseMcpServersJson, renderServersToml } = await import('@trellis/plugin-mcp/admin');
   const { parse } = await import('smol-toml');
   const source = await readOptional(file);
-  if (source === undefined) throw new UsageError(`${file} does not exist; give the path of an MCP client config (e.g. ~/.config/Claude/claude_desktop_config.json, .mcp.json, .cursor/mcp.json)`);
+  if (source === undefined)
+    throw new UsageError(
+      `${file} does not exist; give the path of an MCP client config (e.g. ~/.config/Claude/claude_desktop_config.json, .mcp.json, .cursor/mcp.json)`,
+    );
   if (source.length > MAX_IMPORT_BYTES) throw new FailedError(`${file} is over ${MAX_IMPORT_BYTES} bytes; it is not an MCP client config`);
   const imported = parseMcpServersJson(source, file);
   if (imported.error !== undefined) throw new FailedError(imported.error.message);
@@ -75,7 +79,9 @@ async function mcpImport(line: CommandLine, io: CommandIO, env: Env): Promise<nu
   try {
     document = parse(current) as Record<string, unknown>;
   } catch (error) {
-    throw new FailedError(`${target} is not valid TOML (${(error as Error).message.split('\n', 1)[0]}); fix it (trellis config check), then import again`);
+    throw new FailedError(
+      `${target} is not valid TOML (${(error as Error).message.split('\n', 1)[0]}); fix it (trellis config check), then import again`,
+    );
   }
   const entries = ((document.plugins as Record<string, unknown> | undefined)?.entries ?? {}) as Record<string, unknown>;
   const mcpEntry = entries.mcp as Record<string, unknown> | undefined;
@@ -85,14 +91,21 @@ async function mcpImport(line: CommandLine, io: CommandIO, env: Env): Promise<nu
   const warnings = [...imported.warnings];
   const fresh = imported.servers.filter((server) => {
     if (!existing.has(server.name)) return true;
-    warnings.push({ code: 'CONFIG_INVALID', message: `${target} already has a server named "${server.name}"; kept it, skipped the imported one (remove it first to replace it)` });
+    warnings.push({
+      code: 'CONFIG_INVALID',
+      message: `${target} already has a server named "${server.name}"; kept it, skipped the imported one (remove it first to replace it)`,
+    });
     return false;
   });
   for (const server of fresh) {
     const text = JSON.stringify(server);
     for (const match of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
       const name = match[1]!;
-      if (env[name] === undefined) warnings.push({ code: 'ENV_VAR_MISSING', message: `server "${server.name}" uses \${${name}}, which is not set now; set it before running trellis, or the config will not load` });
+      if (env[name] === undefined)
+        warnings.push({
+          code: 'ENV_VAR_MISSING',
+          message: `server "${server.name}" uses \${${name}}, which is not set now; set it before running trellis, or the config will not load`,
+        });
     }
   }
 
@@ -111,7 +124,10 @@ async function mcpImport(line: CommandLine, io: CommandIO, env: Env): Promise<nu
     }
     await writeAtomic(target, next);
   }
-  const enabledNote = mcpEntry !== undefined && mcpEntry.enabled !== true ? ' The mcp plugin is on only in profile full or with [plugins.entries.mcp] enabled = true.' : '';
+  const enabledNote =
+    mcpEntry !== undefined && mcpEntry.enabled !== true
+      ? ' The mcp plugin is on only in profile full or with [plugins.entries.mcp] enabled = true.'
+      : '';
   if (line.flags.json) {
     io.out(toJson({ config: target, imported: fresh.map((s) => s.name), warnings }));
   } else {
@@ -152,9 +168,12 @@ async function mcpApprove(line: CommandLine, io: CommandIO, env: Env): Promise<n
   if (!line.flags.json) {
     for (const approved of preview.approved) {
       io.out(`mcp.${server}.${approved.tool}: ${approved.changes.join(', ') || 'new pin'} changed.\n`);
-      if (approved.changes.includes('description')) io.out(`  description was: ${short(approved.before.description)}\n  description now: ${short(approved.after.description)}\n`);
-      if (approved.changes.includes('input schema')) io.out(`  input schema was: ${short(approved.before.inputSchema)}\n  input schema now: ${short(approved.after.inputSchema)}\n`);
-      if (approved.changes.includes('output schema')) io.out(`  output schema was: ${short(approved.before.outputSchema)}\n  output schema now: ${short(approved.after.outputSchema)}\n`);
+      if (approved.changes.includes('description'))
+        io.out(`  description was: ${short(approved.before.description)}\n  description now: ${short(approved.after.description)}\n`);
+      if (approved.changes.includes('input schema'))
+        io.out(`  input schema was: ${short(approved.before.inputSchema)}\n  input schema now: ${short(approved.after.inputSchema)}\n`);
+      if (approved.changes.includes('output schema'))
+        io.out(`  output schema was: ${short(approved.before.outputSchema)}\n  output schema now: ${short(approved.after.outputSchema)}\n`);
     }
     if (io.interactive && io.ask !== undefined) {
       const answer = await io.ask(`Approve ${preview.approved.length === 1 ? 'this change' : 'these changes'}? [y/N] `);

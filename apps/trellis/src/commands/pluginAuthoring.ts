@@ -15,13 +15,19 @@ const DEFAULT_HTTP_PORT = 8787;
 /** `trellis plugin new <id> --external process|script|http [--lang python|node|sh]`: a working plugin folder. */
 export function pluginNew(line: CommandLine, io: CommandIO): number {
   const id = line.args[0]!;
-  if (!PLUGIN_ID_PATTERN.test(id)) throw new UsageError(`plugin id "${id}" must be 1–64 lowercase letters, digits or dashes, starting and ending with a letter or digit (e.g. hello-world)`);
+  if (!PLUGIN_ID_PATTERN.test(id))
+    throw new UsageError(
+      `plugin id "${id}" must be 1–64 lowercase letters, digits or dashes, starting and ending with a letter or digit (e.g. hello-world)`,
+    );
   const type = line.options.external;
   if (type === undefined) return bundledNew(line, io, id);
-  if (!(EXTERNAL_TYPES as readonly string[]).includes(type)) throw new UsageError(`--external must be one of ${EXTERNAL_TYPES.join(', ')}; got "${type}"`);
+  if (!(EXTERNAL_TYPES as readonly string[]).includes(type))
+    throw new UsageError(`--external must be one of ${EXTERNAL_TYPES.join(', ')}; got "${type}"`);
   const lang = line.options.lang ?? 'python';
-  if (!(LANGUAGES as readonly string[]).includes(lang)) throw new UsageError(`--lang must be one of ${LANGUAGES.join(', ')}; got "${lang}"`);
-  if (lang === 'sh' && type !== 'script') throw new UsageError(`--lang sh is for script plugins (a shell cannot speak the ${type} protocol well); use --lang python or node`);
+  if (!(LANGUAGES as readonly string[]).includes(lang))
+    throw new UsageError(`--lang must be one of ${LANGUAGES.join(', ')}; got "${lang}"`);
+  if (lang === 'sh' && type !== 'script')
+    throw new UsageError(`--lang sh is for script plugins (a shell cannot speak the ${type} protocol well); use --lang python or node`);
   const folder = resolve(line.flags.workspace ?? process.cwd(), id);
   if (existsSync(folder)) throw new UsageError(`${folder} already exists; choose another id or remove it`);
   const files = externalScaffold(id, type as ExternalType, lang as Language, DEFAULT_HTTP_PORT);
@@ -36,7 +42,8 @@ export function pluginNew(line: CommandLine, io: CommandIO): number {
     return EXIT.OK;
   }
   io.out(`Created ${folder}: ${files.map((f) => f.path).join(', ')}\n\nNext:\n`);
-  if (type === 'http') io.out(`  (cd ${folder} && ${lang === 'node' ? 'node' : 'python3'} ${files[1]!.path})   # start the server (keep it running)\n`);
+  if (type === 'http')
+    io.out(`  (cd ${folder} && ${lang === 'node' ? 'node' : 'python3'} ${files[1]!.path})   # start the server (keep it running)\n`);
   io.out(`  trellis plugin test ${folder}\n  trellis --plugin-path ${root} --allow ${id} tools call ${id}.greet --args '{"name":"Ada"}'\n`);
   io.out(`To keep it on: add "${id}" to [plugins] allow and ${root} to [plugins] paths in runtime.toml.\n`);
   return EXIT.OK;
@@ -44,19 +51,26 @@ export function pluginNew(line: CommandLine, io: CommandIO): number {
 
 /** `trellis plugin new <id>` inside a Trellis checkout: the package under plugins/ and the app's dependency line. */
 function bundledNew(line: CommandLine, io: CommandIO, id: string): number {
-  if (line.options.lang !== undefined && line.options.lang !== 'node') throw new UsageError('a bundled plugin is TypeScript; --lang is for --external plugins');
+  if (line.options.lang !== undefined && line.options.lang !== 'node')
+    throw new UsageError('a bundled plugin is TypeScript; --lang is for --external plugins');
   const from = line.flags.workspace ?? process.cwd();
   const checkout = findTrellisCheckout(from);
   if (checkout === undefined) {
-    throw new UsageError(`a bundled plugin is a package in a Trellis checkout's plugins/ folder, and ${resolve(from)} is not inside one; run this in the repository, or scaffold an external plugin with --external process|script|http`);
+    throw new UsageError(
+      `a bundled plugin is a package in a Trellis checkout's plugins/ folder, and ${resolve(from)} is not inside one; run this in the repository, or scaffold an external plugin with --external process|script|http`,
+    );
   }
   const files = scaffoldBundledPlugin(checkout, id);
   if (line.flags.json) {
     io.out(toJson({ id, type: 'bundled', folder: join(checkout, 'plugins', id), files }));
     return EXIT.OK;
   }
-  io.out(`Created plugins/${id} and added "@trellis/plugin-${id}": "workspace:*" to the devDependencies of apps/trellis/package.json:\n${files.map((f) => `  ${f}`).join('\n')}\n\nNext (in ${checkout}):\n`);
-  io.out(`  npx -y pnpm@10 install\n  npx -y pnpm@10 --filter "trellis..." build\n  node apps/trellis/dist/cli.cjs --allow ${id} tools call ${id}.greet --args '{"name":"Ada"}'\n`);
+  io.out(
+    `Created plugins/${id} and added "@trellis/plugin-${id}": "workspace:*" to the devDependencies of apps/trellis/package.json:\n${files.map((f) => `  ${f}`).join('\n')}\n\nNext (in ${checkout}):\n`,
+  );
+  io.out(
+    `  npx -y pnpm@10 install\n  npx -y pnpm@10 --filter "trellis..." build\n  node apps/trellis/dist/cli.cjs --allow ${id} tools call ${id}.greet --args '{"name":"Ada"}'\n`,
+  );
   return EXIT.OK;
 }
 
@@ -74,7 +88,9 @@ interface Finding {
 export async function pluginTest(line: CommandLine, io: CommandIO, env: Readonly<Record<string, string | undefined>>): Promise<number> {
   const dir = resolve(line.args[0]!);
   if (!existsSync(join(dir, 'plugin.toml')) || !statSync(dir).isDirectory()) {
-    throw new FailedError(`${join(dir, 'plugin.toml')} does not exist; give the plugin's folder (the one holding plugin.toml), or make one with \`trellis plugin new <id> --external script\``);
+    throw new FailedError(
+      `${join(dir, 'plugin.toml')} does not exist; give the plugin's folder (the one holding plugin.toml), or make one with \`trellis plugin new <id> --external script\``,
+    );
   }
   const real = realpathSync(dir);
   const base = {
@@ -85,21 +101,36 @@ export async function pluginTest(line: CommandLine, io: CommandIO, env: Readonly
     discoverExternalTools: true,
   };
   // First pass: which id the registry gives this folder; then the run proper, allowed for this test.
-  const idGuess = await withAssembly({ ...base, discoverExternalTools: false }, (a) => a.snapshot.plugins.find((p) => !p.bundled && p.pluginDir === real)?.id ?? basename(real));
+  const idGuess = await withAssembly(
+    { ...base, discoverExternalTools: false },
+    (a) => a.snapshot.plugins.find((p) => !p.bundled && p.pluginDir === real)?.id ?? basename(real),
+  );
   const findings: Finding[] = [];
   const allow = PLUGIN_ID_PATTERN.test(idGuess) ? { commandLine: { allow: [idGuess] } } : {};
   await withAssembly({ ...base, ...allow }, async (assembly) => {
     const explanation = assembly.explain(idGuess);
     const candidate = explanation.candidates.find((c) => c.pluginDir === real);
     if (candidate === undefined) {
-      findings.push({ step: 'manifest', ok: false, message: `the registry found no plugin in ${real}; is plugin.toml a regular file there?` });
+      findings.push({
+        step: 'manifest',
+        ok: false,
+        message: `the registry found no plugin in ${real}; is plugin.toml a regular file there?`,
+      });
       return;
     }
     const invalid = candidate.checks.find((c) => c.code === 'MANIFEST_INVALID' && c.result === 'fail');
-    findings.push(invalid ? { step: 'manifest', ok: false, message: invalid.message } : { step: 'manifest', ok: true, message: `${join(real, 'plugin.toml')} is valid (id "${idGuess}")` });
+    findings.push(
+      invalid
+        ? { step: 'manifest', ok: false, message: invalid.message }
+        : { step: 'manifest', ok: true, message: `${join(real, 'plugin.toml')} is valid (id "${idGuess}")` },
+    );
     if (invalid) return;
     const failed = candidate.checks.filter((c) => c.result === 'fail');
-    findings.push(failed.length === 0 ? { step: 'admission', ok: true, message: 'every admission check passed' } : { step: 'admission', ok: false, message: failed.map((c) => `${c.code}: ${c.message}`).join('\n') });
+    findings.push(
+      failed.length === 0
+        ? { step: 'admission', ok: true, message: 'every admission check passed' }
+        : { step: 'admission', ok: false, message: failed.map((c) => `${c.code}: ${c.message}`).join('\n') },
+    );
     if (candidate.state !== 'enabled') {
       findings.push({ step: 'enabled', ok: false, message: candidate.reasons.map((r) => `${r.code}: ${r.message}`).join('\n') });
       return;
@@ -111,7 +142,11 @@ export async function pluginTest(line: CommandLine, io: CommandIO, env: Readonly
       return;
     }
     if (tools.length === 0) {
-      findings.push({ step: 'tools', ok: false, message: 'the plugin offers no tools: declare [[tools]] in plugin.toml (or report them from get_tools / GET /tools)' });
+      findings.push({
+        step: 'tools',
+        ok: false,
+        message: 'the plugin offers no tools: declare [[tools]] in plugin.toml (or report them from get_tools / GET /tools)',
+      });
       return;
     }
     for (const tool of tools) {
@@ -138,7 +173,11 @@ export async function pluginTest(line: CommandLine, io: CommandIO, env: Readonly
     io.out(toJson({ dir: real, id: idGuess, ok: problems.length === 0, findings }));
   } else {
     for (const f of findings) io.out(`${f.ok ? 'ok  ' : 'FAIL'} ${f.step}: ${f.message.split('\n').join('\n       ')}\n`);
-    io.out(problems.length === 0 ? `\n${idGuess}: every check passed.\n` : `\n${idGuess}: ${problems.length} problem${problems.length === 1 ? '' : 's'}; fix ${problems.length === 1 ? 'it' : 'them'} and run \`trellis plugin test ${line.args[0]}\` again.\n`);
+    io.out(
+      problems.length === 0
+        ? `\n${idGuess}: every check passed.\n`
+        : `\n${idGuess}: ${problems.length} problem${problems.length === 1 ? '' : 's'}; fix ${problems.length === 1 ? 'it' : 'them'} and run \`trellis plugin test ${line.args[0]}\` again.\n`,
+    );
   }
   return problems.length === 0 ? EXIT.OK : EXIT.FAILED;
 }

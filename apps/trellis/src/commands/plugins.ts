@@ -39,13 +39,25 @@ export function pluginsList(line: CommandLine, io: CommandIO, assembly: Assembly
   }
   const rows = plugins.map((p) => {
     const lifecycle = p.state === 'enabled' && !p.bundled ? assembly.lifecycle(p.id)?.state : undefined;
-    return [p.id, p.kind, p.source.root, lifecycle ? `${p.state} (${lifecycle})` : p.state, p.reasons[0] ? `${p.reasons[0].code}: ${p.reasons[0].message}` : ''];
+    return [
+      p.id,
+      p.kind,
+      p.source.root,
+      lifecycle ? `${p.state} (${lifecycle})` : p.state,
+      p.reasons[0] ? `${p.reasons[0].code}: ${p.reasons[0].message}` : '',
+    ];
   });
   io.out(`Profile ${assembly.snapshot.profile} · ${plugins.length} plugin${plugins.length === 1 ? '' : 's'}\n\n`);
   io.out(formatTable(['ID', 'KIND', 'ROOT', 'STATE', 'REASON'], rows));
   const untrusted = plugins.filter((p) => p.reasons[0]?.code === 'WORKSPACE_UNTRUSTED').length;
-  if (untrusted > 0) io.out(`\n${untrusted} plugin${untrusted === 1 ? '' : 's'} from the workspace ${untrusted === 1 ? 'is' : 'are'} off because it is not trusted. ${describeTrust(assembly.workspaceTrust)}\n`);
-  const warnings = [...assembly.snapshot.warnings, ...plugins.flatMap((p) => p.warnings.map((w) => ({ ...w, message: `${p.id}: ${w.message}` })))];
+  if (untrusted > 0)
+    io.out(
+      `\n${untrusted} plugin${untrusted === 1 ? '' : 's'} from the workspace ${untrusted === 1 ? 'is' : 'are'} off because it is not trusted. ${describeTrust(assembly.workspaceTrust)}\n`,
+    );
+  const warnings = [
+    ...assembly.snapshot.warnings,
+    ...plugins.flatMap((p) => p.warnings.map((w) => ({ ...w, message: `${p.id}: ${w.message}` }))),
+  ];
   if (warnings.length > 0) {
     io.out(`\nWarnings:\n`);
     for (const w of warnings) io.out(`  ${w.code}  ${w.message}\n`);

@@ -14,7 +14,12 @@ const SKILLS_PLUGIN = 'skill-source-local';
  * `trellis serve --http [--host H] [--port N] [--no-auth]`: Streamable HTTP at `http://H:N/mcp`
  * until SIGINT/SIGTERM, behind a bearer token. Everything but protocol goes to stderr.
  */
-export async function serve(line: CommandLine, io: CommandIO, assembly: Assembly, env: Readonly<Record<string, string | undefined>>): Promise<number> {
+export async function serve(
+  line: CommandLine,
+  io: CommandIO,
+  assembly: Assembly,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<number> {
   const http = line.options.http ?? false;
   if (!http && (line.options.host !== undefined || line.options.port !== undefined || line.options.noAuth !== undefined)) {
     throw new UsageError('--host, --port and --no-auth go with --http (plain `trellis serve` speaks stdio)');
@@ -23,12 +28,18 @@ export async function serve(line: CommandLine, io: CommandIO, assembly: Assembly
   const port = parsePort(line.options.port);
   const noAuth = line.options.noAuth ?? false;
   if (noAuth && !isLoopbackHost(host)) {
-    throw new UsageError(`--no-auth is refused on ${host}: anyone who can reach that address could run your tools. Bind a loopback address (--host 127.0.0.1) or drop --no-auth`);
+    throw new UsageError(
+      `--no-auth is refused on ${host}: anyone who can reach that address could run your tools. Bind a loopback address (--host 127.0.0.1) or drop --no-auth`,
+    );
   }
 
   const skills = await serveableSkills(assembly, io);
   const server = createTrellisMcpServer({
-    host: { catalog: () => assembly.catalog, runtime: assembly.runtime, onCatalogChange: (listener) => assembly.onCatalogChanged(() => listener()) },
+    host: {
+      catalog: () => assembly.catalog,
+      runtime: assembly.runtime,
+      onCatalogChange: (listener) => assembly.onCatalogChanged(() => listener()),
+    },
     version: TRELLIS_VERSION,
     naming: assembly.config.serve.tool_names,
     openWorldPlugins: assembly.snapshot.plugins.filter((p) => p.kind === 'bridge').map((p) => p.id),
@@ -67,7 +78,9 @@ async function serveHttp(server: TrellisMcpServer, io: CommandIO, settings: Http
   const { assembly, env } = settings;
   let token: string | undefined;
   if (settings.noAuth) {
-    io.err('trellis serve: warning: --no-auth: any program on this machine can call these tools (browsers are still held off by the Origin check)\n');
+    io.err(
+      'trellis serve: warning: --no-auth: any program on this machine can call these tools (browsers are still held off by the Origin check)\n',
+    );
   } else {
     const fromEnv = env.TRELLIS_SERVE_TOKEN;
     if (fromEnv !== undefined && fromEnv.length > 0 && fromEnv.length < 16) {
@@ -94,7 +107,9 @@ async function serveHttp(server: TrellisMcpServer, io: CommandIO, settings: Http
       `cannot listen on ${settings.host}:${settings.port} (${code ?? (error instanceof Error ? error.message : String(error))})${code === 'EADDRINUSE' ? '; pick another --port, or --port 0 for any free one' : ''}`,
     );
   }
-  io.err(`trellis serve: MCP over Streamable HTTP at ${serving.url}, ${settings.offered} tool${settings.offered === 1 ? '' : 's'}${token !== undefined ? ', bearer token required' : ''}; Ctrl-C to stop\n`);
+  io.err(
+    `trellis serve: MCP over Streamable HTTP at ${serving.url}, ${settings.offered} tool${settings.offered === 1 ? '' : 's'}${token !== undefined ? ', bearer token required' : ''}; Ctrl-C to stop\n`,
+  );
   // Runs until a signal: the CLI's trap disposes the assembly and exits.
   await new Promise<never>(() => {});
   return EXIT.OK;
@@ -103,19 +118,23 @@ async function serveHttp(server: TrellisMcpServer, io: CommandIO, settings: Http
 function parsePort(text: string | undefined): number {
   if (text === undefined) return 0;
   const port = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isInteger(port) || port > 65_535) throw new UsageError(`--port must be a whole number from 0 to 65535 (0 = any free port); got "${text}"`);
+  if (!/^\d+$/.test(text) || !Number.isInteger(port) || port > 65_535)
+    throw new UsageError(`--port must be a whole number from 0 to 65535 (0 = any free port); got "${text}"`);
   return port;
 }
 
 /** The skills skill-source-local admits, loaded for the SEP-2640 extension; undefined when it is not offered or finds none. */
 async function serveableSkills(assembly: Assembly, io: CommandIO) {
-  if (assembly.catalog.get(`${SKILLS_PLUGIN}.list`) === undefined || assembly.catalog.get(`${SKILLS_PLUGIN}.read`) === undefined) return undefined;
+  if (assembly.catalog.get(`${SKILLS_PLUGIN}.list`) === undefined || assembly.catalog.get(`${SKILLS_PLUGIN}.read`) === undefined)
+    return undefined;
   const listed = await assembly.runtime.invoke({ name: `${SKILLS_PLUGIN}.list`, input: {} });
   if (!listed.ok) {
     io.err(`trellis serve: skills are not served: ${listed.error.code}: ${listed.error.message}\n`);
     return undefined;
   }
-  const names = ((listed.value as { skills?: ReadonlyArray<{ name?: unknown }> }).skills ?? []).map((s) => s.name).filter((n): n is string => typeof n === 'string');
+  const names = ((listed.value as { skills?: ReadonlyArray<{ name?: unknown }> }).skills ?? [])
+    .map((s) => s.name)
+    .filter((n): n is string => typeof n === 'string');
   if (names.length === 0) return undefined;
   const dirs = new Map<string, string>();
   for (const name of names) {

@@ -21,8 +21,10 @@ export function trust(line: CommandLine, io: CommandIO, env: Readonly<Record<str
   const store = loaded.value;
   const { list, revoke } = line.options;
   const dirArg = line.args[0];
-  if (list === true && (revoke !== undefined || dirArg !== undefined)) throw new UsageError('`trellis trust --list` takes no folder and no --revoke');
-  if (revoke !== undefined && dirArg !== undefined) throw new UsageError('`trellis trust --revoke DIR` takes its folder after --revoke only');
+  if (list === true && (revoke !== undefined || dirArg !== undefined))
+    throw new UsageError('`trellis trust --list` takes no folder and no --revoke');
+  if (revoke !== undefined && dirArg !== undefined)
+    throw new UsageError('`trellis trust --revoke DIR` takes its folder after --revoke only');
 
   if (list === true) {
     if (line.flags.json) io.out(toJson({ store: storePath, workspaces: store.workspaces }));
@@ -39,7 +41,10 @@ export function trust(line: CommandLine, io: CommandIO, env: Readonly<Record<str
     const kept = store.workspaces.filter((w) => w.path !== real);
     if (kept.length === store.workspaces.length) {
       const parent = findTrust(store, real);
-      const why = parent !== undefined ? `; it is trusted through ${parent.path}: run \`trellis trust --revoke ${parent.path}\` to revoke that` : '; `trellis trust --list` shows what is trusted';
+      const why =
+        parent !== undefined
+          ? `; it is trusted through ${parent.path}: run \`trellis trust --revoke ${parent.path}\` to revoke that`
+          : '; `trellis trust --list` shows what is trusted';
       throw new FailedError(`${real} is not in the trust store ${storePath}${why}`);
     }
     saveTrustStore(storePath, { version: 1, workspaces: kept });
@@ -56,15 +61,20 @@ export function trust(line: CommandLine, io: CommandIO, env: Readonly<Record<str
   } catch {
     stats = undefined;
   }
-  if (stats === undefined || !stats.isDirectory()) throw new UsageError(`cannot trust ${target}: it is not a folder; name an existing workspace folder`);
+  if (stats === undefined || !stats.isDirectory())
+    throw new UsageError(`cannot trust ${target}: it is not a folder; name an existing workspace folder`);
   const real = realWorkspacePath(target);
   // Trust covers the folders below: a folder others can add to (like /tmp) would trust what they put there.
   if ((stats.mode & 0o002) !== 0) {
-    throw new UsageError(`cannot trust ${real}: every user can create folders in it (mode ${(stats.mode & 0o7777).toString(8)}), and trust covers the folders below; trust a folder of your own inside it instead`);
+    throw new UsageError(
+      `cannot trust ${real}: every user can create folders in it (mode ${(stats.mode & 0o7777).toString(8)}), and trust covers the folders below; trust a folder of your own inside it instead`,
+    );
   }
   const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
   if (stats.uid !== uid && stats.uid !== 0) {
-    throw new UsageError(`cannot trust ${real}: it belongs to uid ${stats.uid}, not to you (uid ${uid}) or root, who decides what it holds; copy it to a folder of your own or \`chown -R ${uid} ${real}\``);
+    throw new UsageError(
+      `cannot trust ${real}: it belongs to uid ${stats.uid}, not to you (uid ${uid}) or root, who decides what it holds; copy it to a folder of your own or \`chown -R ${uid} ${real}\``,
+    );
   }
   const covered = findTrust(store, real);
   if (covered !== undefined) {
@@ -77,7 +87,9 @@ export function trust(line: CommandLine, io: CommandIO, env: Readonly<Record<str
   if (line.flags.json) io.out(toJson({ trusted: real, store: storePath, already: false }));
   else {
     io.out(`Trusted ${real}.\n`);
-    io.out(`Its .trellis/runtime.toml now applies, its .trellis/plugins may run, and its skills count as trusted. Undo with \`trellis trust --revoke ${real}\`.\n`);
+    io.out(
+      `Its .trellis/runtime.toml now applies, its .trellis/plugins may run, and its skills count as trusted. Undo with \`trellis trust --revoke ${real}\`.\n`,
+    );
   }
   return EXIT.OK;
 }

@@ -43,7 +43,12 @@ export class LineSplitter {
       } else if (this.#bytes + piece.length > this.#maxLineBytes) {
         this.#discarding = true;
         this.#discarded = this.#bytes + piece.length;
-        const head = this.#onOversizeStart === undefined ? '' : Buffer.concat([...this.#chunks, piece.subarray(0, 64)]).subarray(0, 64).toString('utf8');
+        const head =
+          this.#onOversizeStart === undefined
+            ? ''
+            : Buffer.concat([...this.#chunks, piece.subarray(0, 64)])
+                .subarray(0, 64)
+                .toString('utf8');
         this.#chunks = [];
         this.#bytes = 0;
         this.#onOversizeStart?.(head);

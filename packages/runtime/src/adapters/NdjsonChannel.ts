@@ -139,7 +139,15 @@ export class NdjsonChannel {
     const json = JSON.stringify(body);
     const line = json.length <= 2 ? '}' : `,${json.slice(1)}`;
     return new Promise<Reply>((resolve) => {
-      const pending: Pending = { line, deadlineAt: limits.deadlineAt, signal: limits.signal, resolve, onProgress: limits.onProgress, id: NO_ID, onAbort: undefined };
+      const pending: Pending = {
+        line,
+        deadlineAt: limits.deadlineAt,
+        signal: limits.signal,
+        resolve,
+        onProgress: limits.onProgress,
+        id: NO_ID,
+        onAbort: undefined,
+      };
       const signal = limits.signal;
       if (signal !== undefined) {
         pending.onAbort = () => this.#stop(pending);
@@ -327,7 +335,8 @@ export class NdjsonChannel {
       return;
     }
     const [oldest] = this.#inFlight.keys();
-    if (oldest === undefined) this.#options.onWarning('a reply arrived while no request was outstanding (late or duplicate) and was dropped');
+    if (oldest === undefined)
+      this.#options.onWarning('a reply arrived while no request was outstanding (late or duplicate) and was dropped');
     else this.#deliver(oldest, { kind: 'message', message: parsed });
   }
 }

@@ -183,7 +183,10 @@ export class ProcessSupervisor {
       });
     } catch (error) {
       // Node refuses some arguments before spawning, e.g. a NUL byte in [runtime] args or env.
-      return { ok: false, message: `plugin ${pluginId}: ${resolved.path} could not be started (${errorText(error)}); fix [runtime] command, args and env in plugin.toml` };
+      return {
+        ok: false,
+        message: `plugin ${pluginId}: ${resolved.path} could not be started (${errorText(error)}); fix [runtime] command, args and env in plugin.toml`,
+      };
     }
     const proc = launched.child;
     const stderr = new StderrRelay({ pluginId, logger });
@@ -198,7 +201,13 @@ export class ProcessSupervisor {
       },
     });
     s = new Session(proc, channel);
-    logger.debug('plugin spawned', { plugin: pluginId, pid: proc.pid, command: resolved.path, memoryLimited: launched.limits.memory, isolated: launched.isolated });
+    logger.debug('plugin spawned', {
+      plugin: pluginId,
+      pid: proc.pid,
+      command: resolved.path,
+      memoryLimited: launched.limits.memory,
+      isolated: launched.isolated,
+    });
 
     proc.stdout.on('data', (chunk: Buffer) => {
       // A throw here would escape the stream listener and take the host down; a line is not worth that.
@@ -292,7 +301,8 @@ export class ProcessSupervisor {
     const s = this.session;
     if (!s || this.state !== 'active' || !s.usable) return { healthy: false, message: this.lastError ?? `not running (${this.state})` };
     const reply = await s.channel.request({ type: 'health_check' }, { deadlineAt: performance.now() + this.#healthMs, signal });
-    if (reply.kind === 'stopped') return { healthy: false, message: `did not answer health_check within ${this.#healthMs / 1000} s (${this.#healthKey})` };
+    if (reply.kind === 'stopped')
+      return { healthy: false, message: `did not answer health_check within ${this.#healthMs / 1000} s (${this.#healthKey})` };
     if (reply.kind === 'exit' || reply.kind === 'retired') return { healthy: false, message: 'exited during health_check' };
     if (reply.kind === 'protocol') return { healthy: false, message: `broke the protocol in health_check: ${reply.message}` };
     if (reply.message.type !== 'health_check_response' || reply.message.healthy === false) {
@@ -306,7 +316,10 @@ export class ProcessSupervisor {
     if (s.channel.echoesIds !== true && s.channel.outstanding > 0) return; // a call in flight on a one-at-a-time plugin
     this.#healthInFlight = true;
     try {
-      const reply = await s.channel.request({ type: 'health_check' }, { deadlineAt: performance.now() + this.#healthMs, signal: this.lifetime.signal });
+      const reply = await s.channel.request(
+        { type: 'health_check' },
+        { deadlineAt: performance.now() + this.#healthMs, signal: this.lifetime.signal },
+      );
       if (this.session !== s || this.lifetime.signal.aborted || reply.kind === 'exit' || reply.kind === 'retired') return; // the exit handler takes over
       let problem: string | undefined;
       if (reply.kind === 'stopped') problem = `did not answer health_check within ${this.#healthMs / 1000} s (${this.#healthKey})`;
@@ -383,7 +396,10 @@ export class ProcessSupervisor {
   #runAttempt(kind: 'initializing' | 'recovering'): Promise<LaunchResult> {
     const launched = this.#launch(kind).catch(async (error: unknown): Promise<LaunchResult> => {
       if (this.session) await this.#stopSession(this.session);
-      return { ok: false, message: `process adapter for ${this.#o.pluginId}: starting the plugin failed (${errorText(error)}); this is a bug in Trellis, please report it` };
+      return {
+        ok: false,
+        message: `process adapter for ${this.#o.pluginId}: starting the plugin failed (${errorText(error)}); this is a bug in Trellis, please report it`,
+      };
     });
     const current: Promise<LaunchResult> = launched.then((result) => {
       if (!result.ok && !this.lifetime.signal.aborted) {
@@ -414,7 +430,9 @@ export class ProcessSupervisor {
     }
     this.#restarts += 1;
     const current: Promise<LaunchResult> = sleep(rt.restart_delay_seconds * 1000, this.lifetime.signal).then(() =>
-      this.lifetime.signal.aborted ? ({ ok: false, message: `plugin ${this.#o.pluginId} was shut down` } as LaunchResult) : this.#runAttempt('recovering'),
+      this.lifetime.signal.aborted
+        ? ({ ok: false, message: `plugin ${this.#o.pluginId} was shut down` } as LaunchResult)
+        : this.#runAttempt('recovering'),
     );
     this.attempt = current;
   }

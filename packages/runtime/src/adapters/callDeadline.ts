@@ -10,9 +10,17 @@ export function isDeadline(call: Pick<ImplementationCall, 'signal' | 'deadlineAt
 }
 
 /** The outcome for a call that stopped early: `TIMEOUT` at the deadline, `ABORTED` otherwise. */
-export function stoppedOutcome(pluginId: string, call: Pick<ImplementationCall, 'signal' | 'deadlineAt' | 'tool'>, what: string): ToolOutcome {
+export function stoppedOutcome(
+  pluginId: string,
+  call: Pick<ImplementationCall, 'signal' | 'deadlineAt' | 'tool'>,
+  what: string,
+): ToolOutcome {
   return isDeadline(call)
-    ? failOutcome('TIMEOUT', `${pluginId}.${call.tool} did not answer before its deadline (${what}); raise the tool's timeout_seconds or make it faster`, true)
+    ? failOutcome(
+        'TIMEOUT',
+        `${pluginId}.${call.tool} did not answer before its deadline (${what}); raise the tool's timeout_seconds or make it faster`,
+        true,
+      )
     : failOutcome('ABORTED', `${pluginId}.${call.tool} was aborted by the caller (${what})`);
 }
 

@@ -41,10 +41,11 @@ export interface ExternalImplementationOptions {
   readonly workspace?: string;
 }
 
-
 /** Relative args that name something in the plugin folder, made absolute (options and other words stay). */
 function anchorArgs(args: readonly string[], pluginDir: string): string[] {
-  return args.map((arg) => (arg.startsWith('-') || isAbsolute(arg) || !existsSync(resolve(pluginDir, arg)) ? arg : resolve(pluginDir, arg)));
+  return args.map((arg) =>
+    arg.startsWith('-') || isAbsolute(arg) || !existsSync(resolve(pluginDir, arg)) ? arg : resolve(pluginDir, arg),
+  );
 }
 
 /** Drops undefined values so they do not overwrite manifest settings. */
@@ -58,16 +59,24 @@ function defined<T extends object>(value: T): Partial<T> {
  * throws: a plugin that cannot run (no manifest, no `[runtime]`, no folder, insecure endpoint)
  * gets an implementation in state `disabled` whose calls fail with the reason.
  */
-export function createExternalImplementation(entry: ExternalPluginEntry, options: ExternalImplementationOptions = {}): PluginImplementation {
+export function createExternalImplementation(
+  entry: ExternalPluginEntry,
+  options: ExternalImplementationOptions = {},
+): PluginImplementation {
   const { id, manifest, pluginDir } = entry;
   const logger = options.logger ?? silentLogger;
   const overrides = options.overrides ?? {};
   const env = options.env ?? {};
   const config = overrides.config ?? {};
-  if (!manifest) return disabledImplementation(id, 'MANIFEST_INVALID', `plugin ${id} has no valid plugin.toml; run \`trellis plugins explain ${id}\``);
+  if (!manifest)
+    return disabledImplementation(id, 'MANIFEST_INVALID', `plugin ${id} has no valid plugin.toml; run \`trellis plugins explain ${id}\``);
   const runtime = manifest.runtime;
   if (!runtime) {
-    return disabledImplementation(id, 'NO_IMPLEMENTATION', `plugin ${id} has no [runtime] table in plugin.toml; add one with type = "process", "script" or "http"`);
+    return disabledImplementation(
+      id,
+      'NO_IMPLEMENTATION',
+      `plugin ${id} has no [runtime] table in plugin.toml; add one with type = "process", "script" or "http"`,
+    );
   }
   // Which host variables reach the plugin is the user's decision: only declared and granted ones.
   const grant = resolveHostEnvGrant({ pluginId: id, manifest, passEnv: overrides.pass_env ?? [] });
@@ -79,7 +88,8 @@ export function createExternalImplementation(entry: ExternalPluginEntry, options
   switch (runtime.type) {
     case 'process':
     case 'script': {
-      if (!pluginDir) return disabledImplementation(id, 'PLUGIN_LOAD_FAILED', `plugin ${id} has no plugin folder to run ${runtime.command} in`);
+      if (!pluginDir)
+        return disabledImplementation(id, 'PLUGIN_LOAD_FAILED', `plugin ${id} has no plugin folder to run ${runtime.command} in`);
       const working = resolveWorkingFolder({ pluginId: id, pluginDir, cwd: runtime.cwd, workspace: options.workspace });
       if (!working.ok) return disabledImplementation(id, working.code, working.message);
       const workingDir = working.path;
@@ -113,7 +123,9 @@ export function createExternalImplementation(entry: ExternalPluginEntry, options
       return createHttpImplementation({
         ...common,
         runtime: { ...runtime, ...defined({ timeout_seconds: overrides.timeout_seconds }) },
-        ...(overrides.health_check_interval_seconds === undefined ? {} : { healthCheckIntervalSeconds: overrides.health_check_interval_seconds }),
+        ...(overrides.health_check_interval_seconds === undefined
+          ? {}
+          : { healthCheckIntervalSeconds: overrides.health_check_interval_seconds }),
       });
   }
 }

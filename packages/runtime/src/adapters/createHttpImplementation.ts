@@ -48,7 +48,10 @@ export function checkHttpEndpoint(pluginId: string, endpoint: string): { ok: tru
     return { ok: false, message: `plugin ${pluginId}: [runtime] endpoint ${JSON.stringify(endpoint)} is not a URL` };
   }
   if (url.username !== '' || url.password !== '') {
-    return { ok: false, message: `plugin ${pluginId}: [runtime] endpoint must not carry credentials; put them in [runtime] headers with \${VAR}` };
+    return {
+      ok: false,
+      message: `plugin ${pluginId}: [runtime] endpoint must not carry credentials; put them in [runtime] headers with \${VAR}`,
+    };
   }
   if (url.protocol === 'https:') return { ok: true, url };
   if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return { ok: true, url };
@@ -112,7 +115,9 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
   const checked = checkHttpEndpoint(pluginId, runtime.endpoint);
   const headers = expandEnvMap(runtime.headers, options.env ?? {}, `plugin ${pluginId}: [runtime] headers`);
   if (!checked.ok || !headers.ok) {
-    const [code, message] = !checked.ok ? ['INSECURE_ENDPOINT', checked.message] : ['PLUGIN_LOAD_FAILED', (headers as { message: string }).message];
+    const [code, message] = !checked.ok
+      ? ['INSECURE_ENDPOINT', checked.message]
+      : ['PLUGIN_LOAD_FAILED', (headers as { message: string }).message];
     return disabledImplementation(pluginId, code, message);
   }
   const headerValues = headers.value;
@@ -205,7 +210,11 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
       if (init.kind !== 'response' || init.status < 200 || init.status >= 300) {
         switch (init.kind) {
           case 'response':
-            return failed('HTTP_ERROR', `plugin ${pluginId}: POST /initialize answered ${init.status}: ${bodyError(init.body)}`, init.status >= 500);
+            return failed(
+              'HTTP_ERROR',
+              `plugin ${pluginId}: POST /initialize answered ${init.status}: ${bodyError(init.body)}`,
+              init.status >= 500,
+            );
           case 'network':
             return failed('HTTP_ERROR', `plugin ${pluginId}: POST /initialize ${init.message}`, true);
           case 'timeout':
@@ -213,9 +222,17 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
           case 'stopped':
             return failed('ABORTED', `plugin ${pluginId}: initialization was interrupted`, true);
           case 'oversize':
-            return failed('PROTOCOL_ERROR', `plugin ${pluginId}: POST /initialize answered more than ${runtime.max_response_bytes} bytes`, false);
+            return failed(
+              'PROTOCOL_ERROR',
+              `plugin ${pluginId}: POST /initialize answered more than ${runtime.max_response_bytes} bytes`,
+              false,
+            );
           case 'redirect':
-            return failed('HTTP_ERROR', `plugin ${pluginId}: POST /initialize redirected to ${init.target}, another origin; Trellis does not follow it`, false);
+            return failed(
+              'HTTP_ERROR',
+              `plugin ${pluginId}: POST /initialize redirected to ${init.target}, another origin; Trellis does not follow it`,
+              false,
+            );
         }
       }
       const tools = await exchange('GET', '/tools', undefined, AbortSignal.any([signal, lifetime.signal]));
@@ -251,12 +268,23 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
     } catch {
       return failOutcome('PROTOCOL_ERROR', `${name}: the plugin answered with a body that is not JSON`);
     }
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && typeof (parsed as { success?: unknown }).success === 'boolean') {
+    if (
+      typeof parsed === 'object' &&
+      parsed !== null &&
+      !Array.isArray(parsed) &&
+      typeof (parsed as { success?: unknown }).success === 'boolean'
+    ) {
       const envelope = parsed as { success: boolean; data?: unknown; error?: unknown; message?: unknown };
       if (envelope.success) return okOutcome(envelope.data === undefined ? null : envelope.data);
       const error = failureValueOfReply(envelope);
-      const reported = (code: string, shown: unknown): ToolOutcome => pluginFailure({ code, error: shown, name, valueLead: `${name}: the plugin's error value` });
-      if (typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string' && /^[A-Z][A-Z0-9_]*$/.test((error as { code: string }).code)) {
+      const reported = (code: string, shown: unknown): ToolOutcome =>
+        pluginFailure({ code, error: shown, name, valueLead: `${name}: the plugin's error value` });
+      if (
+        typeof error === 'object' &&
+        error !== null &&
+        typeof (error as { code?: unknown }).code === 'string' &&
+        /^[A-Z][A-Z0-9_]*$/.test((error as { code: string }).code)
+      ) {
         const coded = error as { code: string; message?: unknown };
         return reported(coded.code, typeof coded.message === 'string' ? coded.message : error);
       }
@@ -269,7 +297,8 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
     const name = `${pluginId}.${call.tool}`;
     if (lifetime.signal.aborted) return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} has been shut down`));
     const stop = callStopSignal(call);
-    const stopped = () => stoppedOutcome(pluginId, { signal: stop.signal, deadlineAt: call.deadlineAt, tool: call.tool }, 'waiting for the HTTP plugin');
+    const stopped = () =>
+      stoppedOutcome(pluginId, { signal: stop.signal, deadlineAt: call.deadlineAt, tool: call.tool }, 'waiting for the HTTP plugin');
     try {
       let last: ToolOutcome | undefined;
       for (let attempt = 0; attempt <= runtime.retry_count; attempt += 1) {
@@ -291,7 +320,11 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
             return stopped();
           case 'timeout':
             markBroken(`${name}: no answer within ${runtime.timeout_seconds} s`);
-            return failOutcome('TIMEOUT', `${name} did not answer within ${runtime.timeout_seconds} s (timeout_seconds); the plugin will be initialized again before the next call`, true);
+            return failOutcome(
+              'TIMEOUT',
+              `${name} did not answer within ${runtime.timeout_seconds} s (timeout_seconds); the plugin will be initialized again before the next call`,
+              true,
+            );
           case 'network':
             markBroken(`${name}: ${reply.message}`);
             last = failOutcome('HTTP_ERROR', `${name}: ${reply.message}`, true);
@@ -302,9 +335,15 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
             if (isIdempotent(call.tool)) continue;
             return last;
           case 'oversize':
-            return failOutcome('OUTPUT_TOO_LARGE', `${name}: the response is larger than ${runtime.max_response_bytes} bytes (max_response_bytes)`);
+            return failOutcome(
+              'OUTPUT_TOO_LARGE',
+              `${name}: the response is larger than ${runtime.max_response_bytes} bytes (max_response_bytes)`,
+            );
           case 'redirect':
-            return failOutcome('HTTP_ERROR', `${name}: the plugin redirected to ${reply.target}, outside ${base.origin}; Trellis does not follow redirects to another origin`);
+            return failOutcome(
+              'HTTP_ERROR',
+              `${name}: the plugin redirected to ${reply.target}, outside ${base.origin}; Trellis does not follow redirects to another origin`,
+            );
           case 'response':
             if (reply.status >= 500) {
               markBroken(`${name}: HTTP ${reply.status}`);
@@ -315,7 +354,8 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
             if (reply.status >= 400) {
               return failOutcome('HTTP_ERROR', `${name}: the plugin answered HTTP ${reply.status}: ${bodyError(reply.body)}`);
             }
-            if (reply.status >= 300) return failOutcome('HTTP_ERROR', `${name}: the plugin answered HTTP ${reply.status} without a Location`);
+            if (reply.status >= 300)
+              return failOutcome('HTTP_ERROR', `${name}: the plugin answered HTTP ${reply.status} without a Location`);
             return interpret(call, reply.body);
         }
       }
@@ -332,7 +372,10 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
     if (interval <= 0 || healthTimer || lifetime.signal.aborted) return;
     healthTimer = setInterval(() => {
       healthCheck().catch((error: unknown) =>
-        logger.error('http adapter health check failed unexpectedly', { plugin: pluginId, error: error instanceof Error ? error.message : String(error) }),
+        logger.error('http adapter health check failed unexpectedly', {
+          plugin: pluginId,
+          error: error instanceof Error ? error.message : String(error),
+        }),
       );
     }, interval);
     healthTimer.unref();
@@ -351,7 +394,12 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
       }
     }
     if (!healthy) {
-      const why = reply.kind !== 'response' ? reply.kind : reply.status >= 200 && reply.status < 300 ? 'it answered healthy: false' : `HTTP ${reply.status}`;
+      const why =
+        reply.kind !== 'response'
+          ? reply.kind
+          : reply.status >= 200 && reply.status < 300
+            ? 'it answered healthy: false'
+            : `HTTP ${reply.status}`;
       markBroken(`plugin ${pluginId} failed its health check (${why})`);
       logger.warn('http plugin health check failed', { plugin: pluginId, error: lastError });
     }
@@ -370,10 +418,12 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
       // For `trellis doctor`: one GET /health now; reports only, never marks the plugin broken.
       if (!initialized) return { healthy: false, message: lastError ?? `not initialized (${state})` };
       const reply = await exchange('GET', '/health', undefined, signal);
-      if (reply.kind !== 'response') return { healthy: false, message: reply.kind === 'network' ? reply.message : `no answer (${reply.kind})` };
+      if (reply.kind !== 'response')
+        return { healthy: false, message: reply.kind === 'network' ? reply.message : `no answer (${reply.kind})` };
       if (reply.status < 200 || reply.status >= 300) return { healthy: false, message: `GET /health answered HTTP ${reply.status}` };
       try {
-        if ((JSON.parse(reply.body) as { healthy?: unknown }).healthy === false) return { healthy: false, message: 'it answered healthy: false' };
+        if ((JSON.parse(reply.body) as { healthy?: unknown }).healthy === false)
+          return { healthy: false, message: 'it answered healthy: false' };
       } catch {
         // a 2xx without JSON counts as healthy, as for the periodic check
       }

@@ -72,7 +72,12 @@ export function createProcessImplementation(options: ProcessImplementationOption
     for (let round = 0; round < 4; round += 1) {
       if (lifetime.aborted) return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} has been shut down`));
       if (supervisor.state === 'disabled') {
-        return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} is disabled: ${supervisor.lastError ?? 'unknown error'}; fix it and restart the host`));
+        return notDispatched(
+          failOutcome(
+            'PLUGIN_UNAVAILABLE',
+            `plugin ${pluginId} is disabled: ${supervisor.lastError ?? 'unknown error'}; fix it and restart the host`,
+          ),
+        );
       }
       const active = supervisor.current();
       if (active) return active;
@@ -82,7 +87,9 @@ export function createProcessImplementation(options: ProcessImplementationOption
       if (result === STOPPED) return notDispatched(stoppedOutcome(pluginId, call, 'waiting for the plugin to start'));
       if (!result.ok) return notDispatched(failOutcome('PLUGIN_LOAD_FAILED', result.message, (supervisor.state as string) !== 'disabled'));
     }
-    return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} keeps restarting: ${supervisor.lastError ?? 'unknown error'}`, true));
+    return notDispatched(
+      failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} keeps restarting: ${supervisor.lastError ?? 'unknown error'}`, true),
+    );
   }
 
   function reported(call: ImplementationCall, code: string, error: unknown, retryable = false): ToolOutcome {
@@ -133,7 +140,10 @@ export function createProcessImplementation(options: ProcessImplementationOption
       }
       return failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} kept restarting during the call to ${call.tool}`, true);
     } catch (error) {
-      return failOutcome('INTERNAL_ERROR', `process adapter for ${pluginId}: the call to ${call.tool} failed (${errorText(error)}); this is a bug in Trellis, please report it`);
+      return failOutcome(
+        'INTERNAL_ERROR',
+        `process adapter for ${pluginId}: the call to ${call.tool} failed (${errorText(error)}); this is a bug in Trellis, please report it`,
+      );
     }
   }
 

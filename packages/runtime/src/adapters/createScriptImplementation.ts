@@ -122,15 +122,26 @@ export function createScriptImplementation(options: ScriptImplementationOptions)
       });
       if (result.stderr.trim() !== '') logger.debug('plugin stderr', { plugin: pluginId, callId: call.callId, line: tail(result.stderr) });
       if (result.spawnError !== undefined) {
-        return notDispatched(failOutcome('PLUGIN_LOAD_FAILED', `plugin ${pluginId}: ${prepared.command} could not be started (${result.spawnError})`));
+        return notDispatched(
+          failOutcome('PLUGIN_LOAD_FAILED', `plugin ${pluginId}: ${prepared.command} could not be started (${result.spawnError})`),
+        );
       }
-      if (lifetime.signal.aborted) return failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} was shut down during the call to ${call.tool}`);
-      if (result.aborted) return stoppedOutcome(pluginId, { signal: stop.signal, deadlineAt: call.deadlineAt, tool: call.tool }, 'script still running');
+      if (lifetime.signal.aborted)
+        return failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} was shut down during the call to ${call.tool}`);
+      if (result.aborted)
+        return stoppedOutcome(pluginId, { signal: stop.signal, deadlineAt: call.deadlineAt, tool: call.tool }, 'script still running');
       if (result.timedOut) {
-        return failOutcome('TIMEOUT', `${name} did not finish within ${Math.round(timeoutMs)} ms and was killed; raise timeout_seconds in [runtime] or make the script faster`, true);
+        return failOutcome(
+          'TIMEOUT',
+          `${name} did not finish within ${Math.round(timeoutMs)} ms and was killed; raise timeout_seconds in [runtime] or make the script faster`,
+          true,
+        );
       }
       if (result.stdoutTruncated) {
-        return failOutcome('OUTPUT_TOO_LARGE', `${name} wrote more than ${runtime.max_output_bytes} bytes to stdout (max_output_bytes); write less or raise the cap`);
+        return failOutcome(
+          'OUTPUT_TOO_LARGE',
+          `${name} wrote more than ${runtime.max_output_bytes} bytes to stdout (max_output_bytes); write less or raise the cap`,
+        );
       }
       if (result.exitCode !== 0) {
         const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;

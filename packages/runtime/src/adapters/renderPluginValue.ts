@@ -98,7 +98,13 @@ export function renderPluginError(error: unknown): RenderedValue {
  * or PROTOCOL_ERROR (`<valueLead> <problem>; answer with …`) when its error value cannot be
  * written into a message. Shared by the process and HTTP adapters.
  */
-export function pluginFailure(options: { code: string; error: unknown; name: string; valueLead: string; retryable?: boolean }): ToolOutcome {
+export function pluginFailure(options: {
+  code: string;
+  error: unknown;
+  name: string;
+  valueLead: string;
+  retryable?: boolean;
+}): ToolOutcome {
   const text = renderPluginError(options.error);
   if (text.ok && isHostReservedCode(options.code)) {
     // A plugin may not speak for the host: its POLICY_DENIED or TIMEOUT is its own failure.

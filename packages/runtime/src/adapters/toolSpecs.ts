@@ -1,7 +1,10 @@
 import { TOOL_NAME_PATTERN } from '@trellis/sdk';
 import type { PluginManifest, ToolContract, ToolSpec } from '@trellis/sdk';
 
-function contractFor(manifest: PluginManifest, tool: { side_effects?: boolean; idempotent?: boolean; timeout_seconds?: number; approval?: 'auto' | 'ask' }): ToolContract {
+function contractFor(
+  manifest: PluginManifest,
+  tool: { side_effects?: boolean; idempotent?: boolean; timeout_seconds?: number; approval?: 'auto' | 'ask' },
+): ToolContract {
   const sideEffects = tool.side_effects ?? manifest.side_effects;
   const runtimeTimeout = manifest.runtime?.timeout_seconds ?? 30;
   return {

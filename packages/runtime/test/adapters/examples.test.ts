@@ -64,7 +64,8 @@ describe('examples/', () => {
   it('git-helper (process, Python) reports status and diff of a repository', async () => {
     const repo = mkdtempSync(join(tmpdir(), 'trellis-git-'));
     cleanups.push(() => rmSync(repo, { recursive: true, force: true }));
-    const git = (...args: string[]) => execFileSync('git', ['-C', repo, '-c', 'user.email=t@example.com', '-c', 'user.name=T', ...args], { stdio: 'pipe' });
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', repo, '-c', 'user.email=t@example.com', '-c', 'user.name=T', ...args], { stdio: 'pipe' });
     git('init', '-q', '-b', 'main');
     writeFileSync(join(repo, 'a.txt'), 'hello\n');
     git('add', 'a.txt');
@@ -72,25 +73,49 @@ describe('examples/', () => {
     writeFileSync(join(repo, 'a.txt'), 'bye\n');
 
     const impl = track(
-      createExternalImplementation({ id: 'git-helper', manifest: load('git-helper'), pluginDir: join(EXAMPLES, 'git-helper') }, { overrides: { config: { repo } }, env: process.env }),
+      createExternalImplementation(
+        { id: 'git-helper', manifest: load('git-helper'), pluginDir: join(EXAMPLES, 'git-helper') },
+        { overrides: { config: { repo } }, env: process.env },
+      ),
     );
     await impl.start();
     expect(impl.state()).toBe('active');
     expect(impl.discoveredTools?.()?.map((t) => t.name)).toEqual(['status', 'diff']);
-    expect(await impl.call(callOf('status', { short: true }, 20_000))).toEqual({ ok: true, value: { branch: 'main', output: ' M a.txt\n' } });
+    expect(await impl.call(callOf('status', { short: true }, 20_000))).toEqual({
+      ok: true,
+      value: { branch: 'main', output: ' M a.txt\n' },
+    });
     const diff = await impl.call(callOf('diff', { path: 'a.txt' }, 20_000));
     expect(diff.ok).toBe(true);
-    const changed = ((diff as { value: { diff: string } }).value.diff.split('\n')).filter((l) => /^[-+][^-+]/.test(l));
+    const changed = (diff as { value: { diff: string } }).value.diff.split('\n').filter((l) => /^[-+][^-+]/.test(l));
     expect(changed).toEqual(['-hello', '+bye']);
     expect(await impl.call(callOf('diff', { path: 'not-changed.txt' }, 20_000))).toEqual({ ok: true, value: { diff: '' } });
   });
 
   it('word-count (script, Python) returns JSON or plain text', async () => {
-    const impl = track(createExternalImplementation({ id: 'word-count', manifest: load('word-count'), pluginDir: join(EXAMPLES, 'word-count') }, { env: process.env }));
-    expect(await impl.call(callOf('count', { text: 'one two three\nfour' }, 20_000))).toEqual({ ok: true, value: { words: 4, lines: 2, characters: 18 } });
-    expect(await impl.call(callOf('summary', { text: 'a b' }, 20_000))).toEqual({ ok: true, value: { message: '2 words, 1 lines, 3 characters' } });
+    const impl = track(
+      createExternalImplementation(
+        { id: 'word-count', manifest: load('word-count'), pluginDir: join(EXAMPLES, 'word-count') },
+        { env: process.env },
+      ),
+    );
+    expect(await impl.call(callOf('count', { text: 'one two three\nfour' }, 20_000))).toEqual({
+      ok: true,
+      value: { words: 4, lines: 2, characters: 18 },
+    });
+    expect(await impl.call(callOf('summary', { text: 'a b' }, 20_000))).toEqual({
+      ok: true,
+      value: { message: '2 words, 1 lines, 3 characters' },
+    });
     const bad = await impl.call(callOf('count', { text: 5 }, 20_000));
-    expect(bad).toEqual({ ok: false, error: { code: 'TOOL_FAILED', message: 'word-count.count exited with code 2: word-count: arguments.text must be a string', retryable: false } });
+    expect(bad).toEqual({
+      ok: false,
+      error: {
+        code: 'TOOL_FAILED',
+        message: 'word-count.count exited with code 2: word-count: arguments.text must be a string',
+        retryable: false,
+      },
+    });
   });
 
   it('http-notes (HTTP, Node) serves add, list and get behind a bearer token', async () => {
@@ -116,7 +141,12 @@ describe('examples/', () => {
     const runtime = manifest.runtime!;
     const withPort: PluginManifest = { ...manifest, runtime: { ...runtime, endpoint: url } as typeof runtime };
     const entry = { id: 'http-notes', manifest: withPort, pluginDir: join(EXAMPLES, 'http-notes') };
-    const impl = track(createExternalImplementation(entry, { env: { NOTES_TOKEN: 'letmein' }, overrides: { config: { max_notes: 1 }, pass_env: ['NOTES_TOKEN'] } }));
+    const impl = track(
+      createExternalImplementation(entry, {
+        env: { NOTES_TOKEN: 'letmein' },
+        overrides: { config: { max_notes: 1 }, pass_env: ['NOTES_TOKEN'] },
+      }),
+    );
     expect(await impl.call(callOf('add', { title: 'first', text: 'hello' }))).toEqual({ ok: true, value: { id: 1 } });
     expect(await impl.call(callOf('add', { title: 'second', text: 'no room' }))).toEqual({
       ok: false,
@@ -134,7 +164,11 @@ describe('examples/', () => {
     expect(await wrong.call(callOf('list'))).toEqual({
       ok: false,
       notDispatched: true,
-      error: { code: 'HTTP_ERROR', message: 'plugin http-notes: POST /initialize answered 401: missing or wrong bearer token', retryable: false },
+      error: {
+        code: 'HTTP_ERROR',
+        message: 'plugin http-notes: POST /initialize answered 401: missing or wrong bearer token',
+        retryable: false,
+      },
     });
   });
 
@@ -145,7 +179,11 @@ describe('examples/', () => {
     expect(await impl.call(callOf('count'))).toEqual({
       ok: false,
       notDispatched: true,
-      error: { code: 'NO_IMPLEMENTATION', message: 'plugin word-count has no [runtime] table in plugin.toml; add one with type = "process", "script" or "http"', retryable: false },
+      error: {
+        code: 'NO_IMPLEMENTATION',
+        message: 'plugin word-count has no [runtime] table in plugin.toml; add one with type = "process", "script" or "http"',
+        retryable: false,
+      },
     });
   });
 });

@@ -58,14 +58,25 @@ describe('a failed reply keeps its text', () => {
       restart_delay_seconds: 0,
       health_check_interval_seconds: 0,
     };
-    const impl = createProcessImplementation({ pluginId: 'seed', manifest: manifestOf({ id: 'seed', runtime }), pluginDir: dir, runtime, config: {}, env: process.env, logger: recordingLogger() });
+    const impl = createProcessImplementation({
+      pluginId: 'seed',
+      manifest: manifestOf({ id: 'seed', runtime }),
+      pluginDir: dir,
+      runtime,
+      config: {},
+      env: process.env,
+      logger: recordingLogger(),
+    });
     impls.push(impl);
     const failure = async (shape: string) => {
       const outcome = await impl.call(callOf('status', { shape }));
       expect(outcome.ok).toBe(false);
       return (outcome as { error: { code: string; message: string } }).error;
     };
-    expect(await failure('data')).toMatchObject({ code: 'TOOL_FAILED', message: 'seed.status failed: fatal: not a git repository (or any of the parent directories): .git' });
+    expect(await failure('data')).toMatchObject({
+      code: 'TOOL_FAILED',
+      message: 'seed.status failed: fatal: not a git repository (or any of the parent directories): .git',
+    });
     expect(await failure('message')).toMatchObject({ code: 'TOOL_FAILED', message: 'seed.status failed: the repository is locked' });
     expect(await failure('error')).toMatchObject({ code: 'TOOL_FAILED', message: 'seed.status failed: plain error text' });
   });

@@ -21,7 +21,10 @@ export function countMarked(marker: string): number {
   const out = execFileSync('ps', ['-eo', 'stat=,args='], { encoding: 'utf8' });
   return out
     .split('\n')
-    .filter((line) => line.includes(marker) && !line.trim().startsWith('Z') && !line.includes('ps -eo') && !/^\S+\s+\S*unshare\s/.test(line.trim())).length;
+    .filter(
+      (line) =>
+        line.includes(marker) && !line.trim().startsWith('Z') && !line.includes('ps -eo') && !/^\S+\s+\S*unshare\s/.test(line.trim()),
+    ).length;
 }
 
 export async function waitFor(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
@@ -44,9 +47,11 @@ export interface LogEntry {
 
 export function recordingLogger(): Logger & { entries: LogEntry[] } {
   const entries: LogEntry[] = [];
-  const at = (level: LogEntry['level']) => (message: string, fields: Readonly<Record<string, unknown>> = {}) => {
-    entries.push({ level, message, fields });
-  };
+  const at =
+    (level: LogEntry['level']) =>
+    (message: string, fields: Readonly<Record<string, unknown>> = {}) => {
+      entries.push({ level, message, fields });
+    };
   return { entries, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 

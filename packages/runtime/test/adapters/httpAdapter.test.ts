@@ -69,7 +69,13 @@ function setup(endpoint: string, runtime: Partial<HttpRuntime> = {}, env: Record
     max_response_bytes: 1000,
     ...runtime,
   };
-  const impl = createHttpImplementation({ pluginId: 'notes', manifest: manifestOf({ id: 'notes', runtime: rt }), runtime: rt, config: { dir: 'x' }, env });
+  const impl = createHttpImplementation({
+    pluginId: 'notes',
+    manifest: manifestOf({ id: 'notes', runtime: rt }),
+    runtime: rt,
+    config: { dir: 'x' },
+    env,
+  });
   impls.push(impl);
   return impl;
 }
@@ -78,12 +84,19 @@ const paths = (seen: Seen[]) => seen.map((s) => `${s.method} ${s.url}`);
 
 describe('checkHttpEndpoint', () => {
   it('allows https anywhere and plain http only to loopback', () => {
-    for (const ok of ['https://plugins.example.com/x', 'http://127.0.0.1:8080', 'http://127.9.8.7', 'http://[::1]:9000', 'http://localhost:3000/api']) {
+    for (const ok of [
+      'https://plugins.example.com/x',
+      'http://127.0.0.1:8080',
+      'http://127.9.8.7',
+      'http://[::1]:9000',
+      'http://localhost:3000/api',
+    ]) {
       expect(checkHttpEndpoint('p', ok).ok).toBe(true);
     }
     expect(checkHttpEndpoint('p', 'http://10.0.0.5:8080')).toEqual({
       ok: false,
-      message: 'plugin p: [runtime] endpoint http://10.0.0.5:8080 uses plain http to a host that is not loopback; use https:// (plain http is allowed only for 127.0.0.0/8, ::1 and localhost)',
+      message:
+        'plugin p: [runtime] endpoint http://10.0.0.5:8080 uses plain http to a host that is not loopback; use https:// (plain http is allowed only for 127.0.0.0/8, ::1 and localhost)',
     });
     expect(checkHttpEndpoint('p', 'http://127.0.0.1.evil.com').ok).toBe(false);
     expect(checkHttpEndpoint('p', 'ftp://127.0.0.1').ok).toBe(false);
@@ -98,7 +111,8 @@ describe('checkHttpEndpoint', () => {
       notDispatched: true,
       error: {
         code: 'INSECURE_ENDPOINT',
-        message: 'plugin notes: [runtime] endpoint http://example.com:8080 uses plain http to a host that is not loopback; use https:// (plain http is allowed only for 127.0.0.0/8, ::1 and localhost)',
+        message:
+          'plugin notes: [runtime] endpoint http://example.com:8080 uses plain http to a host that is not loopback; use https:// (plain http is allowed only for 127.0.0.0/8, ::1 and localhost)',
         retryable: false,
       },
     });
@@ -107,7 +121,11 @@ describe('checkHttpEndpoint', () => {
 
 describe('http adapter', () => {
   it('initializes with config and expanded headers, discovers tools, posts arguments', async () => {
-    const server = await serve(plugin((req, body, res) => json(res, 200, req.url === '/tools/raw' ? { plain: JSON.parse(body) } : { success: true, data: JSON.parse(body) })));
+    const server = await serve(
+      plugin((req, body, res) =>
+        json(res, 200, req.url === '/tools/raw' ? { plain: JSON.parse(body) } : { success: true, data: JSON.parse(body) }),
+      ),
+    );
     const impl = setup(server.url, { headers: { Authorization: 'Bearer ${NOTES_TOKEN}' } }, { NOTES_TOKEN: 'tok-1' });
     await impl.start();
     expect(impl.state()).toBe('active');
@@ -129,7 +147,8 @@ describe('http adapter', () => {
       notDispatched: true,
       error: {
         code: 'PLUGIN_LOAD_FAILED',
-        message: 'plugin notes: [runtime] headers.Authorization uses ${NOPE_TOKEN}, but the variable is not set in the host environment; set it or remove the reference',
+        message:
+          'plugin notes: [runtime] headers.Authorization uses ${NOPE_TOKEN}, but the variable is not set in the host environment; set it or remove the reference',
         retryable: false,
       },
     });
@@ -137,14 +156,23 @@ describe('http adapter', () => {
 
   it('maps a failure envelope to TOOL_FAILED', async () => {
     const server = await serve(plugin((_req, _body, res) => json(res, 200, { success: false, error: 'no such note' })));
-    expect(await setup(server.url).call(callOf('echo'))).toEqual({ ok: false, error: { code: 'TOOL_FAILED', message: 'notes.echo failed: no such note', retryable: false } });
+    expect(await setup(server.url).call(callOf('echo'))).toEqual({
+      ok: false,
+      error: { code: 'TOOL_FAILED', message: 'notes.echo failed: no such note', retryable: false },
+    });
   });
 
   it('wraps a code only the host may report: PLUGIN_ERROR naming the code the plugin sent', async () => {
-    const server = await serve(plugin((_req, _body, res) => json(res, 200, { success: false, error: { code: 'POLICY_DENIED', message: 'denied' } })));
+    const server = await serve(
+      plugin((_req, _body, res) => json(res, 200, { success: false, error: { code: 'POLICY_DENIED', message: 'denied' } })),
+    );
     expect(await setup(server.url).call(callOf('echo'))).toEqual({
       ok: false,
-      error: { code: 'PLUGIN_ERROR', message: 'notes.echo failed with code POLICY_DENIED, which only the host may report, so it is shown as PLUGIN_ERROR: denied', retryable: false },
+      error: {
+        code: 'PLUGIN_ERROR',
+        message: 'notes.echo failed with code POLICY_DENIED, which only the host may report, so it is shown as PLUGIN_ERROR: denied',
+        retryable: false,
+      },
     });
   });
 
@@ -159,7 +187,11 @@ describe('http adapter', () => {
     const impl = setup(server.url, { max_response_bytes: 300_000 });
     expect(await impl.call(callOf('deep'))).toEqual({
       ok: false,
-      error: { code: 'PROTOCOL_ERROR', message: `notes.deep: the plugin's error value nests deeper than 64 levels; answer with a string or a {"code","message"} object`, retryable: false },
+      error: {
+        code: 'PROTOCOL_ERROR',
+        message: `notes.deep: the plugin's error value nests deeper than 64 levels; answer with a string or a {"code","message"} object`,
+        retryable: false,
+      },
     });
     expect(await impl.call(callOf('echo', { after: 'deep' }))).toEqual({ ok: true, value: { after: 'deep' } });
   });
@@ -228,7 +260,14 @@ describe('http adapter', () => {
       }),
     );
     expect(await setup(server.url, { retry_count: 2 }).call(callOf('echo', { k: 1 }))).toEqual({ ok: true, value: { k: 1 } });
-    expect(paths(server.seen)).toEqual(['POST /initialize', 'GET /tools', 'POST /tools/echo', 'POST /initialize', 'GET /tools', 'POST /tools/echo']);
+    expect(paths(server.seen)).toEqual([
+      'POST /initialize',
+      'GET /tools',
+      'POST /tools/echo',
+      'POST /initialize',
+      'GET /tools',
+      'POST /tools/echo',
+    ]);
   });
 
   it('slow body past timeout_seconds: TIMEOUT, then initialized again', async () => {
@@ -245,7 +284,11 @@ describe('http adapter', () => {
     const impl = setup(server.url, { timeout_seconds: 3 });
     expect(await impl.call(callOf('echo', {}, 10_000))).toEqual({
       ok: false,
-      error: { code: 'TIMEOUT', message: 'notes.echo did not answer within 3 s (timeout_seconds); the plugin will be initialized again before the next call', retryable: true },
+      error: {
+        code: 'TIMEOUT',
+        message: 'notes.echo did not answer within 3 s (timeout_seconds); the plugin will be initialized again before the next call',
+        retryable: true,
+      },
     });
     expect(await impl.call(callOf('echo'))).toEqual({ ok: true, value: 'fast' });
     expect(paths(server.seen).filter((p) => p === 'POST /initialize')).toHaveLength(2);
@@ -272,7 +315,11 @@ describe('http adapter', () => {
     const impl = setup(server.url);
     const expected = (tool: string) => ({
       ok: false,
-      error: { code: 'OUTPUT_TOO_LARGE', message: `notes.${tool}: the response is larger than 1000 bytes (max_response_bytes)`, retryable: false },
+      error: {
+        code: 'OUTPUT_TOO_LARGE',
+        message: `notes.${tool}: the response is larger than 1000 bytes (max_response_bytes)`,
+        retryable: false,
+      },
     });
     expect(await impl.call(callOf('streamed'))).toEqual(expected('streamed'));
     expect(await impl.call(callOf('declared'))).toEqual(expected('declared'));
@@ -312,8 +359,21 @@ describe('http adapter', () => {
     let healthy = true;
     const base = plugin((_req, body, res) => json(res, 200, { success: true, data: JSON.parse(body) }));
     const server = await serve((req, body, res) => (req.url === '/health' ? json(res, 200, { healthy }) : base(req, body, res)));
-    const rt: HttpRuntime = { type: 'http', endpoint: server.url, headers: {}, timeout_seconds: 2, retry_count: 0, retry_delay_seconds: 0, max_response_bytes: 1000 };
-    const impl = createHttpImplementation({ pluginId: 'notes', manifest: manifestOf({ id: 'notes', runtime: rt }), runtime: rt, healthCheckIntervalSeconds: 0.05 });
+    const rt: HttpRuntime = {
+      type: 'http',
+      endpoint: server.url,
+      headers: {},
+      timeout_seconds: 2,
+      retry_count: 0,
+      retry_delay_seconds: 0,
+      max_response_bytes: 1000,
+    };
+    const impl = createHttpImplementation({
+      pluginId: 'notes',
+      manifest: manifestOf({ id: 'notes', runtime: rt }),
+      runtime: rt,
+      healthCheckIntervalSeconds: 0.05,
+    });
     impls.push(impl);
     expect(await impl.call(callOf('echo', { n: 1 }))).toEqual({ ok: true, value: { n: 1 } });
     healthy = false;
@@ -338,6 +398,9 @@ describe('http adapter', () => {
     const controller = new AbortController();
     const pending = impl.call(callOf('echo', {}, 5000, controller));
     setTimeout(() => controller.abort(), 50);
-    expect(await pending).toEqual({ ok: false, error: { code: 'ABORTED', message: 'notes.echo was aborted by the caller (waiting for the HTTP plugin)', retryable: false } });
+    expect(await pending).toEqual({
+      ok: false,
+      error: { code: 'ABORTED', message: 'notes.echo was aborted by the caller (waiting for the HTTP plugin)', retryable: false },
+    });
   });
 });

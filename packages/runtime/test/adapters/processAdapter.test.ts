@@ -53,7 +53,9 @@ describe('process adapter: the happy path', () => {
     expect(impl.state()).toBe('unloaded');
     await impl.start();
     expect(impl.state()).toBe('active');
-    expect(impl.discoveredTools?.()?.map((t) => [t.name, t.description, t.contract.isolation])).toEqual([['echo', 'Echo the arguments', 'process']]);
+    expect(impl.discoveredTools?.()?.map((t) => [t.name, t.description, t.contract.isolation])).toEqual([
+      ['echo', 'Echo the arguments', 'process'],
+    ]);
     expect(await impl.call(callOf('echo', { a: 1 }))).toEqual({ ok: true, value: { a: 1 } });
     const calls = await Promise.all([1, 2, 3, 4].map((n) => impl.call(callOf('echo', { n }))));
     expect(calls).toEqual([1, 2, 3, 4].map((n) => ({ ok: true, value: { n } })));
@@ -62,7 +64,8 @@ describe('process adapter: the happy path', () => {
     expect(impl.state()).toBe('unloaded');
     expect(countMarked(marker)).toBe(0);
     expect(await impl.call(callOf('echo'))).toEqual({
-      ok: false, notDispatched: true,
+      ok: false,
+      notDispatched: true,
       error: { code: 'PLUGIN_UNAVAILABLE', message: 'plugin fault has been shut down', retryable: false },
     });
   });
@@ -84,12 +87,18 @@ describe('process adapter: the happy path', () => {
   });
 
   it('reports a missing ${VAR} by name, without starting anything', async () => {
-    const { impl, spawns } = setup('normal', { env: { TOKEN: '${NOT_SET_ANYWHERE}' }, max_restarts: 0 }, { env: { PATH: process.env.PATH } });
+    const { impl, spawns } = setup(
+      'normal',
+      { env: { TOKEN: '${NOT_SET_ANYWHERE}' }, max_restarts: 0 },
+      { env: { PATH: process.env.PATH } },
+    );
     expect(await impl.call(callOf('echo'))).toEqual({
-      ok: false, notDispatched: true,
+      ok: false,
+      notDispatched: true,
       error: {
         code: 'PLUGIN_LOAD_FAILED',
-        message: 'plugin fault: [runtime.env].TOKEN uses ${NOT_SET_ANYWHERE}, but the variable is not set in the host environment; set it or remove the reference',
+        message:
+          'plugin fault: [runtime.env].TOKEN uses ${NOT_SET_ANYWHERE}, but the variable is not set in the host environment; set it or remove the reference',
         retryable: false,
       },
     });
@@ -100,7 +109,8 @@ describe('process adapter: the happy path', () => {
   it('refuses arguments Node cannot pass (a NUL byte) as PLUGIN_LOAD_FAILED instead of an unhandled rejection', async () => {
     const { impl, spawns } = setup('normal', { command: process.execPath, args: ['fault-plugin.mjs\u0000'], max_restarts: 0 });
     expect(await impl.call(callOf('echo'))).toEqual({
-      ok: false, notDispatched: true,
+      ok: false,
+      notDispatched: true,
       error: {
         code: 'PLUGIN_LOAD_FAILED',
         message: expect.stringMatching(
@@ -117,10 +127,12 @@ describe('process adapter: the happy path', () => {
     const { impl } = setup('normal', { command: 'no-such-program-xyz', max_restarts: 0 });
     const outcome = await impl.call(callOf('echo'));
     expect(outcome).toEqual({
-      ok: false, notDispatched: true,
+      ok: false,
+      notDispatched: true,
       error: {
         code: 'PLUGIN_LOAD_FAILED',
-        message: 'plugin fault: [runtime] command no-such-program-xyz was not found on PATH; install it or give a path inside the plugin folder',
+        message:
+          'plugin fault: [runtime] command no-such-program-xyz was not found on PATH; install it or give a path inside the plugin folder',
         retryable: false,
       },
     });
@@ -128,23 +140,40 @@ describe('process adapter: the happy path', () => {
 
   it('maps plugin failures: a plain error is TOOL_FAILED, a coded one keeps its code', async () => {
     const { impl } = setup('normal');
-    expect(await impl.call(callOf('fail'))).toEqual({ ok: false, error: { code: 'TOOL_FAILED', message: 'fault.fail failed: it went wrong', retryable: false } });
-    expect(await impl.call(callOf('coded'))).toEqual({ ok: false, error: { code: 'NOT_FOUND', message: 'fault.coded failed: no such note', retryable: false } });
-    expect(await impl.call(callOf('nope'))).toEqual({ ok: false, error: { code: 'TOOL_FAILED', message: 'fault.nope failed: unknown tool nope', retryable: false } });
+    expect(await impl.call(callOf('fail'))).toEqual({
+      ok: false,
+      error: { code: 'TOOL_FAILED', message: 'fault.fail failed: it went wrong', retryable: false },
+    });
+    expect(await impl.call(callOf('coded'))).toEqual({
+      ok: false,
+      error: { code: 'NOT_FOUND', message: 'fault.coded failed: no such note', retryable: false },
+    });
+    expect(await impl.call(callOf('nope'))).toEqual({
+      ok: false,
+      error: { code: 'TOOL_FAILED', message: 'fault.nope failed: unknown tool nope', retryable: false },
+    });
   });
 
   it('never lets a plugin speak for the host: a reserved code becomes PLUGIN_ERROR naming it', async () => {
     const { impl } = setup('normal');
     expect(await impl.call(callOf('impersonate'))).toEqual({
       ok: false,
-      error: { code: 'PLUGIN_ERROR', message: 'fault.impersonate failed with code POLICY_DENIED, which only the host may report, so it is shown as PLUGIN_ERROR: refused by policy', retryable: false },
+      error: {
+        code: 'PLUGIN_ERROR',
+        message:
+          'fault.impersonate failed with code POLICY_DENIED, which only the host may report, so it is shown as PLUGIN_ERROR: refused by policy',
+        retryable: false,
+      },
     });
     for (const code of ['TIMEOUT', 'INPUT_INVALID', 'PLUGIN_UNAVAILABLE', 'APPROVAL_DENIED', 'CAPABILITY_DENIED', 'PROTOCOL_ERROR']) {
       const outcome = await impl.call(callOf('impersonate', { code }));
       expect(outcome.ok === false && [outcome.error.code, outcome.error.message.includes(`code ${code},`)]).toEqual(['PLUGIN_ERROR', true]);
     }
     // Tool-level codes stay the plugin's to use.
-    expect(await impl.call(callOf('impersonate', { code: 'NOT_ALLOWED' }))).toEqual({ ok: false, error: { code: 'NOT_ALLOWED', message: 'fault.impersonate failed: refused by policy', retryable: false } });
+    expect(await impl.call(callOf('impersonate', { code: 'NOT_ALLOWED' }))).toEqual({
+      ok: false,
+      error: { code: 'NOT_ALLOWED', message: 'fault.impersonate failed: refused by policy', retryable: false },
+    });
   });
 
   it('caps the address space with max_memory_mb where prlimit exists', async () => {
@@ -152,7 +181,9 @@ describe('process adapter: the happy path', () => {
     const outcome = await impl.call(callOf('limits'));
     const limited = logger.entries.find((e) => e.message === 'plugin spawned')?.fields.memoryLimited;
     expect(limited).toBe(existsSync('/usr/bin/prlimit') || existsSync('/bin/prlimit'));
-    const expected = limited ? 'Max address space         4294967296           4294967296           bytes     ' : 'Max address space         unlimited            unlimited            bytes     ';
+    const expected = limited
+      ? 'Max address space         4294967296           4294967296           bytes     '
+      : 'Max address space         unlimited            unlimited            bytes     ';
     expect(outcome).toEqual({ ok: true, value: { line: expected } });
   });
 
@@ -168,7 +199,8 @@ const deepErrorOutcome = {
   ok: false,
   error: {
     code: 'PROTOCOL_ERROR',
-    message: 'plugin fault broke the protocol during the call to deep_error: its error value nests deeper than 64 levels; answer with a string or a {"code","message"} object',
+    message:
+      'plugin fault broke the protocol during the call to deep_error: its error value nests deeper than 64 levels; answer with a string or a {"code","message"} object',
     retryable: false,
   },
 };
@@ -222,7 +254,8 @@ describe('process adapter: hostile replies nested 100 000 levels deep', () => {
   it('a failed initialize: PLUGIN_LOAD_FAILED quoting the start of the answer', async () => {
     const { impl } = setup('deep-init', { max_restarts: 0 });
     expect(await impl.call(callOf('echo'))).toEqual({
-      ok: false, notDispatched: true,
+      ok: false,
+      notDispatched: true,
       error: {
         code: 'PLUGIN_LOAD_FAILED',
         message: `plugin fault answered initialize with ${deepPreview('{"id":1,"type":"initialize_response","success":false,"error":')}`,
@@ -236,7 +269,9 @@ describe('process adapter: hostile replies nested 100 000 levels deep', () => {
     const { impl, spawns } = setup('normal', { health_check_interval_seconds: 0.05 });
     expect(await impl.call(callOf('deep_unhealthy'))).toEqual({ ok: true, value: { deepHealth: true } });
     await waitFor(() => spawns() === 2 && impl.state() === 'active');
-    expect(impl.lastError?.()).toBe(`plugin fault reported itself unhealthy (${deepPreview('{"id":4,"type":"health_check_response","healthy":false,"detail":')})`);
+    expect(impl.lastError?.()).toBe(
+      `plugin fault reported itself unhealthy (${deepPreview('{"id":4,"type":"health_check_response","healthy":false,"detail":')})`,
+    );
     expect(await impl.call(callOf('echo', { back: true }))).toEqual({ ok: true, value: { back: true } });
   });
 });
@@ -245,11 +280,18 @@ describe('process adapter: fault injection', () => {
   it('hangs forever before the handshake: PLUGIN_LOAD_FAILED, then disabled', async () => {
     const { impl, marker } = setup('hang-init', { timeout_seconds: 0.3, max_restarts: 0 });
     expect(await impl.call(callOf('echo'))).toEqual({
-      ok: false, notDispatched: true,
-      error: { code: 'PLUGIN_LOAD_FAILED', message: 'plugin fault did not answer initialize within 0.3 s (timeout_seconds)', retryable: false },
+      ok: false,
+      notDispatched: true,
+      error: {
+        code: 'PLUGIN_LOAD_FAILED',
+        message: 'plugin fault did not answer initialize within 0.3 s (timeout_seconds)',
+        retryable: false,
+      },
     });
     expect(impl.state()).toBe('disabled');
-    expect(impl.lastError?.()).toBe('plugin fault did not answer initialize within 0.3 s (timeout_seconds); gave up after 0 restart(s) (max_restarts = 0)');
+    expect(impl.lastError?.()).toBe(
+      'plugin fault did not answer initialize within 0.3 s (timeout_seconds); gave up after 0 restart(s) (max_restarts = 0)',
+    );
     await waitFor(() => countMarked(marker) === 0);
     expect((await impl.call(callOf('echo'))).ok).toBe(false);
   });
@@ -258,7 +300,8 @@ describe('process adapter: fault injection', () => {
     const { impl, spawns } = setup('exit-early', { max_restarts: 2 });
     const first = await impl.call(callOf('echo'));
     expect(first).toEqual({
-      ok: false, notDispatched: true,
+      ok: false,
+      notDispatched: true,
       error: {
         code: 'PLUGIN_LOAD_FAILED',
         message: 'plugin fault exited with code 7; stderr: fault-plugin: giving up before the handshake before answering initialize',
@@ -278,7 +321,8 @@ describe('process adapter: fault injection', () => {
     const { impl } = setup('bad-init', { max_restarts: 0 });
     const outcome = await impl.call(callOf('echo'));
     expect(outcome).toEqual({
-      ok: false, notDispatched: true,
+      ok: false,
+      notDispatched: true,
       error: {
         code: 'PLUGIN_LOAD_FAILED',
         message: 'plugin fault answered initialize with {"id":1,"type":"initialize_response","success":false,"error":"config rejected"}',
@@ -291,16 +335,23 @@ describe('process adapter: fault injection', () => {
     const { impl, spawns } = setup('normal', { max_restarts: 1 });
     expect(await impl.call(callOf('crash'))).toEqual({
       ok: false,
-      error: { code: 'PLUGIN_CRASHED', message: 'plugin fault exited with code 3; stderr: fault-plugin: crashing now during the call to crash', retryable: true },
+      error: {
+        code: 'PLUGIN_CRASHED',
+        message: 'plugin fault exited with code 3; stderr: fault-plugin: crashing now during the call to crash',
+        retryable: true,
+      },
     });
     expect(await impl.call(callOf('echo', { after: 'restart' }))).toEqual({ ok: true, value: { after: 'restart' } });
     expect(spawns()).toBe(2);
     expect(impl.state()).toBe('active');
     expect((await impl.call(callOf('crash'))).ok).toBe(false);
     await waitFor(() => impl.state() === 'disabled');
-    expect(impl.lastError?.()).toBe('plugin fault exited with code 3; stderr: fault-plugin: crashing now; gave up after 1 restart(s) (max_restarts = 1)');
+    expect(impl.lastError?.()).toBe(
+      'plugin fault exited with code 3; stderr: fault-plugin: crashing now; gave up after 1 restart(s) (max_restarts = 1)',
+    );
     expect(await impl.call(callOf('echo'))).toEqual({
-      ok: false, notDispatched: true,
+      ok: false,
+      notDispatched: true,
       error: {
         code: 'PLUGIN_UNAVAILABLE',
         message:
@@ -314,7 +365,9 @@ describe('process adapter: fault injection', () => {
     const { impl } = setup('normal', { restart_on_crash: false });
     expect((await impl.call(callOf('crash'))).ok).toBe(false);
     await waitFor(() => impl.state() === 'disabled');
-    expect(impl.lastError?.()).toBe('plugin fault exited with code 3; stderr: fault-plugin: crashing now; not restarted (restart_on_crash = false)');
+    expect(impl.lastError?.()).toBe(
+      'plugin fault exited with code 3; stderr: fault-plugin: crashing now; not restarted (restart_on_crash = false)',
+    );
   });
 
   it('SIGKILLs itself: PLUGIN_CRASHED naming the signal, then served again', async () => {
@@ -339,7 +392,11 @@ describe('process adapter: fault injection', () => {
     const { impl, spawns } = setup('normal');
     expect(await impl.call(callOf('garbage'))).toEqual({
       ok: false,
-      error: { code: 'PROTOCOL_ERROR', message: 'plugin fault broke the protocol during the call to garbage: the plugin wrote a line that is not JSON: "this is not json"', retryable: false },
+      error: {
+        code: 'PROTOCOL_ERROR',
+        message: 'plugin fault broke the protocol during the call to garbage: the plugin wrote a line that is not JSON: "this is not json"',
+        retryable: false,
+      },
     });
     expect(await impl.call(callOf('echo', { still: 'here' }))).toEqual({ ok: true, value: { still: 'here' } });
     expect(spawns()).toBe(1);
@@ -370,7 +427,9 @@ describe('process adapter: fault injection', () => {
     // Deadlines far away: the oversize call must end on the cap, not on its deadline.
     const outcome = await impl.call(callOf('no_newline', { mib: 100 }, 120_000));
     expect(outcome.ok === false && outcome.error.code).toBe('PROTOCOL_ERROR');
-    expect(outcome.ok === false && outcome.error.message).toMatch(/^plugin fault broke the protocol during the call to no_newline: a reply line exceeds the 10485760-byte limit/);
+    expect(outcome.ok === false && outcome.error.message).toMatch(
+      /^plugin fault broke the protocol during the call to no_newline: a reply line exceeds the 10485760-byte limit/,
+    );
     expect(await impl.call(callOf('echo', { next: 1 }, 120_000))).toEqual({ ok: true, value: { next: 1 } });
     expect(await impl.call(callOf('echo', { next: 2 }, 120_000))).toEqual({ ok: true, value: { next: 2 } });
     expect(spawns()).toBe(2);
@@ -404,7 +463,8 @@ describe('process adapter: fault injection', () => {
       ok: false,
       error: {
         code: 'PROTOCOL_ERROR',
-        message: 'plugin fault broke the protocol during the call to wrong_id: the plugin answered with id 99999, which matches no outstanding request',
+        message:
+          'plugin fault broke the protocol during the call to wrong_id: the plugin answered with id 99999, which matches no outstanding request',
         retryable: false,
       },
     });
@@ -426,7 +486,11 @@ describe('process adapter: fault injection', () => {
     await impl.start();
     expect(await impl.call(callOf('late', { delay_ms: 300 }, 100))).toEqual({
       ok: false,
-      error: { code: 'TIMEOUT', message: "fault.late did not answer before its deadline (no reply); raise the tool's timeout_seconds or make it faster", retryable: true },
+      error: {
+        code: 'TIMEOUT',
+        message: "fault.late did not answer before its deadline (no reply); raise the tool's timeout_seconds or make it faster",
+        retryable: true,
+      },
     });
     await waitFor(() => logger.entries.some((e) => e.message === 'plugin protocol error'));
     expect(await impl.call(callOf('echo', { n: 1 }))).toEqual({ ok: true, value: { n: 1 } });
@@ -448,7 +512,10 @@ describe('process adapter: fault injection', () => {
     const controller = new AbortController();
     const pending = impl.call(callOf('hang', {}, 5000, controller));
     controller.abort();
-    expect(await pending).toEqual({ ok: false, error: { code: 'ABORTED', message: 'fault.hang was aborted by the caller (no reply)', retryable: false } });
+    expect(await pending).toEqual({
+      ok: false,
+      error: { code: 'ABORTED', message: 'fault.hang was aborted by the caller (no reply)', retryable: false },
+    });
   });
 
   it('hangs mid-call without echoing ids: TIMEOUT, then a fresh child (not counted as a crash)', async () => {
@@ -487,10 +554,14 @@ describe('process adapter: fault injection', () => {
 
   it('a host that exits without dispose takes the plugin group, grandchildren included, with it', async () => {
     const marker = newMarker();
-    const out = execFileSync(process.execPath, ['--conditions=@trellis/source', '--import', 'tsx', join(FIXTURES, 'host-exits.ts'), marker], {
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
+    const out = execFileSync(
+      process.execPath,
+      ['--conditions=@trellis/source', '--import', 'tsx', join(FIXTURES, 'host-exits.ts'), marker],
+      {
+        encoding: 'utf8',
+        timeout: 120_000,
+      },
+    );
     expect(JSON.parse(out).ok).toBe(true);
     await waitFor(() => countMarked(marker) === 0);
   });

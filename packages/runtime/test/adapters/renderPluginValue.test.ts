@@ -15,7 +15,10 @@ describe('renderPluginValue', () => {
   });
 
   it('reports what JSON.stringify refuses instead of throwing', () => {
-    expect(renderPluginValue({ big: 1n })).toEqual({ ok: false, problem: 'cannot be written as JSON (Do not know how to serialize a BigInt)' });
+    expect(renderPluginValue({ big: 1n })).toEqual({
+      ok: false,
+      problem: 'cannot be written as JSON (Do not know how to serialize a BigInt)',
+    });
   });
 });
 
@@ -30,7 +33,14 @@ describe('renderPluginError', () => {
 
 describe('previewPluginValue', () => {
   it('writes a value that fits exactly as JSON.stringify does', () => {
-    const value = { id: 1, type: 'initialize_response', success: false, error: 'config "rejected"\n', list: [true, 2.5, null, { a: [] }], empty: {} };
+    const value = {
+      id: 1,
+      type: 'initialize_response',
+      success: false,
+      error: 'config "rejected"\n',
+      list: [true, 2.5, null, { a: [] }],
+      empty: {},
+    };
     expect(previewPluginValue(value, 1000)).toBe(JSON.stringify(value));
     expect(previewPluginValue(7)).toBe('7');
   });

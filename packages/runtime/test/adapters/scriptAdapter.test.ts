@@ -58,7 +58,11 @@ describe('script adapter', () => {
     const call = callOf('json', { text: 'a b c' });
     expect(await impl.call(call)).toEqual({
       ok: true,
-      value: { message: 'done', env: 'json', request: { tool: 'json', arguments: { text: 'a b c' }, config: { level: 2 }, call_id: call.callId } },
+      value: {
+        message: 'done',
+        env: 'json',
+        request: { tool: 'json', arguments: { text: 'a b c' }, config: { level: 2 }, call_id: call.callId },
+      },
     });
   });
 
@@ -88,7 +92,11 @@ describe('script adapter', () => {
     const { impl, marker } = setup({ timeout_seconds: 0.3 });
     expect(await impl.call(callOf('hang'))).toEqual({
       ok: false,
-      error: { code: 'TIMEOUT', message: 'scripty.hang did not finish within 300 ms and was killed; raise timeout_seconds in [runtime] or make the script faster', retryable: true },
+      error: {
+        code: 'TIMEOUT',
+        message: 'scripty.hang did not finish within 300 ms and was killed; raise timeout_seconds in [runtime] or make the script faster',
+        retryable: true,
+      },
     });
     expect(countMarked(marker)).toBe(0);
   });
@@ -100,14 +108,21 @@ describe('script adapter', () => {
     const controller = new AbortController();
     const pending = impl.call(callOf('hang', {}, 5000, controller));
     setTimeout(() => controller.abort(), 100);
-    expect(await pending).toEqual({ ok: false, error: { code: 'ABORTED', message: 'scripty.hang was aborted by the caller (script still running)', retryable: false } });
+    expect(await pending).toEqual({
+      ok: false,
+      error: { code: 'ABORTED', message: 'scripty.hang was aborted by the caller (script still running)', retryable: false },
+    });
   });
 
   it('output over max_output_bytes is OUTPUT_TOO_LARGE', async () => {
     const { impl } = setup();
     expect(await impl.call(callOf('big'))).toEqual({
       ok: false,
-      error: { code: 'OUTPUT_TOO_LARGE', message: 'scripty.big wrote more than 100000 bytes to stdout (max_output_bytes); write less or raise the cap', retryable: false },
+      error: {
+        code: 'OUTPUT_TOO_LARGE',
+        message: 'scripty.big wrote more than 100000 bytes to stdout (max_output_bytes); write less or raise the cap',
+        retryable: false,
+      },
     });
   });
 
@@ -120,8 +135,13 @@ describe('script adapter', () => {
   it('a command that cannot be resolved is PLUGIN_LOAD_FAILED and state error', async () => {
     const { impl } = setup({ command: './missing.sh' });
     expect(await impl.call(callOf('json'))).toEqual({
-      ok: false, notDispatched: true,
-      error: { code: 'PLUGIN_LOAD_FAILED', message: `plugin scripty: [runtime] command ./missing.sh does not exist in ${pluginDir}`, retryable: false },
+      ok: false,
+      notDispatched: true,
+      error: {
+        code: 'PLUGIN_LOAD_FAILED',
+        message: `plugin scripty: [runtime] command ./missing.sh does not exist in ${pluginDir}`,
+        retryable: false,
+      },
     });
     expect(impl.state()).toBe('error');
   });
