@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { ReadBuffer, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
+import { killGroup, launchChild, prepareChildLauncher } from '@trellis/sdk';
 
 /** Options of {@link GroupStdioTransport}. */
 export interface GroupStdioTransportOptions {
@@ -16,26 +17,6 @@ export interface GroupStdioTransportOptions {
 
 // Every live process group, so an exit path that skips `close` (process.exit, an uncaught error)
 // still kills them: the 'exit' listener runs synchronously on every exit of the host.
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-
-function killGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const pgid of liveGroups) killGroup(pgid, 'SIGKILL');
-    liveGroups.clear();
-  });
-}
-
 const MAX_STDERR_LINE = 4096;
 
 /**
@@ -62,25 +43,25 @@ export class GroupStdioTransport implements Transport {
     return this.child?.pid;
   }
 
-  start(): Promise<void> {
+  async start(): Promise<void> {
     if (this.child !== undefined) throw new Error('GroupStdioTransport already started');
-    installExitHook();
+    // The one launcher: own process group (tracked for the host's exit), and a private /proc where
+    // the machine allows, so the server cannot read the host's secrets.
+    await prepareChildLauncher();
     const o = this.options;
     return new Promise<void>((resolve, reject) => {
-      const child = spawn(o.command, [...o.args], {
-        env: { ...o.env },
-        cwd: o.cwd,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        detached: true,
-        shell: false,
-        windowsHide: true,
-      });
+      let child: ChildProcess;
+      try {
+        child = launchChild({ command: o.command, args: [...o.args], cwd: o.cwd, env: { ...o.env } }).child;
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
       this.child = child;
       let spawned = false;
       this.exited = new Promise<void>((done) => child.once('exit', () => done()));
       child.once('spawn', () => {
         spawned = true;
-        if (child.pid !== undefined) liveGroups.add(child.pid);
         resolve();
       });
       child.once('error', (error) => {
@@ -89,10 +70,7 @@ export class GroupStdioTransport implements Transport {
       });
       child.once('exit', () => {
         // The leader is gone; anything it left in its group goes too.
-        if (child.pid !== undefined) {
-          killGroup(child.pid, 'SIGKILL');
-          liveGroups.delete(child.pid);
-        }
+        if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
         if (!this.closed) {
           this.closed = true;
           this.onclose?.();
@@ -165,7 +143,6 @@ export class GroupStdioTransport implements Transport {
     }
     killGroup(pgid, 'SIGKILL');
     if (running()) await exited;
-    liveGroups.delete(pgid);
     child.stdout?.destroy();
     child.stderr?.destroy();
     this.readBuffer.clear();

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,13 @@ export function pidAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether a live process has `arg` among its arguments (a tag unique to one test). */
+export function argAlive(arg: string): boolean {
+  return execFileSync('ps', ['-eo', 'stat=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .some((line) => !line.trim().startsWith('Z') && line.split(/\s+/).includes(arg));
 }
 
 /** Waits (polling) until `check` is true; false after `ms`. */

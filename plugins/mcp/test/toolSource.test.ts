@@ -7,7 +7,7 @@ import { approvePins } from '../src/approvePins.ts';
 import { createMcpToolSource } from '../src/createMcpToolSource.ts';
 import { pinFilePath } from '../src/pinStore.ts';
 import { McpSettingsSchema } from '../src/settings.ts';
-import { EVERYTHING_BIN, TINY_SERVER, freePort, makeTempDir, pidAlive, toolContext, waitFor } from './helpers.ts';
+import { EVERYTHING_BIN, TINY_SERVER, argAlive, freePort, makeTempDir, pidAlive, toolContext, waitFor } from './helpers.ts';
 
 type Source = ToolSource & { pids(): Record<string, number> };
 
@@ -164,9 +164,20 @@ describe('a tiny SDK server', { timeout: 60_000 }, () => {
       message: 'mcp.tiny.fail reported an error: it broke',
     });
     const child = await call(source, 'tiny.child', {});
-    const grandchild = Number((child as { value: string }).value);
-    expect(pidAlive(grandchild)).toBe(true);
-    startedPids.push(grandchild);
+    const tag = (child as { value: string }).value;
+    expect(argAlive(tag)).toBe(true);
+    await source.close();
+    expect(await waitFor(() => !argAlive(tag), 10_000)).toBe(true);
+  });
+
+  it('cannot read the host environment through /proc (a private /proc, like every child Trellis starts)', async () => {
+    const { source } = makeSource([tiny()]);
+    await source.start();
+    track(source);
+    // vitest put VITEST_MODE in this worker's start-up environment (/proc/<pid>/environ); the
+    // server is not given it, so finding it means reading another process's environment.
+    expect(readFileSync('/proc/self/environ', 'latin1')).toContain('VITEST_MODE=');
+    expect(await call(source, 'tiny.hunt', { needle: 'VITEST_MODE=' })).toEqual({ ok: true, value: '0' });
   });
 
   it('refreshes the list on tools/list_changed', async () => {
