@@ -13,8 +13,8 @@ import {
 import { PluginManifestSchema, toolJsonSchema } from '@trellis/sdk/schema';
 
 /** A catalog and runtime over one in-process plugin `t` with the given tools (real ToolRuntime, real validation). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function toolHost(
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   tools: ReadonlyArray<ToolDefinition<any, any>>,
   pluginId = 't',
 ): { catalog: ResourceCatalog; runtime: ToolRuntime } {

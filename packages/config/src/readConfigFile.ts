@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { dirname } from 'node:path';
-import { ERROR_CODES } from '@trellis/sdk';
+import { ERROR_CODES, describeFileKind } from '@trellis/sdk';
 import { admitConfigFile } from './admitConfigFile.ts';
 import type { ConfigStatFacts } from './admitConfigFile.ts';
 import { MAX_CONFIG_BYTES, makeProblem } from './ConfigProblem.ts';
@@ -50,7 +50,7 @@ export function readConfigFile(file: string, options: ReadConfigFileOptions = {}
         problem: makeProblem({
           code: ERROR_CODES.CONFIG_UNREADABLE,
           file,
-          text: `is ${describeKind(stats)}, not a regular file; ${options.pointAt ?? POINT_AT_FILE}`,
+          text: `is ${describeFileKind(stats)}, not a regular file; ${options.pointAt ?? POINT_AT_FILE}`,
         }),
       };
     }
@@ -136,7 +136,7 @@ function openFailure(file: string, error: unknown, notFoundHint: string | undefi
       let kind = 'a special file';
       try {
         const stats = statSync(file, { throwIfNoEntry: false });
-        if (stats !== undefined) kind = describeKind(stats);
+        if (stats !== undefined) kind = describeFileKind(stats);
       } catch {
         // keep the generic word
       }
@@ -155,11 +155,3 @@ function readFailure(file: string, error: unknown): ConfigProblem {
   });
 }
 
-function describeKind(stats: Stats): string {
-  if (stats.isDirectory()) return 'a directory';
-  if (stats.isFIFO()) return 'a FIFO (named pipe)';
-  if (stats.isCharacterDevice()) return 'a character device';
-  if (stats.isBlockDevice()) return 'a block device';
-  if (stats.isSocket()) return 'a socket';
-  return 'a special file';
-}
