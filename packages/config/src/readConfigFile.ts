@@ -154,4 +154,3 @@ function readFailure(file: string, error: unknown): ConfigProblem {
     text: `cannot be read (${errorCode(error)}); check the path and its permissions`,
   });
 }
-
