@@ -133,4 +133,22 @@ describe('the mcp bridge through the built binary', () => {
       'While running:\n  MCP_SERVER_UNAVAILABLE  mcp server broken failed to start: spawn /nonexistent/server ENOENT',
     );
   }, 120_000);
+
+  it('bridges trellis serve itself: another Trellis's tools, called through the bridge', () => {
+    const config = join(sandbox.workspace, 'runtime.toml');
+    const CLI_PATH = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
+    writeFileSync(
+      config,
+      `[plugins.entries.mcp]\nenabled = true\n\n[[plugins.entries.mcp.config.servers]]\nname = "self"\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(CLI_PATH)}, "serve", "--workspace", ${JSON.stringify(sandbox.workspace)}]\ninclude_tools = ["builtin-tools__*"]\n`,
+    );
+    const listed = runCli(sandbox, ['tools', 'list', '--json', '--config', config]);
+    expect(listed.code).toBe(0);
+    const names = (JSON.parse(listed.stdout) as { tools: Array<{ name: string }> }).tools
+      .map((tool) => tool.name)
+      .filter((name) => name.startsWith('mcp.'));
+    expect(names).toContain('mcp.self.builtin-tools__echo');
+    const echo = runCli(sandbox, ['tools', 'call', 'mcp.self.builtin-tools__echo', '--args', '{"hello":"bridge"}', '--json', '--config', config]);
+    expect(echo.code).toBe(0);
+    expect(JSON.parse(echo.stdout)).toEqual({ ok: true, value: { hello: 'bridge' } });
+  }, 120_000);
 });

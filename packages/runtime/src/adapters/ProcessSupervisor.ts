@@ -155,7 +155,7 @@ export class ProcessSupervisor {
 
   /** Starts the child if it never ran; resolves when the current launch settles. */
   async start(): Promise<void> {
-    if (this.state === 'unloaded' && !this.attempt && !this.lifetime.signal.aborted) this.#runAttempt('initializing');
+    if (this.state === 'unloaded' && !this.attempt && !this.lifetime.signal.aborted) void this.#runAttempt('initializing');
     if (this.attempt) await this.attempt;
   }
 
@@ -190,7 +190,6 @@ export class ProcessSupervisor {
     }
     const proc = launched.child;
     const stderr = new StderrRelay({ pluginId, logger });
-    let s!: Session;
     const channel = new NdjsonChannel({
       input: proc.stdin,
       maxLineBytes: this.#o.maxLineBytes,
@@ -200,7 +199,7 @@ export class ProcessSupervisor {
         if (this.#draining.has(s)) void this.#stopSession(s);
       },
     });
-    s = new Session(proc, channel);
+    const s = new Session(proc, channel);
     logger.debug('plugin spawned', {
       plugin: pluginId,
       pid: proc.pid,
@@ -276,7 +275,7 @@ export class ProcessSupervisor {
     if (this.session !== s || this.state !== 'active') return;
     this.#stopHealth();
     this.state = 'recovering';
-    this.#runAttempt('recovering');
+    void this.#runAttempt('recovering');
   }
 
   #stopHealth(): void {
