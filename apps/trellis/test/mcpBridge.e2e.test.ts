@@ -134,7 +134,7 @@ describe('the mcp bridge through the built binary', () => {
     );
   }, 120_000);
 
-  it('bridges trellis serve itself: another Trellis's tools, called through the bridge', () => {
+  it('bridges trellis serve itself: the tools of another Trellis, called through the bridge', () => {
     const config = join(sandbox.workspace, 'runtime.toml');
     const CLI_PATH = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
     writeFileSync(
@@ -147,7 +147,16 @@ describe('the mcp bridge through the built binary', () => {
       .map((tool) => tool.name)
       .filter((name) => name.startsWith('mcp.'));
     expect(names).toContain('mcp.self.builtin-tools__echo');
-    const echo = runCli(sandbox, ['tools', 'call', 'mcp.self.builtin-tools__echo', '--args', '{"hello":"bridge"}', '--json', '--config', config]);
+    const echo = runCli(sandbox, [
+      'tools',
+      'call',
+      'mcp.self.builtin-tools__echo',
+      '--args',
+      '{"hello":"bridge"}',
+      '--json',
+      '--config',
+      config,
+    ]);
     expect(echo.code).toBe(0);
     expect(JSON.parse(echo.stdout)).toEqual({ ok: true, value: { hello: 'bridge' } });
   }, 120_000);
