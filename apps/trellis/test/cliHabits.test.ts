@@ -20,9 +20,10 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+/** The user's own config file (a workspace's applies only once the workspace is trusted). */
 function writeConfig(text: string): void {
-  mkdirSync(join(workspace, '.trellis'), { recursive: true });
-  writeFileSync(join(workspace, '.trellis', 'runtime.toml'), text);
+  mkdirSync(join(dir, 'home', '.config', 'trellis'), { recursive: true });
+  writeFileSync(join(dir, 'home', '.config', 'trellis', 'runtime.toml'), text);
 }
 
 interface Run {

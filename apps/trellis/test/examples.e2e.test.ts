@@ -97,7 +97,8 @@ describe('the shipped examples, allowed as their READMEs say', () => {
       });
       const manifest = join(root, 'http-notes', 'plugin.toml');
       writeFileSync(manifest, readFileSync(manifest, 'utf8').replace('http://127.0.0.1:8787', url));
-      const file = writeConfig('http-notes');
+      // As the README says: allow it, and grant it NOTES_TOKEN (no plugin gets a host variable unasked).
+      const file = writeConfig('http-notes', '[plugins.entries.http-notes]\npass_env = ["NOTES_TOKEN"]\n');
       const env = { NOTES_TOKEN: 'secret' };
       expect(state('http-notes', file, env)).toEqual({ code: 0, state: 'enabled', stderr: '' });
       const added = await runCliAsync(

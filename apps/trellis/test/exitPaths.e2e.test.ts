@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -64,9 +64,34 @@ function exited(child: ChildProcess): Promise<{ code: number | null; signal: Nod
   return new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stderr })));
 }
 
+/**
+ * The host's pids of the plugin and its grandchild, once the plugin wrote its pid file. The pids in
+ * the file are its own namespace's (each child Trellis starts has a private /proc), so both are
+ * found by command line: node running pid-plugin.mjs with the pid file, and node -e with it.
+ */
+function hostPids(): { plugin?: number; grandchild?: number } {
+  const found: { plugin?: number; grandchild?: number } = {};
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (args[0] !== process.execPath || !args.includes(pidFile) || !alive(Number(entry))) continue;
+      if (args[1] === '-e') found.grandchild = Number(entry);
+      else if (args[1]?.endsWith('pid-plugin.mjs')) found.plugin = Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
 async function pidsOnceRunning(): Promise<{ plugin: number; grandchild: number }> {
   await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('}'), 'the plugin to write its pids');
-  const pids = JSON.parse(readFileSync(pidFile, 'utf8')) as { plugin: number; grandchild: number };
+  await until(
+    () => hostPids().grandchild !== undefined && hostPids().plugin !== undefined,
+    'the plugin and its grandchild in the process list',
+  );
+  const pids = hostPids() as { plugin: number; grandchild: number };
   expect([alive(pids.plugin), alive(pids.grandchild)]).toEqual([true, true]);
   return pids;
 }

@@ -14,7 +14,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'trellis-messages-'));
   workspace = join(dir, 'workspace');
   mkdirSync(join(workspace, '.trellis'), { recursive: true });
-  mkdirSync(join(dir, 'home'), { recursive: true });
+  mkdirSync(join(dir, 'home', '.config', 'trellis'), { recursive: true });
   env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: join(dir, 'home'), XDG_CONFIG_HOME: join(dir, 'home', '.config') };
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -77,7 +77,8 @@ describe('messages that point the right way', () => {
   });
 
   it('[runtime.policy] ask with no terminal says nobody could be asked and how to allow it', async () => {
-    writeFileSync(join(workspace, '.trellis', 'runtime.toml'), '[runtime.policy]\nask = ["builtin-tools.now"]\n');
+    // The user's own config: a workspace's applies only once the workspace is trusted.
+    writeFileSync(join(dir, 'home', '.config', 'trellis', 'runtime.toml'), '[runtime.policy]\nask = ["builtin-tools.now"]\n');
     const result = await run(['tools', 'call', 'builtin-tools.now']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('APPROVAL_DENIED');
@@ -87,7 +88,7 @@ describe('messages that point the right way', () => {
   });
 
   it('"[plugins" without "]" is an unclosed table header, with the file and line', async () => {
-    const file = join(workspace, '.trellis', 'runtime.toml');
+    const file = join(dir, 'home', '.config', 'trellis', 'runtime.toml');
     writeFileSync(file, '[plugins\nprofile = "full"\n');
     const result = await run(['plugins', 'list']);
     expect(result.code).toBe(2);

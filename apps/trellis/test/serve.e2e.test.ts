@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type * as TrellisApi from '../src/index.ts';
 import type * as TrellisMcpApi from '../src/mcpServer.ts';
 import { CLI, createSandbox, runCli, type Sandbox } from './cliHarness.ts';
-import { fixturePids, isAlive, startHttpServe, waitFor, writeServeFixture, type HttpServe } from './serveFixture.ts';
+import { fixtureHostPids, fixturePids, isAlive, startHttpServe, waitFor, writeServeFixture, type HttpServe } from './serveFixture.ts';
 
 let sandbox: Sandbox;
 let clients: Client[] = [];
@@ -153,7 +153,7 @@ describe('trellis serve (stdio)', () => {
     const { config, pluginDir } = writeServeFixture(sandbox);
     const { client, transport, stderr, errors } = await stdioClient(['--config', config]);
     await client.callTool({ name: 'serve-fixture__structured', arguments: {} });
-    const pids = fixturePids(pluginDir);
+    const pids = fixtureHostPids(pluginDir);
     expect(pids.length).toBeGreaterThan(0);
     expect(pids.every(isAlive)).toBe(true);
     const serverPid = transport.pid!;
@@ -323,7 +323,7 @@ describe('trellis serve --http', () => {
   it('stops on SIGTERM with every plugin process gone', async () => {
     const { config, pluginDir } = writeServeFixture(sandbox);
     const server = await startHttpServe(sandbox, ['--config', config], { TRELLIS_SERVE_TOKEN: TOKEN });
-    const pids = fixturePids(pluginDir);
+    const pids = fixtureHostPids(pluginDir);
     expect(pids.length).toBeGreaterThan(0);
     expect(await server.stop()).toBe(143);
     expect(await waitFor(() => pids.every((pid) => !isAlive(pid)))).toBe(true);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, type Sandbox } from './cliHarness.ts';
 
@@ -93,6 +93,44 @@ export function fixturePids(pluginDir: string): number[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * The host's pids of the running fixture plugin (its launcher wrapper included). The pids in
+ * pids.txt are the plugin's own namespace's (every child Trellis starts has a private /proc), so
+ * these are found by command line: every process that mentions the plugin folder.
+ */
+export function fixtureHostPids(pluginDir: string): number[] {
+  const real = realpathSync(pluginDir);
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      // The plugin runs in its folder (`node fixture.mjs`): its cwd says which it is.
+      if (state !== 'Z' && readlinkSync(`/proc/${entry}/cwd`) === real) found.push(Number(entry));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
+
+/** Live (non-zombie) processes of this machine whose command line mentions `needle`. */
+export function hostPidsMentioning(needle: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      if (state !== 'Z' && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
 }
 
 /** True while a process with this pid exists. */
