@@ -121,7 +121,9 @@ export default tseslint.config(
                   {
                     element: {
                       type: 'package',
-                      captured: { name: `!{${[...allowed.filter((a) => a !== 'plugin' && a !== 'app'), 'testing', layer].join(',')}}` },
+                      captured: {
+                        name: `!{${[...allowed.filter((a) => a !== 'plugin' && a !== 'app'), 'testing', 'test-support', layer].join(',')}}`,
+                      },
                     },
                   },
                   ...(allowed.includes('plugin')

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadRuntimeConfig } from './loadRuntimeConfig.ts';
 import type { ConfigLoadResult } from './ConfigProblem.ts';
-import { bundleForAnotherUser } from './bundleForAnotherUser.ts';
+import { bundleForAnotherUser } from '@trellis/test-support';
 
 let dir: string;
 beforeEach(() => {

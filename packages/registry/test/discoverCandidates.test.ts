@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { discoverCandidates, toStatFacts } from '../src/index.ts';
 import type { CandidateFacts, ExternalCandidateFacts } from '../src/index.ts';
 import { descriptor, fileRoot, makeTree, manifestText, normalize } from './helpers.ts';
-import { bundleForAnotherUser } from './bundleForAnotherUser.ts';
+import { bundleForAnotherUser } from '@trellis/test-support';
 
 function externals(candidates: readonly CandidateFacts[]): ExternalCandidateFacts[] {
   return candidates.filter((c): c is ExternalCandidateFacts => !c.bundled);

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bundleForAnotherUser } from './bundleForAnotherUser.ts';
+import { bundleForAnotherUser } from '@trellis/test-support';
 import { makeFsFixture } from './fsFixture.ts';
 import type { FsFixture } from './fsFixture.ts';
 

@@ -1,0 +1,1 @@
+export { bundleForAnotherUser } from './bundleForAnotherUser.ts';
