@@ -10,7 +10,8 @@ beforeEach(() => {
 });
 afterEach(() => box.cleanup());
 
-const settings = (extra: Record<string, unknown> = {}) => ({ in_process: ['js'], run_skill_timeout: 1, ...extra });
+// A generous default: a worker's start-up on a loaded machine must never look like a timeout.
+const settings = (extra: Record<string, unknown> = {}) => ({ in_process: ['js'], run_skill_timeout: 30, ...extra });
 const run = (input: unknown, extra?: Record<string, unknown>, signal?: AbortSignal) =>
   runSkillTool.run(
     { name: 'js', input },
