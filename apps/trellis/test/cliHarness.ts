@@ -1,10 +1,23 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 /** The built binary: end-to-end tests run exactly what users run. */
 export const CLI = join(import.meta.dirname, '..', 'dist', 'cli.cjs');
+
+/**
+ * A copy of the built binary that another user can run (setpriv) even when the checkout sits in a
+ * folder only its owner may enter (a clone in a mode-700 home). The build is self-contained, so
+ * `dist/` alone is enough; source maps are left out. `remove()` deletes the copy.
+ */
+export function copyCliForAnotherUser(): { cli: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-cli-as-user-'));
+  chmodSync(dir, 0o755);
+  const dist = join(dir, 'dist');
+  cpSync(dirname(CLI), dist, { recursive: true, filter: (source) => !source.endsWith('.map') });
+  return { cli: join(dist, basename(CLI)), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
 
 /** A throwaway home and workspace, so the user's real config never leaks into a test. */
 export interface Sandbox {

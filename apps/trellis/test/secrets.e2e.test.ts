@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CLI, createSandbox, runCli, type Sandbox } from './cliHarness.ts';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { copyCliForAnotherUser, createSandbox, runCli, type Sandbox } from './cliHarness.ts';
 
 // What a hostile child does: walk its ancestors (PPid in /proc/<pid>/status) reading each
 // environ, scan every /proc/<pid>/environ, and try to unmount a private /proc to see the host's.
@@ -107,6 +107,9 @@ describe('secrets stay in the host (built CLI, OPENROUTER_API_KEY in its environ
     }
     chmodSync(join(sandbox.dir, 'runtime.toml'), 0o644);
     execFileSync('chown', ['-R', '65534:65534', sandbox.dir]);
+    // The checkout may sit where nobody cannot enter; nobody runs a copy of the build instead.
+    const copy = copyCliForAnotherUser();
+    onTestFinished(() => copy.remove());
     const out = execFileSync(
       'setpriv',
       [
@@ -115,7 +118,7 @@ describe('secrets stay in the host (built CLI, OPENROUTER_API_KEY in its environ
         '--clear-groups',
         '--',
         process.execPath,
-        CLI,
+        copy.cli,
         'tools',
         'call',
         'core-command.run',
