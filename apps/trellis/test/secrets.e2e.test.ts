@@ -2,23 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { SECRET_HUNT, huntFoundSecret, spawnAsNobody } from '@trellis/test-support';
 import { copyCliForAnotherUser, createSandbox, runCli, type Sandbox } from './cliHarness.ts';
-
-// What a hostile child does: walk its ancestors (PPid in /proc/<pid>/status) reading each
-// environ, scan every /proc/<pid>/environ, and try to unmount a private /proc to see the host's.
-const HUNT = `
-mark="$1"; found=""
-pid=$$
-while [ -n "$pid" ] && [ "$pid" -gt 0 ]; do
-  grep -qa "$mark" /proc/$pid/environ 2>/dev/null && found="$found ancestor:$pid"
-  pid=$(sed -n 's/^PPid:[[:space:]]*//p' /proc/$pid/status 2>/dev/null)
-done
-for f in /proc/[0-9]*/environ; do grep -qa "$mark" "$f" 2>/dev/null && found="$found scan:$f"; done
-if umount /proc 2>/dev/null; then
-  for f in /proc/[0-9]*/environ; do grep -qa "$mark" "$f" 2>/dev/null && found="$found after-umount:$f"; done
-fi
-echo "found:$found"
-`;
 
 // A process plugin (NDJSON) whose one tool runs the same hunt from inside the plugin.
 const PROCESS_PLUGIN = `
@@ -42,14 +27,14 @@ beforeEach(() => {
   sandbox = createSandbox({ OPENROUTER_API_KEY: SECRET });
   // Every user may read what the children need (the test also runs the CLI as nobody).
   chmodSync(sandbox.dir, 0o755);
-  writeFileSync(join(sandbox.workspace, 'hunt.sh'), HUNT);
+  writeFileSync(join(sandbox.workspace, 'hunt.sh'), SECRET_HUNT);
   const plugins = join(sandbox.dir, 'plugins');
   for (const [id, runtime, files] of [
     ['hunt-script', `type = "script"\ncommand = "sh"\nargs = ["hunt.sh", "${SECRET}"]`, {}],
     ['hunt-process', `type = "process"\ncommand = "node"\nargs = ["plugin.mjs", "${SECRET}"]`, { 'plugin.mjs': PROCESS_PLUGIN }],
   ] as const) {
     mkdirSync(join(plugins, id), { recursive: true });
-    writeFileSync(join(plugins, id, 'hunt.sh'), HUNT);
+    writeFileSync(join(plugins, id, 'hunt.sh'), SECRET_HUNT);
     for (const [name, text] of Object.entries(files)) writeFileSync(join(plugins, id, name), text);
     writeFileSync(
       join(plugins, id, 'plugin.toml'),
@@ -59,7 +44,7 @@ beforeEach(() => {
   const skill = join(sandbox.home, '.config', 'trellis', 'skills', 'hunt');
   mkdirSync(skill, { recursive: true });
   writeFileSync(join(skill, 'SKILL.md'), '---\nname: hunt\ndescription: Hunt for the host secret.\nscripts: [hunt.sh]\n---\nRun it.\n');
-  writeFileSync(join(skill, 'hunt.sh'), HUNT.replace('mark="$1"', `mark="${SECRET}"`));
+  writeFileSync(join(skill, 'hunt.sh'), SECRET_HUNT.replace('mark="$1"', `mark="${SECRET}"`));
   config = join(sandbox.dir, 'runtime.toml');
   writeFileSync(
     config,
@@ -94,7 +79,7 @@ describe('secrets stay in the host (built CLI, OPENROUTER_API_KEY in its environ
     };
     for (const [child, out] of Object.entries(outputs)) {
       expect(out, child).toContain('found:');
-      expect(out, child).not.toMatch(/found:\s*(ancestor|scan|after-umount)/);
+      expect(huntFoundSecret(out), child).toBe(false);
       expect(out, child).not.toContain(`${SECRET}\n`);
     }
   });
@@ -110,14 +95,9 @@ describe('secrets stay in the host (built CLI, OPENROUTER_API_KEY in its environ
     // The checkout may sit where nobody cannot enter; nobody runs a copy of the build instead.
     const copy = copyCliForAnotherUser();
     onTestFinished(() => copy.remove());
-    const out = execFileSync(
-      'setpriv',
+    const child = spawnAsNobody(
+      process.execPath,
       [
-        '--reuid=65534',
-        '--regid=65534',
-        '--clear-groups',
-        '--',
-        process.execPath,
         copy.cli,
         'tools',
         'call',
@@ -128,9 +108,11 @@ describe('secrets stay in the host (built CLI, OPENROUTER_API_KEY in its environ
         '--config',
         config,
       ],
-      { cwd: sandbox.workspace, env: { ...sandbox.env }, encoding: 'utf8', timeout: 60_000 },
+      { cwd: sandbox.workspace, env: { ...sandbox.env } },
     );
+    const out = child.stdout;
+    expect(child.status, child.stderr).toBe(0);
     expect(out).toContain('found:');
-    expect(out).not.toMatch(/found:\s*(ancestor|scan|after-umount)/);
+    expect(huntFoundSecret(out)).toBe(false);
   });
 });

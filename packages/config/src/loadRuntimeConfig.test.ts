@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import type { SpawnSyncReturns } from 'node:child_process';
 import {
   chownSync,
   linkSync,
@@ -19,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadRuntimeConfig } from './loadRuntimeConfig.ts';
 import type { ConfigLoadResult } from './ConfigProblem.ts';
-import { bundleForAnotherUser } from '@trellis/test-support';
+import { runProbeAsNobody } from '@trellis/test-support';
 
 let dir: string;
 beforeEach(() => {
@@ -207,17 +206,7 @@ describe('loadRuntimeConfig', () => {
     const script = `import { loadRuntimeConfig } from '@trellis/config';
 process.stdout.write(JSON.stringify(loadRuntimeConfig(${JSON.stringify(file)}, { env: {} })));`;
     // A self-contained bundle in a folder nobody can read, so the checkout itself may be private.
-    const probe = bundleForAnotherUser(script, packageDir);
-    let child: SpawnSyncReturns<string>;
-    try {
-      child = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, probe.file], {
-        cwd: probe.dir,
-        encoding: 'utf8',
-        timeout: 60_000,
-      });
-    } finally {
-      probe.remove();
-    }
+    const child = runProbeAsNobody(script, packageDir);
     expect(child.stderr).toBe('');
     // spawnSync waited for the child; make sure nothing it started is left behind.
     const left = spawnSync('ps', ['-eo', 'args='], { encoding: 'utf8' })

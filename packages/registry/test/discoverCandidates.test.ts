@@ -1,5 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
-import type { SpawnSyncReturns } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync, symlinkSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { createServer } from 'node:net';
@@ -9,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { discoverCandidates, toStatFacts } from '../src/index.ts';
 import type { CandidateFacts, ExternalCandidateFacts } from '../src/index.ts';
 import { descriptor, fileRoot, makeTree, manifestText, normalize } from './helpers.ts';
-import { bundleForAnotherUser } from '@trellis/test-support';
+import { runProbeAsNobody } from '@trellis/test-support';
 
 function externals(candidates: readonly CandidateFacts[]): ExternalCandidateFacts[] {
   return candidates.filter((c): c is ExternalCandidateFacts => !c.bundled);
@@ -102,17 +101,7 @@ describe('discoverCandidates', () => {
 const result = discoverCandidates({ roots: ${JSON.stringify(roots)}, bundled: [] });
 process.stdout.write(JSON.stringify({ found: result.candidates.map((c) => [c.manifestPath, c.readRefusal?.message ?? 'read']), warnings: result.warnings }));`;
     // A self-contained bundle in a folder nobody can read, so the checkout itself may be private.
-    const probe = bundleForAnotherUser(script, packageDir);
-    let child: SpawnSyncReturns<string>;
-    try {
-      child = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, probe.file], {
-        cwd: probe.dir,
-        encoding: 'utf8',
-        timeout: 60_000,
-      });
-    } finally {
-      probe.remove();
-    }
+    const child = runProbeAsNobody(script, packageDir);
     expect(child.stderr).toBe('');
     expect(JSON.parse(child.stdout.split(base).join('<tmp>'))).toEqual({
       found: [

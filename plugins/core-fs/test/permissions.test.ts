@@ -1,8 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bundleForAnotherUser } from '@trellis/test-support';
+import { runProbeAsNobody } from '@trellis/test-support';
 import { makeFsFixture } from './fsFixture.ts';
 import type { FsFixture } from './fsFixture.ts';
 
@@ -28,7 +27,7 @@ afterEach(() => fx.remove());
 
 describe('permissions (as another user)', () => {
   it('reports unreadable files and folders as NOT_ALLOWED, naming the path', () => {
-    const probe = bundleForAnotherUser(
+    const child = runProbeAsNobody(
       `import { readTool, FsSettingsSchema } from ${JSON.stringify(ENTRY)};
 const ctx = { signal: new AbortController().signal, logger: { debug() {}, info() {}, warn() {}, error() {} }, config: FsSettingsSchema.parse({}),
   workspace: { root: ${JSON.stringify(fx.ws)} }, env: {}, callId: 'p', tool: 'core-fs.read', host: {} };
@@ -40,18 +39,10 @@ for (const path of ['open.txt', 'locked.txt', 'private/x.txt']) {
 process.stdout.write(JSON.stringify(results));
 `,
       __dirname,
+      { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/tmp' } },
     );
-    let out: string;
-    try {
-      out = execFileSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, probe.file], {
-        cwd: probe.dir,
-        encoding: 'utf8',
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/tmp' },
-      });
-    } finally {
-      probe.remove();
-    }
-    expect(JSON.parse(fx.normalize(out))).toEqual([
+    expect(child.status, child.stderr).toBe(0);
+    expect(JSON.parse(fx.normalize(child.stdout))).toEqual([
       { path: 'open.txt', ok: 'open' },
       { path: 'locked.txt', code: 'NOT_ALLOWED', message: 'path: "locked.txt" cannot be read: permission denied.' },
       {
