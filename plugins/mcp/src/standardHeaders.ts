@@ -34,7 +34,8 @@ export function standardRequestHeaders(body: string): Record<string, string> | u
   if (typeof method !== 'string') return undefined;
   const headers: Record<string, string> = { 'mcp-method': method };
   const field = Object.hasOwn(NAME_SOURCE, method) ? NAME_SOURCE[method] : undefined;
-  const value = field !== undefined && params !== null && typeof params === 'object' ? (params as Record<string, unknown>)[field] : undefined;
+  const value =
+    field !== undefined && params !== null && typeof params === 'object' ? (params as Record<string, unknown>)[field] : undefined;
   if (typeof value === 'string') headers['mcp-name'] = encodeHeaderValue(value);
   return headers;
 }

@@ -51,7 +51,9 @@ describe('standardRequestHeaders (SEP-2243)', () => {
 });
 
 /** A recording HTTP proxy on 127.0.0.1 (port 0) in front of `target`: every request's headers and body. */
-async function recordingProxy(target: number): Promise<{ url: string; seen: Array<{ method: string; headers: IncomingHttpHeaders; body: string }> }> {
+async function recordingProxy(
+  target: number,
+): Promise<{ url: string; seen: Array<{ method: string; headers: IncomingHttpHeaders; body: string }> }> {
   const seen: Array<{ method: string; headers: IncomingHttpHeaders; body: string }> = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
