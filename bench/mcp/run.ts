@@ -1,37 +1,19 @@
 // bench/mcp: one no-op tool call through `trellis serve` (stdio, the built binary, calling
 // `builtin-tools.echo` with `{}`) against the official SDK v2's own minimal stdio server with a
-// no-op tool (sdk-noop-server.mjs), both driven by the SDK's client in the same run. The calls go in
-// alternating blocks so machine load hits both alike. Target: trellis p50 <= 1.2x the SDK server's.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// no-op tool (bench/mcp-sdk-server.mjs, shared with bench/mcp-bridge through bench/mcpShared.ts),
+// both driven by the SDK's client in the same run. The calls go in alternating blocks so machine
+// load hits both alike. Target: trellis p50 <= 1.2x the SDK server's.
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { SDK_SERVER, SDK_SERVER_TOOL, TRELLIS_CLI, log, makeSandbox, round3, summary } from '../mcpShared.ts';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const CLI = join(here, '..', '..', 'apps', 'trellis', 'dist', 'cli.cjs');
-const PEER = join(here, 'sdk-noop-server.mjs');
 const ROUNDS = 5;
 const CALLS_PER_ROUND = 1000;
 const BLOCK = 100;
 const WARMUP = 300;
 
-const log = (text: string) => process.stderr.write(`${text}\n`);
-const round3 = (n: number) => Math.round(n * 1000) / 1000;
-function summary(samples: number[]): { p50: number; p99: number } {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { p50: at(0.5), p99: at(0.99) };
-}
-
-// A throwaway home and workspace: the user's own config and skills stay out of the measurement.
-const sandbox = mkdtempSync(join(tmpdir(), 'trellis-bench-mcp-'));
-const home = join(sandbox, 'home');
-const workspace = join(sandbox, 'workspace');
-mkdirSync(home);
-mkdirSync(workspace);
-const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), LANG: 'C.UTF-8' };
+const sandbox = makeSandbox();
+const { workspace, env } = sandbox;
 
 async function connect(command: string, args: string[]): Promise<Client> {
   const client = new Client({ name: 'bench-mcp', version: '1.0.0' });
@@ -49,13 +31,13 @@ async function calls(client: Client, name: string, count: number, out: number[] 
   }
 }
 
-const trellis = await connect(process.execPath, [CLI, 'serve']);
-const peer = await connect(process.execPath, [PEER]);
+const trellis = await connect(process.execPath, [TRELLIS_CLI, 'serve']);
+const peer = await connect(process.execPath, [SDK_SERVER]);
 const TRELLIS_TOOL = 'builtin-tools__echo';
 if (!(await trellis.listTools()).tools.some((t) => t.name === TRELLIS_TOOL))
   throw new Error(`trellis serve does not offer ${TRELLIS_TOOL}`);
 await calls(trellis, TRELLIS_TOOL, WARMUP, null);
-await calls(peer, 'noop', WARMUP, null);
+await calls(peer, SDK_SERVER_TOOL, WARMUP, null);
 
 const samples = { trellis: [] as number[], sdk: [] as number[] };
 for (let round = 0; round < ROUNDS; round += 1) {
@@ -63,9 +45,9 @@ for (let round = 0; round < ROUNDS; round += 1) {
     // Who goes first alternates per block.
     if ((start / BLOCK) % 2 === 0) {
       await calls(trellis, TRELLIS_TOOL, BLOCK, samples.trellis);
-      await calls(peer, 'noop', BLOCK, samples.sdk);
+      await calls(peer, SDK_SERVER_TOOL, BLOCK, samples.sdk);
     } else {
-      await calls(peer, 'noop', BLOCK, samples.sdk);
+      await calls(peer, SDK_SERVER_TOOL, BLOCK, samples.sdk);
       await calls(trellis, TRELLIS_TOOL, BLOCK, samples.trellis);
     }
   }
@@ -73,7 +55,7 @@ for (let round = 0; round < ROUNDS; round += 1) {
 }
 await trellis.close();
 await peer.close();
-rmSync(sandbox, { recursive: true, force: true });
+sandbox.remove();
 
 const t = summary(samples.trellis);
 const s = summary(samples.sdk);

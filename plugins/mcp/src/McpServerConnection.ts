@@ -4,6 +4,7 @@ import { ERROR_CODES, ToolError, type Logger } from '@trellis/sdk';
 import { GroupStdioTransport } from './GroupStdioTransport.ts';
 import type { McpToolSnapshot } from './pinStore.ts';
 import type { McpServerConfig } from './settings.ts';
+import { withStandardHeaders } from './standardHeaders.ts';
 
 /** Where a server connection stands. */
 export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'failed' | 'closed';
@@ -176,6 +177,10 @@ export class McpServerConnection {
     const client = new ClientClass(
       { name: 'trellis', version: '0.1.0' },
       {
+        // Over HTTP, ask the server first (server/discover) and speak 2026-07-28 to a server that
+        // answers; any other answer falls back to the 2025 initialize handshake. Not over stdio,
+        // where a server that ignores the probe would cost a whole timeout before the fallback.
+        ...(config.url !== undefined && config.command === undefined ? { versionNegotiation: { mode: 'auto' as const } } : {}),
         listChanged: {
           tools: {
             debounceMs: 100,
@@ -209,7 +214,11 @@ export class McpServerConnection {
         onStderr: (line) => this.options.logger.debug(`mcp server ${config.name} (stderr): ${line}`),
       });
     } else {
-      transport = new StreamableHTTPClientTransport(new URL(config.url!), { requestInit: { headers: { ...config.headers } } });
+      // The standard request headers (Mcp-Method, Mcp-Name; SEP-2243) on every POST, whatever the era.
+      transport = new StreamableHTTPClientTransport(new URL(config.url!), {
+        requestInit: { headers: { ...config.headers } },
+        fetch: withStandardHeaders(),
+      });
     }
     this.transport = transport;
     this.client = client;

@@ -1,6 +1,7 @@
-import { lstat, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { lstat, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ERROR_CODES, formatMode, hashJson, isWorldWritable } from '@trellis/sdk';
+import { writeFileAtomic } from './writeFileAtomic.ts';
 
 /** A tool as a server listed it, reduced to what is pinned and what the catalog needs. */
 export interface McpToolSnapshot {
@@ -194,22 +195,7 @@ export async function readPinFile(path: string, server: string): Promise<{ value
 
 /** Writes a pin file atomically (a private temp file, fsync, rename), mode 0600 in a 0700 folder. */
 export async function writePinFile(path: string, value: PinFile): Promise<void> {
-  const dir = join(path, '..');
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const temp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  const handle = await open(temp, 'wx', 0o600);
-  try {
-    await handle.writeFile(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
+  await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600, folderMode: 0o700 });
 }
 
 /** Reads a pin file that must exist (for `trellis mcp approve`). */

@@ -1,4 +1,4 @@
-import { lstat, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { lstat, readFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { EXIT, FailedError, UsageError } from '../errors.ts';
 import { toJson, type CommandIO } from '../io.ts';
@@ -42,21 +42,8 @@ async function writeAtomic(path: string, text: string): Promise<void> {
   } catch (error) {
     if (error instanceof FailedError) throw error;
   }
-  await mkdir(join(path, '..'), { recursive: true, mode: 0o700 });
-  const temp = `${path}.${process.pid}.tmp`;
-  const handle = await open(temp, 'wx', mode);
-  try {
-    await handle.writeFile(text, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
+  const { writeFileAtomic } = await import('@trellis/plugin-mcp/admin');
+  await writeFileAtomic(path, text, { mode, folderMode: 0o700 });
 }
 
 async function mcpImport(line: CommandLine, io: CommandIO, env: Env): Promise<number> {

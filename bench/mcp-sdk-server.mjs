@@ -1,6 +1,8 @@
-// The benchmark's peer: the official MCP SDK v2's minimal stdio server with one no-op tool, built
-// the way its docs show for raw JSON Schemas (the low-level Server, no per-call validation). Its
-// result has the same shape trellis serve gives `builtin-tools.echo`: a text block and structuredContent.
+// The MCP benchmarks' server (bench/mcp and bench/mcp-bridge, through bench/mcpShared.ts): the
+// official MCP SDK v2's minimal stdio server with one no-op tool, built the way its docs show for
+// raw JSON Schemas (the low-level Server, no per-call validation). `noop` answers with its
+// arguments as a text block and as structuredContent, the shape trellis serve gives
+// `builtin-tools.echo`, so a caller can check each answer belongs to its call.
 import { Server } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
