@@ -21,14 +21,7 @@ import {
   type PluginImplementation,
   type ToolRuntime,
 } from '@trellis/runtime';
-import {
-  silentLogger,
-  type HostServices,
-  type LifecycleTransition,
-  type Logger,
-  type ProfileName,
-  type ToolSpec,
-} from '@trellis/sdk';
+import { silentLogger, type HostServices, type LifecycleTransition, type Logger, type ProfileName, type ToolSpec } from '@trellis/sdk';
 import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
 import { applyCommandLineSwitches } from './applyCommandLineSwitches.ts';
 import { ConfigError } from './errors.ts';

@@ -15,7 +15,10 @@ function alive(needle: string): number[] {
     .filter((entry) => {
       try {
         const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        return readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle) && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+        return (
+          readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle) &&
+          stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
+        );
       } catch {
         return false;
       }
@@ -76,7 +79,12 @@ it('Assembly.status() and onLifecycleChange: a bridged server killed goes error 
       ]);
       expect(transitions[0]!.error).toBe('the connection closed (the server exited or hung up)');
       expect(mcp()?.lifecycle?.parts).toEqual([
-        expect.objectContaining({ name: 'add', state: 'active', restarts: 1, lastError: 'the connection closed (the server exited or hung up)' }),
+        expect.objectContaining({
+          name: 'add',
+          state: 'active',
+          restarts: 1,
+          lastError: 'the connection closed (the server exited or hung up)',
+        }),
       ]);
       expect(await assembly.runtime.invoke({ name: 'mcp.add.add', input: { a: 1, b: 2 } })).toMatchObject({ ok: true });
       off();

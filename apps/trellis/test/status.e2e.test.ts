@@ -61,7 +61,10 @@ function rawRequest(path: string, payload: string): Promise<string> {
 
 /** A socket file left by a process killed with SIGKILL (so nothing removed it). */
 async function leaveStaleSocket(path: string): Promise<number> {
-  const child = spawn(process.execPath, ['-e', `require('node:net').createServer().listen(${JSON.stringify(path)}, () => console.log('up'))`]);
+  const child = spawn(process.execPath, [
+    '-e',
+    `require('node:net').createServer().listen(${JSON.stringify(path)}, () => console.log('up'))`,
+  ]);
   await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
   const gone = new Promise((r) => child.once('exit', r));
   child.kill('SIGKILL');
@@ -91,7 +94,13 @@ describe('trellis status', { timeout: 180_000 }, () => {
     expect(host).toMatchObject({ pid, command: 'serve' });
     expect(Date.now() - Date.parse(host.startedAt)).toBeLessThan(10 * 60_000);
     const fixture = host.plugins.find((p) => p.id === 'serve-fixture');
-    expect(fixture).toMatchObject({ id: 'serve-fixture', kind: 'toolset', state: 'enabled', runs: 'process', lifecycle: { state: 'active', restarts: 0 } });
+    expect(fixture).toMatchObject({
+      id: 'serve-fixture',
+      kind: 'toolset',
+      state: 'enabled',
+      runs: 'process',
+      lifecycle: { state: 'active', restarts: 0 },
+    });
     // Bundled plugins are listed too; disabled ones carry their reason and no lifecycle.
     const disabled = host.plugins.find((p) => p.state !== 'enabled');
     if (disabled !== undefined) expect(disabled.lifecycle).toBeUndefined();
@@ -103,7 +112,9 @@ describe('trellis status', { timeout: 180_000 }, () => {
 
     const running = await runCliAsync(sandbox, ['plugins', 'list', '--running', '--json']);
     expect(running.code, running.stderr).toBe(0);
-    const listed = JSON.parse(running.stdout) as { hosts: Array<{ pid: number; plugins: Array<{ id: string; lifecycle?: { state: string } }> }> };
+    const listed = JSON.parse(running.stdout) as {
+      hosts: Array<{ pid: number; plugins: Array<{ id: string; lifecycle?: { state: string } }> }>;
+    };
     expect(listed.hosts.map((h) => h.pid)).toEqual([pid]);
     expect(listed.hosts[0]!.plugins.find((p) => p.id === 'serve-fixture')?.lifecycle?.state).toBe('active');
 
@@ -170,6 +181,8 @@ describe('trellis status', { timeout: 180_000 }, () => {
     const again = await leaveStaleSocket(join(controlDir(), 'p.sock'));
     renameSync(join(controlDir(), 'p.sock'), join(controlDir(), `${again}.sock`));
     const text = await runCliAsync(sandbox, ['status']);
-    expect(text.stderr).toContain(`trellis: removed a stale control socket ${join(controlDir(), `${again}.sock`)}: process ${again} is gone`);
+    expect(text.stderr).toContain(
+      `trellis: removed a stale control socket ${join(controlDir(), `${again}.sock`)}: process ${again} is gone`,
+    );
   });
 });

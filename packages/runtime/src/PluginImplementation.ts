@@ -1,4 +1,13 @@
-import type { LifecycleReport, LifecycleState, LifecycleTransition, PartLifecycleReport, ToolFailure, ToolOutcome, ToolProgress, ToolSpec } from '@trellis/sdk';
+import type {
+  LifecycleReport,
+  LifecycleState,
+  LifecycleTransition,
+  PartLifecycleReport,
+  ToolFailure,
+  ToolOutcome,
+  ToolProgress,
+  ToolSpec,
+} from '@trellis/sdk';
 
 /** Lifecycle of a plugin's implementation, shown by `trellis plugins list` (defined in `@trellis/sdk`). */
 export type { LifecycleState } from '@trellis/sdk';

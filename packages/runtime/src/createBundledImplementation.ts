@@ -191,7 +191,9 @@ class BundledImplementation implements PluginImplementation {
     try {
       parts = this.source?.health?.() ?? [];
     } catch (error) {
-      this.logger.error(`plugin ${this.pluginId}: its tool source failed to report health: ${error instanceof Error ? error.message : String(error)}`);
+      this.logger.error(
+        `plugin ${this.pluginId}: its tool source failed to report health: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     return {
       state: this.lifecycle,

@@ -18,7 +18,10 @@ function makeSource(server: Record<string, unknown>) {
   cleanups.push(dir.remove);
   const source = createMcpToolSource({
     settings: McpSettingsSchema.parse({
-      servers: [{ name: 'tiny', command: process.execPath, args: [TINY_SERVER], ...server }, { name: 'broken', command: 'x', url: 'https://e.x' }],
+      servers: [
+        { name: 'tiny', command: process.execPath, args: [TINY_SERVER], ...server },
+        { name: 'broken', command: 'x', url: 'https://e.x' },
+      ],
     }),
     env: { PATH: process.env.PATH, HOME: process.env.HOME },
     workspaceRoot: dir.path,
@@ -54,7 +57,12 @@ describe('the mcp bridge reports each server through the lifecycle', { timeout: 
       restarts: 0,
     });
     process.kill(-before, 'SIGKILL');
-    expect(await waitFor(() => source.pids().tiny !== undefined && source.pids().tiny !== before && tinyHealth(source)?.state === 'active', 30_000)).toBe(true);
+    expect(
+      await waitFor(
+        () => source.pids().tiny !== undefined && source.pids().tiny !== before && tinyHealth(source)?.state === 'active',
+        30_000,
+      ),
+    ).toBe(true);
     track();
     expect(moves()).toEqual(['unloaded→initializing', 'initializing→active', 'active→error', 'error→recovering', 'recovering→active']);
     expect(transitions.find((t) => t.to === 'error')).toMatchObject({
@@ -62,7 +70,11 @@ describe('the mcp bridge reports each server through the lifecycle', { timeout: 
       part: 'tiny',
       error: 'the connection closed (the server exited or hung up)',
     });
-    expect(tinyHealth(source)).toMatchObject({ state: 'active', restarts: 1, lastError: 'the connection closed (the server exited or hung up)' });
+    expect(tinyHealth(source)).toMatchObject({
+      state: 'active',
+      restarts: 1,
+      lastError: 'the connection closed (the server exited or hung up)',
+    });
     const value = await source.call('tiny.add', { a: 2, b: 3 }, toolContext(AbortSignal.timeout(20_000), 'mcp.tiny.add'));
     expect(value).toEqual({ sum: 5 });
   });
@@ -79,9 +91,20 @@ describe('the mcp bridge reports each server through the lifecycle', { timeout: 
       healthy: false,
       message: expect.stringMatching(/^did not answer ping within timeout_seconds = 3 \(/),
     });
-    expect(await waitFor(() => source.pids().tiny !== undefined && source.pids().tiny !== before && tinyHealth(source)?.state === 'active', 60_000)).toBe(true);
+    expect(
+      await waitFor(
+        () => source.pids().tiny !== undefined && source.pids().tiny !== before && tinyHealth(source)?.state === 'active',
+        60_000,
+      ),
+    ).toBe(true);
     track();
     expect(pidAlive(before)).toBe(false);
-    expect(moves().slice(0, 5)).toEqual(['unloaded→initializing', 'initializing→active', 'active→error', 'error→recovering', 'recovering→active']);
+    expect(moves().slice(0, 5)).toEqual([
+      'unloaded→initializing',
+      'initializing→active',
+      'active→error',
+      'error→recovering',
+      'recovering→active',
+    ]);
   });
 });

@@ -25,7 +25,16 @@ function pluginRows(host: HostStatus, all: boolean): string[][] {
     const lifecycle = plugin.lifecycle;
     rows.push(
       lifecycle === undefined
-        ? [plugin.id, plugin.kind, plugin.runs, plugin.state, '', '', '', plugin.reason ? `${plugin.reason.code}: ${plugin.reason.message}` : '']
+        ? [
+            plugin.id,
+            plugin.kind,
+            plugin.runs,
+            plugin.state,
+            '',
+            '',
+            '',
+            plugin.reason ? `${plugin.reason.code}: ${plugin.reason.message}` : '',
+          ]
         : [plugin.id, plugin.kind, plugin.runs, ...lifecycleCells(lifecycle)],
     );
     for (const part of lifecycle?.parts ?? []) rows.push([`  ${plugin.id}/${part.name}`, '', '', ...lifecycleCells(part)]);
@@ -55,7 +64,13 @@ function writeHosts(io: CommandIO, found: RunningHosts, all: boolean): void {
 }
 
 function jsonOf(found: RunningHosts): string {
-  return toJson({ dir: found.dir, hosts: found.hosts, stale: found.stale, unreachable: found.unreachable, ...(found.problem ? { problem: found.problem } : {}) });
+  return toJson({
+    dir: found.dir,
+    hosts: found.hosts,
+    stale: found.stale,
+    unreachable: found.unreachable,
+    ...(found.problem ? { problem: found.problem } : {}),
+  });
 }
 
 /**
@@ -85,7 +100,8 @@ export async function pluginsListRunning(
     io.out(toJson({ hosts: found.hosts.map((h) => ({ pid: h.pid, command: h.command, plugins: h.plugins })) }));
   } else {
     writeLeftovers(io, found);
-    if (found.hosts.length === 0) io.out(`No running Trellis host of yours; looked in ${found.dir}. Without --running, plugins list shows this configuration.\n`);
+    if (found.hosts.length === 0)
+      io.out(`No running Trellis host of yours; looked in ${found.dir}. Without --running, plugins list shows this configuration.\n`);
     else writeHosts(io, found, true);
   }
   return found.hosts.length > 0 ? EXIT.OK : EXIT.FAILED;

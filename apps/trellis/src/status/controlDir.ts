@@ -1,4 +1,5 @@
 import { chmodSync, lstatSync, mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 
 /**
@@ -11,7 +12,7 @@ export function resolveControlDir(env: Readonly<Record<string, string | undefine
   if (runtimeDir !== undefined && isAbsolute(runtimeDir)) return join(runtimeDir, 'trellis');
   const state = env.XDG_STATE_HOME;
   if (state !== undefined && isAbsolute(state)) return join(state, 'trellis', 'hosts');
-  const base = home ?? env.HOME ?? (process.getBuiltinModule('node:os') as typeof import('node:os')).homedir();
+  const base = home ?? env.HOME ?? homedir();
   return join(base, '.local', 'state', 'trellis', 'hosts');
 }
 

@@ -67,7 +67,10 @@ export function askHost(path: string, request: unknown = { type: 'status' }): Pr
       socket.destroy();
       resolve(result);
     };
-    const timer = setTimeout(() => finish({ kind: 'failed', message: `no answer within ${ANSWER_TIMEOUT_MS / 1000} s` }), ANSWER_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => finish({ kind: 'failed', message: `no answer within ${ANSWER_TIMEOUT_MS / 1000} s` }),
+      ANSWER_TIMEOUT_MS,
+    );
     socket.setEncoding('utf8');
     socket.on('connect', () => socket.write(`${JSON.stringify(request)}\n`));
     socket.on('data', (chunk: string) => {
@@ -101,7 +104,9 @@ export async function listRunningHosts(dir: string): Promise<RunningHosts> {
     names = readdirSync(dir);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? { dir, hosts: [], stale: [], unreachable: [] } : { dir, hosts: [], stale: [], unreachable: [], problem: `${dir} cannot be read (${code})` };
+    return code === 'ENOENT'
+      ? { dir, hosts: [], stale: [], unreachable: [] }
+      : { dir, hosts: [], stale: [], unreachable: [], problem: `${dir} cannot be read (${code})` };
   }
   const problem = controlDirProblem(dir);
   if (problem !== undefined) return { dir, hosts: [], stale: [], unreachable: [], problem };

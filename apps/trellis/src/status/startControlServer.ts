@@ -62,7 +62,9 @@ export async function startControlServer(options: ControlServerOptions): Promise
   }
   const path = join(dir, `${process.pid}.sock`);
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) {
-    warn(`no control socket (trellis status will not see this host): ${path} is longer than a Unix socket path may be; set XDG_RUNTIME_DIR to a shorter folder`);
+    warn(
+      `no control socket (trellis status will not see this host): ${path} is longer than a Unix socket path may be; set XDG_RUNTIME_DIR to a shorter folder`,
+    );
     return undefined;
   }
   // A socket named after our pid belongs to a dead process that had this pid before.

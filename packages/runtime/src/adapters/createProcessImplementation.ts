@@ -72,12 +72,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
     for (let round = 0; round < 4; round += 1) {
       if (lifetime.aborted) return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} has been shut down`));
       if (supervisor.state === 'disabled') {
-        return notDispatched(
-          failOutcome(
-            'PLUGIN_UNAVAILABLE',
-            `plugin ${pluginId} is disabled: ${disabledReason(supervisor.lastError)}`,
-          ),
-        );
+        return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} is disabled: ${disabledReason(supervisor.lastError)}`));
       }
       const active = supervisor.current();
       if (active) return active;

@@ -134,7 +134,8 @@ async function httpPlugin() {
       req.on('end', () => {
         res.writeHead(200, { 'content-type': 'application/json' });
         if (req.url === '/initialize') return res.end(JSON.stringify({ success: true }));
-        if (req.url === '/tools') return res.end(JSON.stringify({ tools: [{ name: 'echo', description: 'Echo', parameters: { type: 'object' } }] }));
+        if (req.url === '/tools')
+          return res.end(JSON.stringify({ tools: [{ name: 'echo', description: 'Echo', parameters: { type: 'object' } }] }));
         if (req.url === '/health') return res.end(JSON.stringify({ healthy: true }));
         return res.end(JSON.stringify({ success: true, data: JSON.parse(body || 'null') }));
       });
@@ -186,7 +187,9 @@ describe('health monitor: HTTP plugins', { timeout: 120_000 }, () => {
     await plugin.down();
     await waitFor(() => impl.state() === 'error', 60_000);
     expect(impl.health!().lastHealthCheck).toMatchObject({ healthy: false });
-    expect(impl.lastError?.()).toMatch(/^plugin notes failed its health check \(could not reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)\)$/);
+    expect(impl.lastError?.()).toMatch(
+      /^plugin notes failed its health check \(could not reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)\)$/,
+    );
 
     // While the monitor waits to re-initialize, a call does not wait out its deadline.
     const failed = await impl.call(callOf('echo', { n: 2 }));
