@@ -443,7 +443,10 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
   }
 
   async function healthCheck(): Promise<void> {
-    if (!initialized || lifetime.signal.aborted || life.state !== 'active') return;
+    if (lifetime.signal.aborted) return;
+    // A call's failure (timeout, 5xx) left it in error with no recovery planned: the monitor takes it over.
+    const orphaned = life.state === 'error' && recoveryTimer === undefined && initializing === undefined;
+    if (!orphaned && (!initialized || life.state !== 'active')) return;
     const reply = await exchange('GET', '/health', undefined, lifetime.signal);
     if (reply.kind === 'stopped') return;
     let healthy = false;
@@ -468,6 +471,8 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
       if (monitored) scheduleRecovery();
     } else {
       life.recordHealthCheck(true);
+      // It answers again: initialize it now (recovering → active) rather than on the next call.
+      if (orphaned && life.state === 'error' && initializing === undefined) await ensureInitialized(lifetime.signal);
     }
   }
 

@@ -236,3 +236,36 @@ describe('health monitor: HTTP plugins', { timeout: 120_000 }, () => {
     });
   });
 });
+
+describe('health monitor: an HTTP plugin broken by a call', { timeout: 120_000 }, () => {
+  it('is brought back by the monitor (error → recovering → active) without waiting for the next call', async () => {
+    let failNext = true;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.url === '/tools/echo' && failNext) {
+          failNext = false;
+          res.writeHead(503, { 'content-type': 'application/json' });
+          return res.end(JSON.stringify({ error: 'busy' }));
+        }
+        res.writeHead(200, { 'content-type': 'application/json' });
+        if (req.url === '/health') return res.end(JSON.stringify({ healthy: true }));
+        if (req.url === '/tools') return res.end(JSON.stringify({ tools: [] }));
+        return res.end(JSON.stringify({ success: true, data: 'ok' }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    });
+    const impl = httpImplementation(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const seen = recordTransitions(impl);
+    const failed = await impl.call(callOf('echo'));
+    expect(failed).toMatchObject({ ok: false, error: { code: 'HTTP_ERROR' } });
+    expect(impl.state()).toBe('error');
+    await waitFor(() => impl.state() === 'active', 30_000);
+    expect(seen.moves).toEqual(['unloaded→initializing', 'initializing→active', 'active→error', 'error→recovering', 'recovering→active']);
+    expect(impl.health!()).toMatchObject({ restarts: 0, lastHealthCheck: { healthy: true } });
+  });
+});
