@@ -21,11 +21,12 @@ import {
   type PluginImplementation,
   type ToolRuntime,
 } from '@trellis/runtime';
-import { silentLogger, type HostServices, type Logger, type ProfileName, type ToolSpec } from '@trellis/sdk';
+import { silentLogger, type HostServices, type LifecycleTransition, type Logger, type ProfileName, type ToolSpec } from '@trellis/sdk';
 import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
 import { applyCommandLineSwitches } from './applyCommandLineSwitches.ts';
 import { ConfigError } from './errors.ts';
 import { loadConfig, resolveHostPaths } from './loadConfig.ts';
+import { describePluginStatus, type AssemblyStatus } from './status/pluginStatus.ts';
 
 /** Options of {@link assemble}. Everything defaults to what the `trellis` command would use. */
 export interface AssembleOptions {
@@ -113,6 +114,18 @@ export interface Assembly {
    * returns the unsubscribe function.
    */
   onCatalogChanged(listener: (catalog: ResourceCatalog) => void): () => void;
+  /**
+   * Every plugin with its registry state and, for enabled ones, its lifecycle (state, since when,
+   * last error, restarts, last health check, each bridged MCP server's), as plain JSON. Cheap:
+   * it starts nothing. See docs/embedding.md, "Health and lifecycle".
+   */
+  status(): AssemblyStatus;
+  /**
+   * Calls `listener` on every lifecycle transition of a plugin or of one of its parts (an MCP
+   * server: `part` is its name): active → error → recovering → active, or → disabled. Returns the
+   * unsubscribe function. A listener that throws is logged and changes nothing.
+   */
+  onLifecycleChange(listener: (transition: LifecycleTransition) => void): () => void;
   /** Shuts every plugin down (external processes included) and closes the audit log. */
   dispose(): Promise<void>;
   /**
@@ -203,9 +216,23 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
       );
     }
     if (made && !entry.bundled) made = watchDiscoveredTools(made);
-    if (made) implementations.set(pluginId, made);
+    if (made) {
+      implementations.set(pluginId, made);
+      const unsubscribe = made.onLifecycleChange?.(notifyLifecycleChange);
+      if (unsubscribe !== undefined) unsubscribers.push(unsubscribe);
+    }
     return made;
   };
+  const lifecycleListeners = new Set<(transition: LifecycleTransition) => void>();
+  function notifyLifecycleChange(transition: LifecycleTransition): void {
+    for (const listener of [...lifecycleListeners]) {
+      try {
+        listener(transition);
+      } catch (error) {
+        logger.error(`a lifecycle listener threw: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
 
   // One signal for every way the offered tools change: a bundled tool source's change event, or an
   // external plugin that reports other tools than before.
@@ -285,6 +312,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     disposed ??= (async () => {
       for (const unsubscribe of unsubscribers) unsubscribe();
       catalogListeners.clear();
+      lifecycleListeners.clear();
       await runtime.dispose();
       await Promise.allSettled([...implementations.values()].map((i) => i.dispose()));
     })();
@@ -315,6 +343,18 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
         ...(lastError !== undefined ? { lastError } : {}),
         ...(problems.length > 0 ? { problems } : {}),
       };
+    },
+    status() {
+      return {
+        profile: snapshot.profile,
+        plugins: snapshot.plugins.map((entry) =>
+          describePluginStatus(entry, entry.state === 'enabled' ? implementations.get(entry.id) : undefined),
+        ),
+      };
+    },
+    onLifecycleChange(listener) {
+      lifecycleListeners.add(listener);
+      return () => lifecycleListeners.delete(listener);
     },
     onCatalogChanged(listener) {
       catalogListeners.add(listener);

@@ -11,6 +11,7 @@ Commands:
   trust [DIR]                     Trust a workspace (default: this one): its .trellis config, plugins
                                   and skills apply. trust --list shows them; trust --revoke DIR undoes it
   plugins list [--state S]        Every plugin found, with its state and first reason
+  plugins list --running          Every plugin as the running serve/run host(s) see it, with its lifecycle
   plugins explain <id>            Every candidate for <id>, each admission check, the decision trace
   tools list [--format F]         The tools offered now (F: mcp | openai | anthropic renders them for that API)
   tools describe <name>           One tool: description, schemas, contract, availability
@@ -28,6 +29,8 @@ Commands:
                                   generated and printed to stderr); see docs/serve.md
   plugin new <id> --external T [--lang L]  Scaffold an external plugin (T: process | script | http; L: python | node | sh)
   plugin test <dir>               Check a plugin: manifest, admission, handshake, a call to each tool
+  status                          The running serve/run hosts of yours: pid, start time, each plugin's lifecycle
+                                  (active, error, recovering, disabled) and last health check; see docs/status.md
 
 Global options:
   --config FILE          The top config layer (else TRELLIS_CONFIG); layers, lowest first: built-in

@@ -8,3 +8,6 @@ export { createAssemblyAgent, createAssemblyConnectors, AgentSetupError } from '
 export type { AssemblyAgentOptions, AssemblyConnector } from './agentHost.ts';
 export { createAgent, createConnectorHost } from '@trellis/agent';
 export type { Agent, AgentSession, AgentTurn, AgentEvent, TurnResult, ToolStep, TurnUsage } from '@trellis/agent';
+export type { AssemblyStatus, PluginStatus } from './status/pluginStatus.ts';
+export type { HostStatus } from './status/HostStatus.ts';
+export type { LifecycleState, LifecycleReport, LifecycleTransition, PartLifecycleReport, HealthCheckRecord } from '@trellis/sdk';

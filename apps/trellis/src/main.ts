@@ -94,6 +94,10 @@ export async function main(
     if (name === 'mcp import' || name === 'mcp approve') return await mcpCommand(line, io, env);
     if (name === 'plugin new') return pluginNew(line, io);
     if (name === 'plugin test') return await pluginTest(line, io, env);
+    // Loaded on demand, like serve: node:net is not worth loading on every other command's start.
+    if (name === 'status') return await (await import('./commands/status.ts')).status(line, io, env);
+    if (name === 'plugins list' && line.options.running === true)
+      return await (await import('./commands/status.ts')).pluginsListRunning(line, io, env);
 
     const assembly = await assemble({
       ...(line.flags.config !== undefined ? { configPath: line.flags.config } : {}),

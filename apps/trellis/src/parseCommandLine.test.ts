@@ -63,6 +63,16 @@ describe('parseCommandLine', () => {
     expect(() => parseCommandLine(['doctor', '--no-auth'])).toThrow('`trellis doctor` does not take --no-auth');
   });
 
+  it('parses status and plugins list --running, and refuses --running elsewhere or with --state', () => {
+    expect(parseCommandLine(['status', '--json'])).toMatchObject({ command: ['status'], args: [], options: {}, flags: { json: true } });
+    expect(() => parseCommandLine(['status', 'extra'])).toThrow('`trellis status` takes no arguments; unexpected "extra"');
+    expect(parseCommandLine(['plugins', 'list', '--running']).options).toEqual({ running: true });
+    expect(() => parseCommandLine(['tools', 'list', '--running'])).toThrow('`trellis tools list` does not take --running');
+    expect(() => parseCommandLine(['plugins', 'list', '--running', '--state', 'enabled'])).toThrow(
+      '--state goes without --running (the running host lists every plugin)',
+    );
+  });
+
   it('names an unknown flag', () => {
     expect(() => parseCommandLine(['doctor', '--nope'])).toThrow(/Unknown option '--nope'.*trellis --help/);
   });

@@ -51,6 +51,8 @@ export interface CommandLine {
     readonly external?: string;
     /** `plugin new --lang python|node|sh`. */
     readonly lang?: string;
+    /** `plugins list --running`: ask the running host(s) instead of reading the config. */
+    readonly running?: boolean;
   };
   readonly help: boolean;
   readonly version: boolean;
@@ -65,7 +67,7 @@ export const COMMANDS: Readonly<
 > = {
   doctor: { words: ['doctor'], positionals: [], options: [] },
   'config check': { words: ['config', 'check'], positionals: [], options: [] },
-  'plugins list': { words: ['plugins', 'list'], positionals: [], options: ['state'] },
+  'plugins list': { words: ['plugins', 'list'], positionals: [], options: ['state', 'running'] },
   'plugins explain': { words: ['plugins', 'explain'], positionals: ['id'], options: [] },
   'tools list': { words: ['tools', 'list'], positionals: [], options: ['format', 'all'] },
   'tools describe': { words: ['tools', 'describe'], positionals: ['name'], options: [] },
@@ -80,6 +82,7 @@ export const COMMANDS: Readonly<
   serve: { words: ['serve'], positionals: [], options: ['http', 'host', 'port', 'no-auth'] },
   'plugin new': { words: ['plugin', 'new'], positionals: ['id'], options: ['external', 'lang'] },
   'plugin test': { words: ['plugin', 'test'], positionals: ['dir'], options: [] },
+  status: { words: ['status'], positionals: [], options: [] },
 };
 
 /** Parses argv (without `node` and the script), checking flags and arity; throws `UsageError`. */
@@ -116,6 +119,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
         all: { type: 'boolean' },
         external: { type: 'string' },
         lang: { type: 'string' },
+        running: { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -187,6 +191,11 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     if (key === 'no-auth') serveOptions.noAuth = value as boolean;
     else if (key === 'http') serveOptions.http = value as boolean;
     else serveOptions[key] = value as string;
+  }
+  if (values.running !== undefined) {
+    if (!spec.options.includes('running')) throw new UsageError(`\`trellis ${name}\` does not take --running`);
+    if (values.state !== undefined) throw new UsageError('--state goes without --running (the running host lists every plugin)');
+    options.running = values.running;
   }
   if (values.all !== undefined) {
     if (!spec.options.includes('all')) throw new UsageError(`\`trellis ${name}\` does not take --all`);

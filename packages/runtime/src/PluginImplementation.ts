@@ -1,7 +1,21 @@
-import type { ToolFailure, ToolOutcome, ToolProgress, ToolSpec } from '@trellis/sdk';
+import type {
+  LifecycleReport,
+  LifecycleState,
+  LifecycleTransition,
+  PartLifecycleReport,
+  ToolFailure,
+  ToolOutcome,
+  ToolProgress,
+  ToolSpec,
+} from '@trellis/sdk';
 
-/** Lifecycle of a plugin's implementation, shown by `trellis plugins list`. */
-export type LifecycleState = 'unloaded' | 'initializing' | 'active' | 'error' | 'recovering' | 'disabled';
+/** Lifecycle of a plugin's implementation, shown by `trellis plugins list` (defined in `@trellis/sdk`). */
+export type { LifecycleState } from '@trellis/sdk';
+
+/** An implementation's lifecycle with its parts (each bridged MCP server), as `health()` reports it. */
+export interface ImplementationHealth extends LifecycleReport {
+  readonly parts?: readonly PartLifecycleReport[];
+}
 
 /** One call as the runtime hands it to an implementation, after validation, canonicalization and policy. */
 export interface ImplementationCall {
@@ -72,6 +86,10 @@ export interface PluginImplementation {
    * for process plugins, `GET /health` for HTTP ones). Only reports; it never restarts the plugin.
    */
   checkHealth?(signal: AbortSignal): Promise<{ readonly healthy: boolean; readonly message?: string }>;
+  /** Optional (added with the health monitor): the whole lifecycle record, parts included. */
+  health?(): ImplementationHealth;
+  /** Optional (added with the health monitor): every lifecycle transition, the parts' included; returns the unsubscribe function. */
+  onLifecycleChange?(listener: (transition: LifecycleTransition) => void): () => void;
   /** Shuts down: `shutdown` request, SIGTERM, SIGKILL to the group; resolves when nothing is left running. */
   dispose(): Promise<void>;
 }

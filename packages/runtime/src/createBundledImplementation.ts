@@ -17,11 +17,14 @@ import {
   type ToolSource,
   type ToolSourceReason,
   type ToolSpec,
+  type LifecycleTransition,
+  type PartLifecycleReport,
   type ToolProgress,
   type WorkspacePaths,
 } from '@trellis/sdk';
 import { failureFromThrown } from './outcomeFromThrown.ts';
 import type {
+  ImplementationHealth,
   CanonicalizeContext,
   ImplementationCall,
   ImplementationOutcome,
@@ -132,6 +135,7 @@ class BundledImplementation implements PluginImplementation {
   private disposed = false;
   private source: ToolSource | undefined;
   private readonly sourceListeners = new Set<() => void>();
+  private readonly lifecycleListeners = new Set<(transition: LifecycleTransition) => void>();
 
   constructor(private readonly options: CreateBundledImplementationOptions) {
     this.pluginId = options.descriptor.manifest.id;
@@ -179,6 +183,30 @@ class BundledImplementation implements PluginImplementation {
   onToolsChanged(listener: () => void): () => void {
     this.sourceListeners.add(listener);
     return () => this.sourceListeners.delete(listener);
+  }
+
+  /** The plugin's lifecycle with its tool source's parts (each bridged server), for `trellis status`. */
+  health(): ImplementationHealth {
+    let parts: readonly PartLifecycleReport[] = [];
+    try {
+      parts = this.source?.health?.() ?? [];
+    } catch (error) {
+      this.logger.error(
+        `plugin ${this.pluginId}: its tool source failed to report health: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    return {
+      state: this.lifecycle,
+      ...(this.failure !== undefined ? { lastError: this.failure } : {}),
+      restarts: 0,
+      ...(parts.length > 0 ? { parts } : {}),
+    };
+  }
+
+  /** Lifecycle transitions of the tool source's parts (a bridged server going down and back). */
+  onLifecycleChange(listener: (transition: LifecycleTransition) => void): () => void {
+    this.lifecycleListeners.add(listener);
+    return () => this.lifecycleListeners.delete(listener);
   }
 
   /** The tool source's problems (a server down), for `plugins explain` and `doctor`. */
@@ -342,6 +370,17 @@ class BundledImplementation implements PluginImplementation {
               } catch (error) {
                 this.logger.error(
                   `plugin ${this.pluginId}: a tools-changed listener threw: ${error instanceof Error ? error.message : String(error)}`,
+                );
+              }
+            }
+          });
+          source.onLifecycleChange?.((transition) => {
+            for (const listener of [...this.lifecycleListeners]) {
+              try {
+                listener(transition);
+              } catch (error) {
+                this.logger.error(
+                  `plugin ${this.pluginId}: a lifecycle listener threw: ${error instanceof Error ? error.message : String(error)}`,
                 );
               }
             }

@@ -4,6 +4,7 @@ export type {
   ImplementationOutcome,
   CanonicalizeContext,
   LifecycleState,
+  ImplementationHealth,
 } from './PluginImplementation.ts';
 export { createToolRuntime } from './ToolRuntime.ts';
 export type {

@@ -122,7 +122,7 @@ export const ERROR_CODES = {
   PLUGIN_CRASHED: 'PLUGIN_CRASHED',
   /** An out-of-process plugin broke the wire protocol (bad JSON, wrong id, oversize line). */
   PROTOCOL_ERROR: 'PROTOCOL_ERROR',
-  /** An out-of-process plugin is not running (past its restart limit, or shut down). */
+  /** An out-of-process plugin is not running (failed its health check and is recovering, past its restart limit, or shut down). */
   PLUGIN_UNAVAILABLE: 'PLUGIN_UNAVAILABLE',
   /** An HTTP plugin answered with an error status or could not be reached. */
   HTTP_ERROR: 'HTTP_ERROR',
@@ -197,6 +197,8 @@ export const ERROR_CODES = {
   USAGE: 'USAGE',
   /** A `trellis` command's check failed after it was reported (e.g. no tool or plugin by that name); exit 1. */
   COMMAND_FAILED: 'COMMAND_FAILED',
+  /** A request on a host's control socket (`trellis status`) is malformed, unknown or too large. */
+  CONTROL_REQUEST_INVALID: 'CONTROL_REQUEST_INVALID',
 } as const;
 
 /** A stable error or reason code. */

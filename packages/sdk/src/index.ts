@@ -79,3 +79,12 @@ export type { ClosestNamesOptions } from './closestNames.ts';
 export { compileGlob } from './compileGlob.ts';
 export type { GlobOptions } from './compileGlob.ts';
 export { describeFileKind } from './describeFileKind.ts';
+export { LifecycleMachine, LIFECYCLE_TRANSITIONS } from './lifecycle.ts';
+export type {
+  LifecycleState,
+  LifecycleReport,
+  PartLifecycleReport,
+  LifecycleTransition,
+  HealthCheckRecord,
+  LifecycleMachineOptions,
+} from './lifecycle.ts';

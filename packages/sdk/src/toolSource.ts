@@ -1,5 +1,6 @@
 import type { PluginContext } from './definePlugin.ts';
 import type { ToolContext, ToolContract, ToolExample } from './defineTool.ts';
+import type { LifecycleTransition, PartLifecycleReport } from './lifecycle.ts';
 
 /** Why a known tool is not offered now: a stable code and a message that says what to do. */
 export interface ToolSourceReason {
@@ -56,6 +57,10 @@ export interface ToolSource {
   onChanged(listener: () => void): () => void;
   /** Problems of the source's parts (a server that failed), for `plugins explain` and `doctor`. */
   problems?(): readonly ToolSourceReason[];
+  /** Optional: the lifecycle of each part (each bridged server), for `trellis status` and `Assembly.status()`. */
+  health?(): readonly PartLifecycleReport[];
+  /** Optional: calls `listener` on every part's lifecycle transition; returns the unsubscribe function. */
+  onLifecycleChange?(listener: (transition: LifecycleTransition) => void): () => void;
   /** Stops everything the source started; resolves when nothing is left running. */
   close(): Promise<void>;
 }

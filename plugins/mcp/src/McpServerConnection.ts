@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { CallToolResult, Client, Tool, Transport } from '@modelcontextprotocol/client';
-import { ERROR_CODES, ToolError, type Logger } from '@trellis/sdk';
+import { ERROR_CODES, LifecycleMachine, ToolError, type Logger } from '@trellis/sdk';
 import { GroupStdioTransport } from './GroupStdioTransport.ts';
 import type { McpToolSnapshot } from './pinStore.ts';
 import type { McpServerConfig } from './settings.ts';
@@ -120,9 +120,18 @@ export class McpServerConnection {
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private wanted = false;
   private readonly timeoutMs: number;
+  private pingTimer: ReturnType<typeof setInterval> | undefined;
+  private pinging = false;
+  /**
+   * The server's lifecycle: `initializing` on the first connect, `active` while connected, `error`
+   * when it died or failed, then `recovering` while Trellis reconnects with backoff. The bridge
+   * reconnects without limit (at most a minute apart), so a server is never `disabled` here.
+   */
+  readonly life: LifecycleMachine;
 
   constructor(private readonly options: McpServerConnectionOptions) {
     this.timeoutMs = Math.round(options.config.timeout_seconds * 1000);
+    this.life = new LifecycleMachine({ plugin: 'mcp', part: options.config.name, logger: options.logger });
   }
 
   get name(): string {
@@ -161,7 +170,44 @@ export class McpServerConnection {
   private setState(status: ConnectionState, failure?: string): void {
     this.status = status;
     this.failure = failure;
+    if (status === 'connecting') this.life.moveTo(this.life.state === 'unloaded' ? 'initializing' : 'recovering');
+    else if (status === 'connected') this.life.moveTo('active');
+    else if (status === 'failed') {
+      this.life.lastError = failure;
+      this.life.moveTo('error');
+    }
     this.options.onState();
+  }
+
+  /** Every `health_check_interval_seconds` while connected: MCP `ping`; no answer in time means the server is lost. */
+  private startPing(client: Client): void {
+    this.stopPing();
+    const interval = this.options.config.health_check_interval_seconds * 1000;
+    if (interval <= 0) return;
+    this.pingTimer = setInterval(() => {
+      if (this.pinging || this.client !== client || this.status !== 'connected') return;
+      this.pinging = true;
+      client
+        .ping({ timeout: this.timeoutMs, signal: AbortSignal.timeout(this.timeoutMs) })
+        .then(
+          () => this.life.recordHealthCheck(true),
+          (error: unknown) => {
+            if (this.client !== client || this.status !== 'connected') return;
+            const message = `did not answer ping within timeout_seconds = ${this.options.config.timeout_seconds} (${describeError(error)})`;
+            this.life.recordHealthCheck(false, message);
+            this.lost(message);
+          },
+        )
+        .finally(() => {
+          this.pinging = false;
+        });
+    }, interval);
+    this.pingTimer.unref();
+  }
+
+  private stopPing(): void {
+    if (this.pingTimer !== undefined) clearInterval(this.pingTimer);
+    this.pingTimer = undefined;
   }
 
   private async attempt(): Promise<void> {
@@ -236,6 +282,7 @@ export class McpServerConnection {
       };
       this.attempts = 0;
       this.setState('connected');
+      this.startPing(client);
       this.options.onTools(listed.tools.map(snapshotTool));
     } catch (error) {
       if (this.client !== client) return;
@@ -256,6 +303,9 @@ export class McpServerConnection {
     this.options.logger.warn(`mcp server ${this.name} ${message}; retrying in ${Math.round(delay / 1000)} s`);
     this.setState('failed', message);
     if (this.wanted) {
+      // Reconnecting with backoff is recovering, from the moment the retry is set.
+      this.life.restarts += 1;
+      this.life.moveTo('recovering');
       this.retryTimer = setTimeout(() => {
         this.retryTimer = undefined;
         void this.connect();
@@ -271,6 +321,7 @@ export class McpServerConnection {
   private async dropClient(): Promise<void> {
     const client = this.client;
     const transport = this.transport;
+    this.stopPing();
     this.client = undefined;
     this.transport = undefined;
     if (client !== undefined) client.onclose = undefined;
@@ -334,6 +385,7 @@ export class McpServerConnection {
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.status = 'closed';
+    this.life.moveTo('unloaded');
     await this.dropClient();
   }
 }

@@ -4,7 +4,9 @@ import {
   ToolError,
   compileToolGlob,
   type DynamicToolSpec,
+  type LifecycleTransition,
   type Logger,
+  type PartLifecycleReport,
   type ToolContext,
   type ToolSource,
   type ToolSourceReason,
@@ -92,6 +94,7 @@ class McpToolSource implements ToolSource {
   private readonly servers = new Map<string, ServerEntry>();
   private readonly duplicates: string[] = [];
   private readonly listeners = new Set<() => void>();
+  private readonly lifecycleListeners = new Set<(transition: LifecycleTransition) => void>();
   private closed = false;
 
   constructor(private readonly options: McpToolSourceOptions) {
@@ -121,6 +124,9 @@ class McpToolSource implements ToolSource {
           ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
           onTools: (tools) => this.receive(entry, tools),
           onState: () => this.emit(),
+        });
+        entry.connection!.life.onTransition((transition) => {
+          for (const listener of [...this.lifecycleListeners]) listener(transition);
         });
       }
       this.servers.set(config.name, entry);
@@ -339,6 +345,20 @@ class McpToolSource implements ToolSource {
     return out;
   }
 
+  /** Each configured server's lifecycle; an unusable entry is `disabled` with its problem. */
+  health(): readonly PartLifecycleReport[] {
+    return [...this.servers.values()].map((entry) =>
+      entry.connection === undefined
+        ? { name: entry.config.name, state: 'disabled', lastError: entry.problem ?? 'the server entry is unusable', restarts: 0 }
+        : { name: entry.config.name, ...entry.connection.life.report() },
+    );
+  }
+
+  onLifecycleChange(listener: (transition: LifecycleTransition) => void): () => void {
+    this.lifecycleListeners.add(listener);
+    return () => this.lifecycleListeners.delete(listener);
+  }
+
   /** The pid of each running stdio server, by server name (for tests and `doctor`). */
   pids(): Record<string, number> {
     const out: Record<string, number> = {};
@@ -352,12 +372,15 @@ class McpToolSource implements ToolSource {
   async close(): Promise<void> {
     this.closed = true;
     this.listeners.clear();
+    this.lifecycleListeners.clear();
     await Promise.allSettled([...this.servers.values()].map((entry) => entry.connection?.close()));
     await Promise.allSettled([...this.servers.values()].map((entry) => entry.writing));
   }
 }
 
 /** The mcp plugin's tool source: every configured server's tools as `mcp.<server>.<tool>`, pinned. */
-export function createMcpToolSource(options: McpToolSourceOptions): ToolSource & { pids(): Record<string, number> } {
+export function createMcpToolSource(
+  options: McpToolSourceOptions,
+): ToolSource & { pids(): Record<string, number>; health(): readonly PartLifecycleReport[] } {
   return new McpToolSource(options);
 }

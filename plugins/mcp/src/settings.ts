@@ -22,6 +22,8 @@ export const McpServerConfigSchema = z
     include_tools: z.array(z.string()).default(['*']),
     /** Globs on the server's own tool names; a match is never offered (wins over include). */
     exclude_tools: z.array(z.string()).default([]),
+    /** Seconds between MCP `ping` health checks while connected; 0 = none. A ping unanswered within timeout_seconds reconnects. */
+    health_check_interval_seconds: z.number().min(0).max(86_400).default(30),
     /** `false` keeps the entry without starting the server. */
     enabled: z.boolean().default(true),
   })

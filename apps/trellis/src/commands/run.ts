@@ -6,6 +6,7 @@ import { EXIT, UsageError } from '../errors.ts';
 import type { CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
 import { CHAT_SYSTEM_PROMPT } from './chat.ts';
+import type { HostControl } from '../status/openHostControl.ts';
 
 /** Default seconds `trellis run` lets running turns finish after SIGINT/SIGTERM. */
 export const DEFAULT_GRACE_SECONDS = 10;
@@ -60,6 +61,7 @@ export async function runConnectors(line: CommandLine, io: CommandIO, assembly: 
     host.cancelAll();
   });
   const started: AssemblyConnector[] = [];
+  let control: HostControl | undefined;
   try {
     for (const item of connectors) {
       try {
@@ -72,7 +74,15 @@ export async function runConnectors(line: CommandLine, io: CommandIO, assembly: 
         return EXIT.FAILED;
       }
     }
-    logger.info('serving', { connectors: started.map((s) => s.id), model: agent.model, pid: process.pid });
+    // Loaded here, not at the CLI's start: node:net is not worth loading for every other command.
+    const { openHostControl } = await import('../status/openHostControl.ts');
+    control = await openHostControl({ assembly, command: 'run', warn: (message) => logger.warn(message, { code: 'CONTROL_SOCKET' }) });
+    logger.info('serving', {
+      connectors: started.map((s) => s.id),
+      model: agent.model,
+      pid: process.pid,
+      ...(control.path ? { control: control.path } : {}),
+    });
     const signal = await trap.first;
     logger.info('stopping', { signal, running: host.running(), graceSeconds });
     const stopping = Promise.allSettled(started.map((s) => s.connector.stop()));
@@ -88,5 +98,6 @@ export async function runConnectors(line: CommandLine, io: CommandIO, assembly: 
     return EXIT.OK;
   } finally {
     trap.dispose();
+    await control?.close();
   }
 }

@@ -6,6 +6,7 @@ import { TRELLIS_VERSION } from '../bundled.gen.ts';
 import { EXIT, UsageError } from '../errors.ts';
 import type { CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
+import { openHostControl } from '../status/openHostControl.ts';
 
 const SKILLS_PLUGIN = 'skill-source-local';
 
@@ -47,10 +48,12 @@ export async function serve(
     instructions: 'Trellis tools. Each tool title is its Trellis name, `<plugin>.<tool>`.',
   });
   const offered = server.tools().length;
+  const control = await openHostControl({ assembly, command: 'serve', warn: (message) => io.err(`trellis serve: warning: ${message}\n`) });
   try {
     if (!http) return await serveStdio(server, io, offered);
     return await serveHttp(server, io, { host, port, noAuth, env, assembly, offered });
   } finally {
+    await control.close();
     server.close();
   }
 }

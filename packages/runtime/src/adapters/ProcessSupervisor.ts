@@ -1,5 +1,5 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { launchChild, prepareChildLauncher } from '@trellis/sdk';
+import { LifecycleMachine, launchChild, prepareChildLauncher } from '@trellis/sdk';
 import type { LaunchedChild, Logger, PluginManifest, PluginRuntime, ToolSpec } from '@trellis/sdk';
 import type { LifecycleState } from '../PluginImplementation.ts';
 import { buildChildEnv, expandEnvMap } from './childEnv.ts';
@@ -116,8 +116,8 @@ function within(promise: Promise<void>, ms: number): Promise<void> {
  * SIGKILL, always to the whole group.
  */
 export class ProcessSupervisor {
-  state: LifecycleState = 'unloaded';
-  lastError: string | undefined;
+  /** The lifecycle record: state, last error, restarts, last health check, transitions. */
+  readonly life: LifecycleMachine;
   discovered: ToolSpec[] | undefined;
   /** The current session, when there is one. */
   session: Session | undefined;
@@ -141,10 +141,31 @@ export class ProcessSupervisor {
   constructor(options: ProcessSupervisorOptions) {
     this.#o = options;
     const rt = options.runtime;
+    this.life = new LifecycleMachine({
+      plugin: options.pluginId,
+      maxRestarts: rt.restart_on_crash ? rt.max_restarts : 0,
+      logger: options.logger,
+    });
     this.#handshakeMs = (rt.handshake_timeout_seconds ?? rt.timeout_seconds) * 1000;
     this.#handshakeKey = rt.handshake_timeout_seconds === undefined ? 'timeout_seconds' : 'handshake_timeout_seconds';
     this.#healthMs = (rt.health_check_timeout_seconds ?? rt.timeout_seconds) * 1000;
     this.#healthKey = rt.health_check_timeout_seconds === undefined ? 'timeout_seconds' : 'health_check_timeout_seconds';
+  }
+
+  get state(): LifecycleState {
+    return this.life.state;
+  }
+
+  set state(to: LifecycleState) {
+    this.life.moveTo(to);
+  }
+
+  get lastError(): string | undefined {
+    return this.life.lastError;
+  }
+
+  set lastError(message: string | undefined) {
+    this.life.lastError = message;
   }
 
   /** The session to send a call to right now, if one is active. The hot path. */
@@ -326,8 +347,12 @@ export class ProcessSupervisor {
       else if (reply.message.type !== 'health_check_response' || reply.message.healthy === false) {
         problem = `reported itself unhealthy (${previewPluginValue(reply.message)})`;
       }
-      if (problem === undefined) return;
+      if (problem === undefined) {
+        this.life.recordHealthCheck(true);
+        return;
+      }
       this.lastError = `plugin ${this.#o.pluginId} ${problem}`;
+      this.life.recordHealthCheck(false, this.lastError);
       this.#o.logger.warn('plugin health check failed; restarting it', { plugin: this.#o.pluginId, error: this.lastError });
       this.state = 'error';
       this.#stopHealth();
@@ -418,16 +443,18 @@ export class ProcessSupervisor {
     const rt = this.#o.runtime;
     if (this.#activeSince > 0 && performance.now() - this.#activeSince > STABLE_UPTIME_MS) this.#restarts = 0;
     this.#activeSince = 0;
+    this.life.restarts = this.#restarts;
     if (!rt.restart_on_crash || this.#restarts >= rt.max_restarts) {
-      this.state = 'disabled';
       this.lastError = rt.restart_on_crash
-        ? `${this.lastError ?? 'failed'}; gave up after ${this.#restarts} restart(s) (max_restarts = ${rt.max_restarts})`
+        ? `${this.lastError ?? 'failed'}; gave up after ${this.#restarts} restart(s) (max_restarts = ${rt.max_restarts}); fix the plugin or raise [plugins.entries.${this.#o.pluginId}] max_restarts, then restart the host`
         : `${this.lastError ?? 'failed'}; not restarted (restart_on_crash = false)`;
+      this.state = 'disabled';
       this.#o.logger.error('plugin disabled', { plugin: this.#o.pluginId, error: this.lastError });
       this.attempt = Promise.resolve({ ok: false, message: this.lastError });
       return;
     }
     this.#restarts += 1;
+    this.life.restarts = this.#restarts;
     const current: Promise<LaunchResult> = sleep(rt.restart_delay_seconds * 1000, this.lifetime.signal).then(() =>
       this.lifetime.signal.aborted
         ? ({ ok: false, message: `plugin ${this.#o.pluginId} was shut down` } as LaunchResult)

@@ -126,6 +126,8 @@ export function createExternalImplementation(
         ...(overrides.health_check_interval_seconds === undefined
           ? {}
           : { healthCheckIntervalSeconds: overrides.health_check_interval_seconds }),
+        ...(overrides.max_restarts === undefined ? {} : { maxRestarts: overrides.max_restarts }),
+        ...(overrides.restart_delay_seconds === undefined ? {} : { restartDelaySeconds: overrides.restart_delay_seconds }),
       });
   }
 }

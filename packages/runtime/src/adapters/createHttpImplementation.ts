@@ -1,6 +1,6 @@
-import { failOutcome, okOutcome, silentLogger } from '@trellis/sdk';
+import { LifecycleMachine, failOutcome, okOutcome, silentLogger } from '@trellis/sdk';
 import type { Logger, PluginManifest, PluginRuntime, ToolOutcome, ToolSpec } from '@trellis/sdk';
-import type { ImplementationCall, LifecycleState, PluginImplementation } from '../PluginImplementation.ts';
+import type { ImplementationCall, PluginImplementation } from '../PluginImplementation.ts';
 import { callStopSignal, stoppedOutcome } from './callDeadline.ts';
 import { expandEnvMap } from './childEnv.ts';
 import { disabledImplementation } from './disabledImplementation.ts';
@@ -22,9 +22,22 @@ export interface HttpImplementationOptions {
   /** The host environment, for `${VAR}` in `[runtime] headers`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly logger?: Logger;
-  /** Seconds between `GET /health` checks; 0 or absent = off. */
+  /**
+   * Seconds between `GET /health` checks; 0 or absent = off. With checks on, a failed check puts
+   * the plugin in `error`, calls fail fast (`PLUGIN_UNAVAILABLE`) and it is initialized again
+   * with backoff (`recovering`) until it answers (`active`) or `maxRestarts` is spent (`disabled`).
+   */
   readonly healthCheckIntervalSeconds?: number;
+  /** Re-initializations after failed health checks before the plugin is disabled; default 3. */
+  readonly maxRestarts?: number;
+  /** First wait before re-initializing; doubles per failed attempt, up to 60 s. Default 1 s. */
+  readonly restartDelaySeconds?: number;
 }
+
+/** Longest wait between two re-initializations of an HTTP plugin. */
+const MAX_RECOVERY_DELAY_MS = 60_000;
+/** A plugin active this long has its restart count reset (as for process plugins: 5 minutes). */
+const STABLE_UPTIME_MS = 5 * 60 * 1000;
 
 /** Same-origin redirects followed per request; one to another origin is refused. */
 const MAX_REDIRECTS = 3;
@@ -124,8 +137,12 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
   const base = checked.url;
   const lifetime = new AbortController();
   const timeoutMs = runtime.timeout_seconds * 1000;
-  let state: LifecycleState = 'unloaded';
-  let lastError: string | undefined;
+  const maxRestarts = options.maxRestarts ?? 3;
+  const life = new LifecycleMachine({ plugin: pluginId, maxRestarts, logger });
+  const monitored = (options.healthCheckIntervalSeconds ?? 0) > 0;
+  let recoveryTimer: NodeJS.Timeout | undefined;
+  let recoverAt = 0;
+  let activeSince = 0;
   let initialized = false;
   let initializing: Promise<ToolOutcome | undefined> | undefined;
   let discovered: ToolSpec[] | undefined;
@@ -141,8 +158,9 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
 
   function markBroken(reason: string): void {
     initialized = false;
-    lastError = reason;
-    if (state !== 'unloaded') state = 'error';
+    if (life.state === 'disabled') return;
+    life.lastError = reason;
+    if (life.state !== 'unloaded') life.moveTo('error');
   }
 
   /** One HTTP exchange with the plugin, bounded by `timeout_seconds`, `signal` and the size cap. */
@@ -199,8 +217,9 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
   /** Runs `POST /initialize` and `GET /tools` once per (re)start; concurrent callers share it. */
   function ensureInitialized(signal: AbortSignal): Promise<ToolOutcome | undefined> {
     if (initialized) return Promise.resolve(undefined);
+    if (life.state === 'disabled') return Promise.resolve(failOutcome('PLUGIN_UNAVAILABLE', disabledMessage()));
     initializing ??= (async () => {
-      state = state === 'unloaded' ? 'initializing' : 'recovering';
+      life.moveTo(life.state === 'unloaded' ? 'initializing' : 'recovering');
       const init = await exchange('POST', '/initialize', { config: options.config ?? {} }, AbortSignal.any([signal, lifetime.signal]));
       const failed = (code: string, message: string, retryable: boolean): ToolOutcome => {
         markBroken(message);
@@ -246,7 +265,8 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
         }
       }
       initialized = true;
-      state = 'active';
+      activeSince = performance.now();
+      life.moveTo('active');
       startHealthTimer();
       return undefined;
     })().finally(() => {
@@ -296,6 +316,18 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
   async function call(call: ImplementationCall): Promise<ToolOutcome> {
     const name = `${pluginId}.${call.tool}`;
     if (lifetime.signal.aborted) return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} has been shut down`));
+    // The health monitor owns recovery: while it waits to re-initialize, calls fail at once.
+    if (life.state === 'disabled') return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', disabledMessage()));
+    if (life.state === 'error' && recoveryTimer !== undefined) {
+      const seconds = Math.max(0, Math.ceil((recoverAt - performance.now()) / 1000));
+      return notDispatched(
+        failOutcome(
+          'PLUGIN_UNAVAILABLE',
+          `${name} is unavailable: ${life.lastError ?? 'the plugin failed'}; Trellis initializes it again in ${seconds} s (see trellis status)`,
+          true,
+        ),
+      );
+    }
     const stop = callStopSignal(call);
     const stopped = () =>
       stoppedOutcome(pluginId, { signal: stop.signal, deadlineAt: call.deadlineAt, tool: call.tool }, 'waiting for the HTTP plugin');
@@ -381,8 +413,40 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
     healthTimer.unref();
   }
 
+  function disabledMessage(): string {
+    return `plugin ${pluginId} is disabled: ${life.lastError ?? 'it failed'}`;
+  }
+
+  /** After a failed health check: initialize again after a backoff, or give up past `maxRestarts`. */
+  function scheduleRecovery(): void {
+    if (lifetime.signal.aborted || recoveryTimer !== undefined || life.state === 'disabled') return;
+    if (activeSince > 0 && performance.now() - activeSince > STABLE_UPTIME_MS) life.restarts = 0;
+    activeSince = 0;
+    if (life.restarts >= maxRestarts) {
+      life.lastError = `${life.lastError ?? 'failed'}; gave up after ${life.restarts} re-initialization(s) (max_restarts = ${maxRestarts}); fix the service at ${base.origin} or raise [plugins.entries.${pluginId}] max_restarts, then restart the host`;
+      life.moveTo('disabled');
+      logger.error('plugin disabled', { plugin: pluginId, error: life.lastError });
+      if (healthTimer) clearInterval(healthTimer);
+      healthTimer = undefined;
+      return;
+    }
+    life.restarts += 1;
+    const delay = Math.min((options.restartDelaySeconds ?? 1) * 1000 * 2 ** (life.restarts - 1), MAX_RECOVERY_DELAY_MS);
+    recoverAt = performance.now() + delay;
+    recoveryTimer = setTimeout(() => {
+      recoveryTimer = undefined;
+      void ensureInitialized(lifetime.signal).then((failed) => {
+        if (failed !== undefined && !lifetime.signal.aborted) scheduleRecovery();
+      });
+    }, delay);
+    recoveryTimer.unref();
+  }
+
   async function healthCheck(): Promise<void> {
-    if (!initialized || lifetime.signal.aborted) return;
+    if (lifetime.signal.aborted) return;
+    // A call's failure (timeout, 5xx) left it in error with no recovery planned: the monitor takes it over.
+    const orphaned = life.state === 'error' && recoveryTimer === undefined && initializing === undefined;
+    if (!orphaned && (!initialized || life.state !== 'active')) return;
     const reply = await exchange('GET', '/health', undefined, lifetime.signal);
     if (reply.kind === 'stopped') return;
     let healthy = false;
@@ -400,8 +464,15 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
           : reply.status >= 200 && reply.status < 300
             ? 'it answered healthy: false'
             : `HTTP ${reply.status}`;
-      markBroken(`plugin ${pluginId} failed its health check (${why})`);
-      logger.warn('http plugin health check failed', { plugin: pluginId, error: lastError });
+      const message = `plugin ${pluginId} failed its health check (${reply.kind === 'network' ? reply.message : why})`;
+      life.recordHealthCheck(false, message);
+      markBroken(message);
+      logger.warn('http plugin health check failed', { plugin: pluginId, error: message });
+      if (monitored) scheduleRecovery();
+    } else {
+      life.recordHealthCheck(true);
+      // It answers again: initialize it now (recovering → active) rather than on the next call.
+      if (orphaned && life.state === 'error' && initializing === undefined) await ensureInitialized(lifetime.signal);
     }
   }
 
@@ -412,11 +483,13 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
     },
     discoveredTools: () => discovered,
     call,
-    state: () => state,
-    lastError: () => lastError,
+    state: () => life.state,
+    lastError: () => life.lastError,
+    health: () => life.report(),
+    onLifecycleChange: (listener) => life.onTransition(listener),
     async checkHealth(signal: AbortSignal) {
       // For `trellis doctor`: one GET /health now; reports only, never marks the plugin broken.
-      if (!initialized) return { healthy: false, message: lastError ?? `not initialized (${state})` };
+      if (!initialized) return { healthy: false, message: life.lastError ?? `not initialized (${life.state})` };
       const reply = await exchange('GET', '/health', undefined, signal);
       if (reply.kind !== 'response')
         return { healthy: false, message: reply.kind === 'network' ? reply.message : `no answer (${reply.kind})` };
@@ -432,7 +505,9 @@ export function createHttpImplementation(options: HttpImplementationOptions): Pl
     async dispose() {
       lifetime.abort();
       if (healthTimer) clearInterval(healthTimer);
-      state = 'unloaded';
+      if (recoveryTimer) clearTimeout(recoveryTimer);
+      recoveryTimer = undefined;
+      life.moveTo('unloaded');
       initialized = false;
     },
   };

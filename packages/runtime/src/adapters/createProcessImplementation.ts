@@ -72,12 +72,7 @@ export function createProcessImplementation(options: ProcessImplementationOption
     for (let round = 0; round < 4; round += 1) {
       if (lifetime.aborted) return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} has been shut down`));
       if (supervisor.state === 'disabled') {
-        return notDispatched(
-          failOutcome(
-            'PLUGIN_UNAVAILABLE',
-            `plugin ${pluginId} is disabled: ${supervisor.lastError ?? 'unknown error'}; fix it and restart the host`,
-          ),
-        );
+        return notDispatched(failOutcome('PLUGIN_UNAVAILABLE', `plugin ${pluginId} is disabled: ${disabledReason(supervisor.lastError)}`));
       }
       const active = supervisor.current();
       if (active) return active;
@@ -154,9 +149,17 @@ export function createProcessImplementation(options: ProcessImplementationOption
     call,
     state: () => supervisor.state,
     lastError: () => supervisor.lastError,
+    health: () => supervisor.life.report(),
+    onLifecycleChange: (listener) => supervisor.life.onTransition(listener),
     checkHealth: (signal) => supervisor.checkHealthOnce(signal),
     dispose: () => supervisor.dispose(),
   };
+}
+
+/** The reason a disabled plugin gives, ending with what to do (the supervisor's own text names it when it gave up). */
+function disabledReason(lastError: string | undefined): string {
+  const reason = lastError ?? 'unknown error';
+  return reason.endsWith('restart the host') ? reason : `${reason}; fix it and restart the host`;
 }
 
 const STOPPED = Symbol('stopped');

@@ -355,7 +355,7 @@ describe('http adapter', () => {
     expect(other.seen).toEqual([]);
   });
 
-  it('a failed GET /health marks the plugin for re-initialization', async () => {
+  it('a failed GET /health re-initializes the plugin', async () => {
     let healthy = true;
     const base = plugin((_req, body, res) => json(res, 200, { success: true, data: JSON.parse(body) }));
     const server = await serve((req, body, res) => (req.url === '/health' ? json(res, 200, { healthy }) : base(req, body, res)));
@@ -380,6 +380,8 @@ describe('http adapter', () => {
     await waitFor(() => impl.state() === 'error');
     expect(impl.lastError?.()).toBe('plugin notes failed its health check (it answered healthy: false)');
     healthy = true;
+    // The monitor initializes it again after its backoff (1 s); calls meanwhile fail fast (healthMonitor.test.ts).
+    await waitFor(() => impl.state() === 'active', 30_000);
     expect(await impl.call(callOf('echo', { n: 2 }))).toEqual({ ok: true, value: { n: 2 } });
     expect(paths(server.seen).filter((p) => p !== 'GET /health')).toEqual([
       'POST /initialize',

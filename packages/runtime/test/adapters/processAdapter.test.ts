@@ -290,7 +290,7 @@ describe('process adapter: fault injection', () => {
     });
     expect(impl.state()).toBe('disabled');
     expect(impl.lastError?.()).toBe(
-      'plugin fault did not answer initialize within 0.3 s (timeout_seconds); gave up after 0 restart(s) (max_restarts = 0)',
+      'plugin fault did not answer initialize within 0.3 s (timeout_seconds); gave up after 0 restart(s) (max_restarts = 0); fix the plugin or raise [plugins.entries.fault] max_restarts, then restart the host',
     );
     await waitFor(() => countMarked(marker) === 0);
     expect((await impl.call(callOf('echo'))).ok).toBe(false);
@@ -311,7 +311,7 @@ describe('process adapter: fault injection', () => {
     await waitFor(() => impl.state() === 'disabled');
     expect(spawns()).toBe(3);
     expect(impl.lastError?.()).toBe(
-      'plugin fault exited with code 7; stderr: fault-plugin: giving up before the handshake before answering initialize; gave up after 2 restart(s) (max_restarts = 2)',
+      'plugin fault exited with code 7; stderr: fault-plugin: giving up before the handshake before answering initialize; gave up after 2 restart(s) (max_restarts = 2); fix the plugin or raise [plugins.entries.fault] max_restarts, then restart the host',
     );
     const later = await impl.call(callOf('echo'));
     expect(later.ok === false && later.error.code).toBe('PLUGIN_UNAVAILABLE');
@@ -347,7 +347,7 @@ describe('process adapter: fault injection', () => {
     expect((await impl.call(callOf('crash'))).ok).toBe(false);
     await waitFor(() => impl.state() === 'disabled');
     expect(impl.lastError?.()).toBe(
-      'plugin fault exited with code 3; stderr: fault-plugin: crashing now; gave up after 1 restart(s) (max_restarts = 1)',
+      'plugin fault exited with code 3; stderr: fault-plugin: crashing now; gave up after 1 restart(s) (max_restarts = 1); fix the plugin or raise [plugins.entries.fault] max_restarts, then restart the host',
     );
     expect(await impl.call(callOf('echo'))).toEqual({
       ok: false,
@@ -355,7 +355,7 @@ describe('process adapter: fault injection', () => {
       error: {
         code: 'PLUGIN_UNAVAILABLE',
         message:
-          'plugin fault is disabled: plugin fault exited with code 3; stderr: fault-plugin: crashing now; gave up after 1 restart(s) (max_restarts = 1); fix it and restart the host',
+          'plugin fault is disabled: plugin fault exited with code 3; stderr: fault-plugin: crashing now; gave up after 1 restart(s) (max_restarts = 1); fix the plugin or raise [plugins.entries.fault] max_restarts, then restart the host',
         retryable: false,
       },
     });
