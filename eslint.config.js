@@ -19,7 +19,7 @@ const LAYERS = {
 const root = import.meta.dirname;
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/*.gen.ts', '**/coverage/**', 'examples/**/*.py'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/*.gen.ts', '**/coverage/**', '**/.tmp/**', '**/.cache/**', 'examples/**/*.py'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
