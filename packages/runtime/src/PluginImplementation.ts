@@ -29,6 +29,14 @@ export interface ImplementationCall {
   readonly deadlineAt: number;
   /** Where the tool's progress reports go (the caller's `InvokeOptions.onProgress`); absent when nobody listens. */
   readonly onProgress?: (update: ToolProgress) => void;
+  /**
+   * Optional (added later): runs `listener` once when the call is interrupted (deadline, caller
+   * abort, runtime shutdown), at once if it already was; returns the function that unsubscribes
+   * it. The runtime creates `signal` only when it is read, and an AbortSignal with a listener
+   * costs more than a whole process-plugin round trip's own work: an implementation that only
+   * needs to hear of the interruption (the process adapter) uses this instead.
+   */
+  onInterrupt?(listener: () => void): () => void;
 }
 
 /** Extra facts about a canonicalize request. */

@@ -237,6 +237,8 @@ class Invocation implements ImplementationCall, Expirable {
   onProgress: ((update: ToolProgress) => void) | undefined = undefined;
   private controller: AbortController | undefined;
   private wake: ((value: Interrupted | undefined) => void) | undefined;
+  /** `onInterrupt` listeners: usually none, or one (the process adapter's request). */
+  private listeners: Array<() => void> | undefined;
 
   constructor(
     readonly callId: string,
@@ -250,6 +252,18 @@ class Invocation implements ImplementationCall, Expirable {
       if (this.interrupted !== undefined) this.controller.abort(new Error(this.interrupted.message));
     }
     return this.controller.signal;
+  }
+
+  onInterrupt(listener: () => void): () => void {
+    if (this.interrupted !== undefined) {
+      listener();
+      return noop;
+    }
+    (this.listeners ??= []).push(listener);
+    return () => {
+      const at = this.listeners?.indexOf(listener) ?? -1;
+      if (at !== -1) this.listeners!.splice(at, 1);
+    };
   }
 
   expire(): void {
@@ -269,6 +283,17 @@ class Invocation implements ImplementationCall, Expirable {
     this.interrupted = failure;
     if (this.queued) this.gate?.dequeue(this);
     this.controller?.abort(new Error(failure.message));
+    const listeners = this.listeners;
+    this.listeners = undefined;
+    if (listeners !== undefined) {
+      for (const listener of listeners) {
+        try {
+          listener();
+        } catch {
+          // An implementation's listener must not keep the call from ending.
+        }
+      }
+    }
     const wake = this.wake;
     this.wake = undefined;
     wake?.(INTERRUPTED);

@@ -29,6 +29,13 @@ export interface RequestProgress {
 export interface RequestLimits {
   readonly deadlineAt: number;
   readonly signal?: AbortSignal;
+  /**
+   * When present, used instead of `signal` (which is then never read): subscribes a listener to
+   * the request's interruption and returns its unsubscribe. A runtime call provides it (see
+   * `ImplementationCall.onInterrupt`): one closure per request instead of creating the call's
+   * AbortSignal and an EventTarget listener, which cost more than the rest of a call together.
+   */
+  onInterrupt?(listener: () => void): () => void;
   /** Where this request's progress reports go; a report is never its reply. */
   readonly onProgress?: (progress: RequestProgress) => void;
 }
@@ -54,11 +61,11 @@ export interface NdjsonChannelOptions {
 interface Pending {
   readonly line: string;
   readonly deadlineAt: number;
-  readonly signal: AbortSignal | undefined;
   readonly resolve: (reply: Reply) => void;
   readonly onProgress: ((progress: RequestProgress) => void) | undefined;
   id: number;
-  onAbort: (() => void) | undefined;
+  /** Stops listening for the request's interruption (signal or `onInterrupt`). */
+  detach: (() => void) | undefined;
 }
 
 const NO_ID = 0;
@@ -135,27 +142,30 @@ export class NdjsonChannel {
   request(body: Message, limits: RequestLimits): Promise<Reply> {
     if (this.#closed !== undefined) return Promise.resolve({ kind: 'exit', message: this.#closed });
     if (this.#retired) return Promise.resolve({ kind: 'retired' });
-    if (limits.signal?.aborted === true || limits.deadlineAt <= performance.now()) return Promise.resolve({ kind: 'stopped' });
+    const signal = limits.onInterrupt === undefined ? limits.signal : undefined;
+    if (signal?.aborted === true || limits.deadlineAt <= performance.now()) return Promise.resolve({ kind: 'stopped' });
     const json = JSON.stringify(body);
     const line = json.length <= 2 ? '}' : `,${json.slice(1)}`;
     return new Promise<Reply>((resolve) => {
       const pending: Pending = {
         line,
         deadlineAt: limits.deadlineAt,
-        signal: limits.signal,
         resolve,
         onProgress: limits.onProgress,
         id: NO_ID,
-        onAbort: undefined,
+        detach: undefined,
       };
-      const signal = limits.signal;
-      if (signal !== undefined) {
-        pending.onAbort = () => this.#stop(pending);
-        signal.addEventListener('abort', pending.onAbort, { once: true });
-      }
       if (Number.isFinite(pending.deadlineAt)) this.#armSweep(pending.deadlineAt);
       if (this.echoesIds !== true && (this.#inFlight.size > 0 || this.#queue.length > 0)) this.#queue.push(pending);
       else this.#write(pending);
+      // Subscribed once the request is queued or written, so an interruption seen at once finds it.
+      const stop = () => this.#stop(pending);
+      if (limits.onInterrupt !== undefined) {
+        pending.detach = limits.onInterrupt(stop);
+      } else if (signal !== undefined) {
+        signal.addEventListener('abort', stop, { once: true });
+        pending.detach = () => signal.removeEventListener('abort', stop);
+      }
     });
   }
 
@@ -205,7 +215,8 @@ export class NdjsonChannel {
   }
 
   #settle(p: Pending, reply: Reply, pump = true): void {
-    if (p.onAbort !== undefined) p.signal?.removeEventListener('abort', p.onAbort);
+    p.detach?.();
+    p.detach = undefined;
     p.resolve(reply);
     if (pump) this.#pump();
   }
