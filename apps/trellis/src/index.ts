@@ -8,3 +8,5 @@ export { createAssemblyAgent, createAssemblyConnectors, AgentSetupError } from '
 export type { AssemblyAgentOptions, AssemblyConnector } from './agentHost.ts';
 export { createAgent, createConnectorHost } from '@trellis/agent';
 export type { Agent, AgentSession, AgentTurn, AgentEvent, TurnResult, ToolStep, TurnUsage } from '@trellis/agent';
+export { describeSecretIsolation } from '@trellis/sdk/internal';
+export type { SecretIsolation } from '@trellis/sdk/internal';

@@ -6,7 +6,6 @@ import {
   ERROR_CODES,
   silentLogger,
   ToolError,
-  type BundledPluginDescriptor,
   type HostServices,
   type Logger,
   type PluginContext,
@@ -20,6 +19,7 @@ import {
   type ToolProgress,
   type WorkspacePaths,
 } from '@trellis/sdk';
+import { type BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { failureFromThrown } from './outcomeFromThrown.ts';
 import type {
   CanonicalizeContext,
