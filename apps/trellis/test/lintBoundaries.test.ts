@@ -69,7 +69,11 @@ describe('the sdk subpaths', () => {
   }, 120_000);
 
   it('still holds the layer order when the import goes through a subpath', async () => {
-    const probe = ["import { createProcessImplementation } from '@trellis/runtime/external';", 'export const probe = [createProcessImplementation];', ''].join('\n');
+    const probe = [
+      "import { createProcessImplementation } from '@trellis/runtime/external';",
+      'export const probe = [createProcessImplementation];',
+      '',
+    ].join('\n');
     expect(await boundaryMessages('plugins/core-web/src/boundaryProbe.ts', probe)).toEqual([
       '1: @trellis/plugin may import only @trellis/sdk (the layer order in docs/architecture.md).',
     ]);

@@ -96,7 +96,12 @@ function exportedNames(file: string): string[] {
     const list = /^export\s+(?:type\s+)?\{([^}]*)\}\s*from\s*'[^']+';$/.exec(statement.replace(/\s+/g, ' ').trim());
     if (list === null) throw new Error(`${file}: list exports as \`export { a, b } from './x.ts'\`, not \`${statement}\``);
     for (const spec of list[1]!.split(',')) {
-      const name = spec.trim().replace(/^type\s+/, '').split(/\s+as\s+/).pop()!.trim();
+      const name = spec
+        .trim()
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)
+        .pop()!
+        .trim();
       if (name !== '') names.push(name);
     }
   }
