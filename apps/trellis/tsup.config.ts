@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { defineConfig } from 'tsup';
@@ -20,6 +20,33 @@ const tinypoolEntry = join(
   'worker.js',
 );
 
+/**
+ * `compilerOptions.paths` for the types build: every entry of the unpublished workspace packages
+ * (`@trellis/runtime`, `@trellis/runtime/external`, …) mapped to its `@trellis/source` file. A
+ * package reached through node_modules stays an import in the bundled .d.ts; one reached through
+ * `paths` is compiled from source and inlined. `@trellis/sdk` is published (a dependency of this
+ * package), so its imports stay as they are.
+ */
+function unpublishedSourcePaths(): Record<string, string[]> {
+  const root = join(import.meta.dirname, '..', '..');
+  const paths: Record<string, string[]> = {};
+  for (const group of ['packages', 'plugins']) {
+    for (const name of readdirSync(join(root, group))) {
+      const manifest = join(root, group, name, 'package.json');
+      if (!existsSync(manifest)) continue;
+      const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { name: string; exports?: Record<string, unknown> };
+      if (pkg.name === '@trellis/sdk') continue;
+      for (const [subpath, target] of Object.entries(pkg.exports ?? {})) {
+        const source = typeof target === 'object' && target !== null ? (target as Record<string, unknown>)['@trellis/source'] : undefined;
+        if (typeof source !== 'string') continue;
+        const specifier = subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`;
+        paths[specifier] = [join(root, group, name, source)];
+      }
+    }
+  }
+  return paths;
+}
+
 export default defineConfig({
   ...sharedTsup,
   entry: { cli: 'src/cli.ts', index: 'src/index.ts', 'mcp-server': 'src/mcpServer.ts', ...pluginEntries, 'entry/worker': tinypoolEntry },
@@ -30,7 +57,8 @@ export default defineConfig({
   // Smaller code compiles faster at startup; the source maps keep stack traces readable.
   minify: true,
   shims: false,
-  // Types of the embedding API (`assemble()` and what it returns), with the workspace packages'
-  // types inlined: the published package depends on nothing.
-  dts: { entry: { index: 'src/index.ts' }, resolve: [/^@trellis\//] },
+  // Types of the embedding API (`assemble()` and what it returns), complete once installed: the
+  // unpublished workspace packages' types are inlined; `@trellis/sdk`, a dependency, stays external
+  // (tsup leaves `dependencies` external in the types). test/install.e2e.test.ts compiles against them.
+  dts: { entry: { index: 'src/index.ts' }, compilerOptions: { paths: unpublishedSourcePaths() } },
 });

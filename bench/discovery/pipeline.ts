@@ -9,7 +9,7 @@ import { BUNDLED_ROOT, buildPluginRegistrySnapshot } from '@trellis/registry';
 import { parseProfiles } from '@trellis/registry/parse';
 import type { FileRootSpec, RootSpec } from '@trellis/registry';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
-import type { BundledPluginDescriptor } from '@trellis/sdk';
+import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
 
 export const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 

@@ -13,7 +13,8 @@ import { RuntimeConfigSchema } from '@trellis/config';
 import { createBundledImplementation, createToolRuntime } from '@trellis/runtime';
 import { definePlugin, defineTool, resolveContract } from '@trellis/sdk';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
-import type { BundledPluginDescriptor, PluginDefinition, ToolContext } from '@trellis/sdk';
+import type { PluginDefinition, ToolContext } from '@trellis/sdk';
+import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { z } from 'zod';
 
 const BLOCKS = 40;

@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { isolatedCommandLine, prepareChildLauncher } from '@trellis/sdk';
+import { isolatedCommandLine, prepareChildLauncher } from '@trellis/sdk/internal';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
 import { createProcessImplementation } from '@trellis/runtime/external';
 import type { ProcessRuntime } from '@trellis/runtime/external';

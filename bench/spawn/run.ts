@@ -3,7 +3,7 @@
 // interleaved in one run. Two programs: /bin/true (the pure overhead) and `node -e ""` (a
 // realistic interpreter start). Target: an isolated `node -e ""` at most 1.5× the plain spawn.
 import { spawn } from 'node:child_process';
-import { describeSecretIsolation, runProcess } from '@trellis/sdk';
+import { describeSecretIsolation, runProcess } from '@trellis/sdk/internal';
 
 const runs = Number(process.env.BENCH_RUNS ?? 40);
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };

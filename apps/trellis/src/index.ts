@@ -11,3 +11,5 @@ export type { Agent, AgentSession, AgentTurn, AgentEvent, TurnResult, ToolStep, 
 export type { AssemblyStatus, PluginStatus } from './status/pluginStatus.ts';
 export type { HostStatus } from './status/HostStatus.ts';
 export type { LifecycleState, LifecycleReport, LifecycleTransition, PartLifecycleReport, HealthCheckRecord } from '@trellis/sdk';
+export { describeSecretIsolation } from '@trellis/sdk/internal';
+export type { SecretIsolation } from '@trellis/sdk/internal';

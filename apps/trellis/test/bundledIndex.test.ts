@@ -188,8 +188,9 @@ export const plugin = {
       devDependencies?: Record<string, string>;
     };
     expect(undeclaredPluginProblems(appPackage, result.plugins)).toEqual([]);
-    // Everything is bundled: the published package needs nothing installed beside it.
-    expect(appPackage.dependencies).toBeUndefined();
+    // The code is bundled, plugins included: the only dependencies are the published packages the
+    // type declarations name (test/install.e2e.test.ts checks the packed .d.ts against this list).
+    expect(Object.keys(appPackage.dependencies ?? {}).sort()).toEqual(['@trellis/sdk', 'zod']);
   });
 
   it('embeds each bundled manifest digest exactly as the registry computes it at run time', async () => {

@@ -55,3 +55,27 @@ describe('lint boundaries', () => {
     expect(await boundaryMessages('packages/registry/src/boundaryProbe.ts', probe)).toEqual([]);
   }, 120_000);
 });
+
+describe('the sdk subpaths', () => {
+  it('lets a bundled plugin and a host package import @trellis/sdk/internal beside the plugin API', async () => {
+    const probe = [
+      "import { defineTool } from '@trellis/sdk';",
+      "import { closestNames } from '@trellis/sdk/internal';",
+      'export const probe = [defineTool, closestNames];',
+      '',
+    ].join('\n');
+    expect(await boundaryMessages('plugins/core-web/src/boundaryProbe.ts', probe)).toEqual([]);
+    expect(await boundaryMessages('packages/registry/src/boundaryProbe.ts', probe)).toEqual([]);
+  }, 120_000);
+
+  it('still holds the layer order when the import goes through a subpath', async () => {
+    const probe = [
+      "import { createProcessImplementation } from '@trellis/runtime/external';",
+      'export const probe = [createProcessImplementation];',
+      '',
+    ].join('\n');
+    expect(await boundaryMessages('plugins/core-web/src/boundaryProbe.ts', probe)).toEqual([
+      '1: @trellis/plugin may import only @trellis/sdk (the layer order in docs/architecture.md).',
+    ]);
+  }, 120_000);
+});

@@ -1,5 +1,5 @@
 import type { ResourceCatalog, ToolDescriptor } from '@trellis/catalog';
-import { compileToolGlob } from '@trellis/sdk';
+import { compileToolGlob } from '@trellis/sdk/internal';
 
 /** When the offered tools exceed either limit, the model sees a small set plus `find_tools`. */
 export interface ToolBudget {

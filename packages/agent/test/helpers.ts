@@ -1,15 +1,8 @@
 import { createResourceCatalog, type ResourceCatalog } from '@trellis/catalog';
 import { RuntimeConfigSchema } from '@trellis/config';
 import { createBundledImplementation, createToolRuntime, type ToolRuntime } from '@trellis/runtime';
-import {
-  definePlugin,
-  resolveContract,
-  type BundledPluginDescriptor,
-  type Provider,
-  type ProviderEvent,
-  type ProviderRequest,
-  type ToolDefinition,
-} from '@trellis/sdk';
+import { definePlugin, resolveContract, type Provider, type ProviderEvent, type ProviderRequest, type ToolDefinition } from '@trellis/sdk';
+import { type BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { PluginManifestSchema, toolJsonSchema } from '@trellis/sdk/schema';
 
 /** A catalog and runtime over one in-process plugin `t` with the given tools (real ToolRuntime, real validation). */

@@ -1,12 +1,5 @@
-import {
-  CAPABILITIES,
-  DEFAULT_SCHEMA_LIMITS,
-  ERROR_CODES,
-  checkSchemaSafety,
-  compileToolGlob,
-  nestsDeeperThan,
-  resolveContract,
-} from '@trellis/sdk';
+import { CAPABILITIES, ERROR_CODES, resolveContract } from '@trellis/sdk';
+import { DEFAULT_SCHEMA_LIMITS, checkSchemaSafety, compileToolGlob, nestsDeeperThan } from '@trellis/sdk/internal';
 import type { ManifestTool, PluginManifest, ToolContract, ToolExample, ToolSpec } from '@trellis/sdk';
 import type {
   CatalogBundledView,

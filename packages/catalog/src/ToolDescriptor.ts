@@ -1,4 +1,4 @@
-import { hashJson } from '@trellis/sdk';
+import { hashJson } from '@trellis/sdk/internal';
 import type { ToolContract, ToolExample } from '@trellis/sdk';
 
 /** Where a descriptor came from: a bundled tool spec, a manifest `[[tools]]` entry, or a running plugin's report. */
@@ -79,4 +79,4 @@ export function createToolDescriptor(fields: ToolDescriptorFields): ToolDescript
 }
 
 // The canonical form and its hash live in @trellis/sdk (the registry and runtime hash with them too).
-export { canonicalJson, hashJson } from '@trellis/sdk';
+export { canonicalJson, hashJson } from '@trellis/sdk/internal';

@@ -1,4 +1,4 @@
-import { closestName } from '@trellis/sdk';
+import { closestName } from '@trellis/sdk/internal';
 
 /**
  * The candidate closest to `name`: a candidate whose own name (after the first dot) equals `name`

@@ -1,4 +1,4 @@
-import { sha256Hex } from '@trellis/sdk';
+import { sha256Hex } from '@trellis/sdk/internal';
 
 /** Pattern every model-API tool name matches (OpenAI and Anthropic function names). */
 export const MODEL_TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;

@@ -1,4 +1,5 @@
-import { ERROR_CODES, formatMode, isUnsafeFolderMode, isWorldWritable } from '@trellis/sdk';
+import { ERROR_CODES } from '@trellis/sdk';
+import { formatMode, isUnsafeFolderMode, isWorldWritable } from '@trellis/sdk/internal';
 import { makeProblem } from './ConfigProblem.ts';
 import type { ConfigProblem } from './ConfigProblem.ts';
 

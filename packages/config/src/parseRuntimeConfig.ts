@@ -1,7 +1,8 @@
 import { dirname, resolve } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
 import type { z } from 'zod';
-import { ERROR_CODES, formatIssues, formatKeyPath } from '@trellis/sdk';
+import { ERROR_CODES } from '@trellis/sdk';
+import { formatIssues, formatKeyPath } from '@trellis/sdk/internal';
 import type { ErrorCode } from '@trellis/sdk';
 import { FORBIDDEN_KEYS, MAX_CONFIG_DEPTH, MAX_REPORTED_PROBLEMS, failed, makeProblem } from './ConfigProblem.ts';
 import type { ConfigLoadResult, ConfigProblem } from './ConfigProblem.ts';

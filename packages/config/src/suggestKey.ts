@@ -1,4 +1,4 @@
-import { closestName } from '@trellis/sdk';
+import { closestName } from '@trellis/sdk/internal';
 
 /**
  * The known key closest to `unknown` by edit distance (case-insensitive, with `-` and `_` treated

@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { ERROR_CODES, isPathInside } from '@trellis/sdk';
+import { ERROR_CODES } from '@trellis/sdk';
+import { isPathInside } from '@trellis/sdk/internal';
 import { makeProblem } from './ConfigProblem.ts';
 import type { ConfigProblem } from './ConfigProblem.ts';
 import { readConfigFile } from './readConfigFile.ts';

@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
-import { ERROR_CODES, MAX_MANIFEST_BYTES, formatMode, isUnsafeFolderMode, isWorldWritable } from '@trellis/sdk';
+import { ERROR_CODES, MAX_MANIFEST_BYTES } from '@trellis/sdk';
+import { formatMode, isUnsafeFolderMode, isWorldWritable } from '@trellis/sdk/internal';
 import { containsPath } from './containsPath.ts';
 import type { PluginManifest } from '@trellis/sdk';
 import { registryDependency } from './prepareRegistry.ts';

@@ -1,6 +1,6 @@
 import type { RuntimeConfig } from '@trellis/config';
 import { ERROR_CODES } from '@trellis/sdk';
-import type { BundledPluginDescriptor } from '@trellis/sdk';
+import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { admitCandidate } from './admitCandidate.ts';
 import { buildSnapshot, orderDecided } from './buildSnapshot.ts';
 import { decide, type CommandLineSwitches } from './decide.ts';

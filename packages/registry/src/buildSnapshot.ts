@@ -1,4 +1,5 @@
-import { canonicalJson, sha256Hex as sha256, type ProfileName } from '@trellis/sdk';
+import { type ProfileName } from '@trellis/sdk';
+import { canonicalJson, sha256Hex as sha256 } from '@trellis/sdk/internal';
 import type { DecidedCandidate, PluginRegistrySnapshot, Reason, SnapshotEntry } from './types.ts';
 
 /** Inputs of {@link buildSnapshot}. */

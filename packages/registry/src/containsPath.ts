@@ -1,5 +1,5 @@
 import { sep } from 'node:path';
-import { isPathInside } from '@trellis/sdk';
+import { isPathInside } from '@trellis/sdk/internal';
 
 const DOT_SEGMENT = /(?:^|[\\/])\.{1,2}(?:[\\/]|$)/;
 

@@ -1,7 +1,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 import { ERROR_CODES } from '@trellis/sdk';
-import type { BundledPluginDescriptor } from '@trellis/sdk';
+import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { containsPath } from './containsPath.ts';
 import { ManifestReader } from './readManifestFile.ts';
 import type { ReadOutcome } from './readManifestFile.ts';

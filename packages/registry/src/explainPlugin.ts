@@ -1,5 +1,5 @@
-import { closestNames, resolveHostEnvGrant } from '@trellis/sdk';
-import type { HostEnvGrant } from '@trellis/sdk';
+import { closestNames, resolveHostEnvGrant } from '@trellis/sdk/internal';
+import type { HostEnvGrant } from '@trellis/sdk/internal';
 import type { PluginRegistryResult } from './buildPluginRegistrySnapshot.ts';
 import type { AdmissionCheck, CandidateSource, DecisionStep, PluginState, Reason } from './types.ts';
 

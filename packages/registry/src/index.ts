@@ -31,7 +31,7 @@ export type { DiscoverCandidatesOptions } from './discoverCandidates.ts';
 export type { ParsedManifest } from './parseManifest.ts';
 export { admitCandidate } from './admitCandidate.ts';
 /** Shared with config-file admission; lives in the sdk so @trellis/config can use it too. */
-export { isUnsafeFolderMode } from '@trellis/sdk';
+export { isUnsafeFolderMode } from '@trellis/sdk/internal';
 export { expandProfile } from './expandProfile.ts';
 export type { ParseProfilesResult } from './parseProfiles.ts';
 export { deepMerge } from './deepMerge.ts';
@@ -52,7 +52,7 @@ export {
 } from './buildSnapshot.ts';
 export type { BuildSnapshotOptions } from './buildSnapshot.ts';
 /** The sdk's `canonicalJson`, under the name the registry has always exported it by. */
-export { canonicalJson as stableStringify } from '@trellis/sdk';
+export { canonicalJson as stableStringify } from '@trellis/sdk/internal';
 export { buildPluginRegistrySnapshot } from './buildPluginRegistrySnapshot.ts';
 export type { BuildPluginRegistrySnapshotOptions, PluginRegistryResult } from './buildPluginRegistrySnapshot.ts';
 export { explainPlugin, formatExplanation } from './explainPlugin.ts';

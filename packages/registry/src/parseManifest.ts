@@ -1,5 +1,5 @@
 import { parse } from 'smol-toml';
-import { formatIssues, issueToString, nestsDeeperThan } from '@trellis/sdk';
+import { formatIssues, issueToString, nestsDeeperThan } from '@trellis/sdk/internal';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
 import type { PluginManifest } from '@trellis/sdk';
 import { parseTomlFast } from './parseTomlFast.ts';

@@ -1,7 +1,8 @@
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type { RuntimeConfig } from '@trellis/config';
-import { formatKeyPath } from '@trellis/sdk';
-import type { BundledPluginDescriptor, PluginManifest } from '@trellis/sdk';
+import { formatKeyPath } from '@trellis/sdk/internal';
+import type { PluginManifest } from '@trellis/sdk';
+import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { deepMerge } from './deepMerge.ts';
 import { registryDependency } from './prepareRegistry.ts';
 

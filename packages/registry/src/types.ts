@@ -1,4 +1,5 @@
-import type { BundledPluginDescriptor, DiscoveryRoot, PluginManifest, ProfileName } from '@trellis/sdk';
+import type { DiscoveryRoot, PluginManifest, ProfileName } from '@trellis/sdk';
+import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
 
 // ── the snapshot (shared shape: the catalog, runtime and app read it structurally) ───────────
 

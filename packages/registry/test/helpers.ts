@@ -8,7 +8,8 @@ import { RuntimeConfigSchema } from '@trellis/config';
 import type { RuntimeConfig } from '@trellis/config';
 import { DEFAULT_TOOL_CONTRACT } from '@trellis/sdk';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
-import type { BundledPluginDescriptor, PluginManifestInput, ToolSpec } from '@trellis/sdk';
+import type { PluginManifestInput, ToolSpec } from '@trellis/sdk';
+import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
 import type { FileRootSpec, ProfilesData } from '../src/index.ts';
 
 /** A node of a fixture tree: file text, or a special object. */

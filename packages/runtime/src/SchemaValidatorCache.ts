@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { canonicalJson, checkSchemaSafety, DEFAULT_SCHEMA_LIMITS, sha256Hex, type SchemaLimits } from '@trellis/sdk';
+import { canonicalJson, checkSchemaSafety, DEFAULT_SCHEMA_LIMITS, sha256Hex, type SchemaLimits } from '@trellis/sdk/internal';
 import { linearRegExp, UnsupportedPatternError } from '@trellis/sdk/linear-regexp';
 
 /** A compiled schema, ready to check inputs. */

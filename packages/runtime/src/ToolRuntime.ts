@@ -2,9 +2,7 @@ import type { RuntimeConfig } from '@trellis/config';
 import {
   CAPABILITIES,
   ERROR_CODES,
-  compileToolGlob,
   isToolError,
-  lazyCrypto,
   silentLogger,
   type Logger,
   type ToolContract,
@@ -12,6 +10,7 @@ import {
   type ToolOutcome,
   type ToolProgress,
 } from '@trellis/sdk';
+import { compileToolGlob, lazyCrypto } from '@trellis/sdk/internal';
 import type { AuditRecord, AuditSink } from './AuditLog.ts';
 import { createFileAuditLog } from './AuditLog.ts';
 import { checkOutput } from './checkOutput.ts';

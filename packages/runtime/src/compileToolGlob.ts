@@ -1,4 +1,4 @@
-import { compileToolGlob } from '@trellis/sdk';
+import { compileToolGlob } from '@trellis/sdk/internal';
 
 /** The first pattern in `patterns` that matches `name`, or undefined. */
 export function firstMatchingGlob(patterns: readonly string[], name: string): string | undefined {

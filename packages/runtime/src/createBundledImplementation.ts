@@ -6,7 +6,6 @@ import {
   ERROR_CODES,
   silentLogger,
   ToolError,
-  type BundledPluginDescriptor,
   type HostServices,
   type Logger,
   type PluginContext,
@@ -22,6 +21,7 @@ import {
   type ToolProgress,
   type WorkspacePaths,
 } from '@trellis/sdk';
+import { type BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { failureFromThrown } from './outcomeFromThrown.ts';
 import type {
   ImplementationHealth,

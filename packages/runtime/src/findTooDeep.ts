@@ -1,4 +1,4 @@
-import { nestsDeeperThan } from '@trellis/sdk';
+import { nestsDeeperThan } from '@trellis/sdk/internal';
 
 /** Deepest nesting of objects and arrays a tool call's arguments may have. */
 export const MAX_INPUT_DEPTH = 256;

@@ -33,8 +33,8 @@ export type {
 export { createFileAuditLog } from './AuditLog.ts';
 export type { AuditRecord, AuditSink } from './AuditLog.ts';
 export type { SchemaValidatorCache, SchemaTrust, CompiledSchema, UnsafeSchema } from './SchemaValidatorCache.ts';
-export { DEFAULT_SCHEMA_LIMITS } from '@trellis/sdk';
-export type { SchemaLimits } from '@trellis/sdk';
+export { DEFAULT_SCHEMA_LIMITS } from '@trellis/sdk/internal';
+export type { SchemaLimits } from '@trellis/sdk/internal';
 export { failureFromThrown } from './outcomeFromThrown.ts';
 export { createBundledImplementation, DEFAULT_WORKER_RESOURCE_LIMITS } from './createBundledImplementation.ts';
 export type { CreateBundledImplementationOptions } from './createBundledImplementation.ts';

@@ -4,13 +4,13 @@ import {
   defineTool,
   resolveContract,
   ToolError,
-  type BundledPluginDescriptor,
   type HostServices,
   type Logger,
   type PluginDefinition,
   type ToolContract,
   type ToolSpec,
 } from '@trellis/sdk';
+import { type BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
 import { z } from 'zod';
 import { createBundledImplementation, createToolRuntime, type ToolRuntime } from '../src/index.ts';

@@ -1,12 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  definePlugin,
-  defineTool,
-  resolveContract,
-  type BundledPluginDescriptor,
-  type HostServices,
-  type ToolProgress,
-} from '@trellis/sdk';
+import { definePlugin, defineTool, resolveContract, type HostServices, type ToolProgress } from '@trellis/sdk';
+import { type BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
 import { z } from 'zod';
 import { createBundledImplementation, createToolRuntime, type ToolRuntime } from '../src/index.ts';

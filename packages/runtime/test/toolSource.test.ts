@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  definePlugin,
-  ToolError,
-  type BundledPluginDescriptor,
-  type DynamicToolSpec,
-  type HostServices,
-  type ToolSource,
-} from '@trellis/sdk';
+import { definePlugin, ToolError, type DynamicToolSpec, type HostServices, type ToolSource } from '@trellis/sdk';
+import { type BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
 import { createBundledImplementation } from '../src/index.ts';
 

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createResourceCatalog } from '@trellis/catalog';
-import { definePlugin, resolveContract, type BundledPluginDescriptor, type PluginDefinition, type ToolSpec } from '@trellis/sdk';
+import { definePlugin, resolveContract, type PluginDefinition, type ToolSpec } from '@trellis/sdk';
+import { type BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { PluginManifestSchema } from '@trellis/sdk/schema';
 import { createBundledImplementation, createToolRuntime, type ToolRuntime } from '../src/index.ts';
 import { runtimeConfig } from './helpers.ts';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ERROR_CODES, PLUGIN_ID_PATTERN, ToolError, closestNames, defineTool } from '@trellis/sdk';
+import { ERROR_CODES, PLUGIN_ID_PATTERN, ToolError, defineTool } from '@trellis/sdk';
+import { closestNames } from '@trellis/sdk/internal';
 
 /** Input of `builtin-tools.explain_plugin`. */
 export const ExplainPluginInputSchema = z

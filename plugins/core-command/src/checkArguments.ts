@@ -1,6 +1,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { ERROR_CODES, ToolError, isPathInside } from '@trellis/sdk';
+import { ERROR_CODES, ToolError } from '@trellis/sdk';
+import { isPathInside } from '@trellis/sdk/internal';
 import type { ProgramRulesInput } from './ProgramRulesSchema.ts';
 import { SHIPPED_PROGRAM_RULES } from './shippedProgramRules.ts';
 import type { ProgramRules } from './shippedProgramRules.ts';

@@ -1,4 +1,4 @@
-import { compileGlob } from '@trellis/sdk';
+import { compileGlob } from '@trellis/sdk/internal';
 
 /**
  * Matches `text` against a simple glob: `*` is any run of characters except `/`, `?` one

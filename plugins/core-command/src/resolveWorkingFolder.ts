@@ -1,6 +1,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { ERROR_CODES, ToolError, isPathInside } from '@trellis/sdk';
+import { ERROR_CODES, ToolError } from '@trellis/sdk';
+import { isPathInside } from '@trellis/sdk/internal';
 
 /**
  * Resolves a working folder (relative to the workspace, or absolute) to its realpath and

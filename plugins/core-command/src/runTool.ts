@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import { z } from 'zod';
-import { ERROR_CODES, ToolError, defineTool, runProcess } from '@trellis/sdk';
+import { ERROR_CODES, ToolError, defineTool } from '@trellis/sdk';
+import { runProcess } from '@trellis/sdk/internal';
 import type { ToolContext } from '@trellis/sdk';
 import { checkArguments } from './checkArguments.ts';
 import type { CommandSettings } from './CommandSettingsSchema.ts';

@@ -1,6 +1,7 @@
 import { lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { ERROR_CODES, ToolError, isPathInside } from '@trellis/sdk';
+import { ERROR_CODES, ToolError } from '@trellis/sdk';
+import { isPathInside } from '@trellis/sdk/internal';
 import type { ToolContext } from '@trellis/sdk';
 import type { FsSettings } from './FsSettingsSchema.ts';
 

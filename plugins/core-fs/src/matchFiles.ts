@@ -1,7 +1,8 @@
 import { lstat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import fg from 'fast-glob';
-import { ERROR_CODES, ToolError, isPathInside } from '@trellis/sdk';
+import { ERROR_CODES, ToolError } from '@trellis/sdk';
+import { isPathInside } from '@trellis/sdk/internal';
 import { checkGlobComplexity } from './checkGlobComplexity.ts';
 import type { FsRoot } from './confinePath.ts';
 import { toDisplay } from './confinePath.ts';

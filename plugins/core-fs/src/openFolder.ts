@@ -3,7 +3,8 @@ import type { Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ERROR_CODES, ToolError, descriptorPath, isHandleAt } from '@trellis/sdk';
+import { ERROR_CODES, ToolError } from '@trellis/sdk';
+import { descriptorPath, isHandleAt } from '@trellis/sdk/internal';
 
 /**
  * A folder inside the root, held open. Names in it are reached through the open descriptor

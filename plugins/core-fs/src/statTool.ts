@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Stats } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { defineTool, formatMode } from '@trellis/sdk';
+import { defineTool } from '@trellis/sdk';
+import { formatMode } from '@trellis/sdk/internal';
 import type { FsSettings } from './FsSettingsSchema.ts';
 import { displayFolder, statIn } from './fileAccess.ts';
 import { openFolder } from './openFolder.ts';

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { lstat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { ERROR_CODES, ToolError, defineTool, describeFileKind } from '@trellis/sdk';
+import { ERROR_CODES, ToolError, defineTool } from '@trellis/sdk';
+import { describeFileKind } from '@trellis/sdk/internal';
 import type { FsSettings } from './FsSettingsSchema.ts';
 import { displayFolder, openOrCreateFolder, refuseHardLinked, statIn, writeFileIn } from './fileAccess.ts';
 import type { OpenFolder } from './openFolder.ts';

@@ -1,7 +1,8 @@
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ERROR_CODES, ToolError, canLimitResources, defineTool, isPathInside, runProcess } from '@trellis/sdk';
+import { ERROR_CODES, ToolError, defineTool } from '@trellis/sdk';
+import { canLimitResources, isPathInside, runProcess } from '@trellis/sdk/internal';
 import type { ToolContext } from '@trellis/sdk';
 import type { PythonSettings } from './PythonSettingsSchema.ts';
 import { resolveInterpreter } from './resolveInterpreter.ts';

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, mkdirSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { canLimitResources } from '@trellis/sdk';
+import { canLimitResources } from '@trellis/sdk/internal';
 import { plugin } from '../src/index.ts';
 import { PythonSettingsSchema } from '../src/PythonSettingsSchema.ts';
 import { PythonRunInputSchema, runTool } from '../src/runTool.ts';

@@ -1,7 +1,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parse } from 'csv-parse';
 import type { CsvError } from 'csv-parse';
-import { ERROR_CODES, nestsDeeperThan, ToolError } from '@trellis/sdk';
+import { ERROR_CODES, ToolError } from '@trellis/sdk';
+import { nestsDeeperThan } from '@trellis/sdk/internal';
 import { combineKinds, convertText, inferTextKind, jsonKind } from './inferValue.ts';
 import type { Cell, ColumnType } from './inferValue.ts';
 

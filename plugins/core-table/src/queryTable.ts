@@ -1,4 +1,5 @@
-import { ERROR_CODES, ToolError, closestName } from '@trellis/sdk';
+import { ERROR_CODES, ToolError } from '@trellis/sdk';
+import { closestName } from '@trellis/sdk/internal';
 import { cellText, compareCells } from './compareCells.ts';
 import { isIsoDate } from './inferValue.ts';
 import type { Cell, ColumnType } from './inferValue.ts';

@@ -1,7 +1,8 @@
 import { constants } from 'node:fs';
 import { lstat, open, realpath } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
-import { ERROR_CODES, ToolError, isHandleAt, isPathInside } from '@trellis/sdk';
+import { ERROR_CODES, ToolError } from '@trellis/sdk';
+import { isHandleAt, isPathInside } from '@trellis/sdk/internal';
 
 /** Longest path argument accepted, in characters. */
 export const MAX_PATH_CHARS = 4096;

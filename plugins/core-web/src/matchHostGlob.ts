@@ -1,4 +1,4 @@
-import { compileGlob } from '@trellis/sdk';
+import { compileGlob } from '@trellis/sdk/internal';
 
 function normalizeHost(value: string): string {
   return value

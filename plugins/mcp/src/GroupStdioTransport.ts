@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { ReadBuffer, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
-import { killGroup, launchChild, prepareChildLauncher } from '@trellis/sdk';
+import { killGroup, launchChild, prepareChildLauncher } from '@trellis/sdk/internal';
 
 /** Options of {@link GroupStdioTransport}. */
 export interface GroupStdioTransportOptions {

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { CallToolResult, Client, Tool, Transport } from '@modelcontextprotocol/client';
-import { ERROR_CODES, LifecycleMachine, ToolError, type Logger } from '@trellis/sdk';
+import { ERROR_CODES, ToolError, type Logger } from '@trellis/sdk';
+import { LifecycleMachine } from '@trellis/sdk/internal';
 import { GroupStdioTransport } from './GroupStdioTransport.ts';
 import type { McpToolSnapshot } from './pinStore.ts';
 import type { McpServerConfig } from './settings.ts';

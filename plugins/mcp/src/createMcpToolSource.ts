@@ -2,7 +2,6 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import {
   ERROR_CODES,
   ToolError,
-  compileToolGlob,
   type DynamicToolSpec,
   type LifecycleTransition,
   type Logger,
@@ -12,6 +11,7 @@ import {
   type ToolSourceReason,
   type ToolSourceStartOptions,
 } from '@trellis/sdk';
+import { compileToolGlob } from '@trellis/sdk/internal';
 import { McpServerConnection, serverConfigProblem } from './McpServerConnection.ts';
 import {
   comparePin,

@@ -1,6 +1,7 @@
 import { lstat, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ERROR_CODES, formatMode, hashJson, isWorldWritable } from '@trellis/sdk';
+import { ERROR_CODES } from '@trellis/sdk';
+import { formatMode, hashJson, isWorldWritable } from '@trellis/sdk/internal';
 import { writeFileAtomic } from './writeFileAtomic.ts';
 
 /** A tool as a server listed it, reduced to what is pinned and what the catalog needs. */

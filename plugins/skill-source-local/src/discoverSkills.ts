@@ -1,7 +1,8 @@
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, readdir, realpath } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { ERROR_CODES, isPathInside } from '@trellis/sdk';
+import { ERROR_CODES } from '@trellis/sdk';
+import { isPathInside } from '@trellis/sdk/internal';
 import { compileInputSchema, type CompiledInputSchema } from './compileInputSchema.ts';
 import { parseSkillMarkdown } from './parseSkillMarkdown.ts';
 import type { Reason } from './Reason.ts';

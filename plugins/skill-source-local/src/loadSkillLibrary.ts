@@ -1,4 +1,5 @@
-import { ERROR_CODES, formatIssues, issueToString, ToolError } from '@trellis/sdk';
+import { ERROR_CODES, ToolError } from '@trellis/sdk';
+import { formatIssues, issueToString } from '@trellis/sdk/internal';
 import type { ToolContext } from '@trellis/sdk';
 import { discoverSkills, type SkillCandidate, type SkillLibrary } from './discoverSkills.ts';
 import { resolveSkillRoots } from './resolveSkillRoots.ts';

@@ -1,4 +1,4 @@
-import { closestNames } from '@trellis/sdk';
+import { closestNames } from '@trellis/sdk/internal';
 
 /** Up to `limit` of `names` closest to `wanted` by edit distance (case-insensitive), nearest first; only plausible ones. */
 export function nearestNames(wanted: string, names: Iterable<string>, limit = 3): string[] {

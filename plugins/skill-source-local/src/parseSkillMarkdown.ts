@@ -1,4 +1,5 @@
-import { ERROR_CODES, formatIssues } from '@trellis/sdk';
+import { ERROR_CODES } from '@trellis/sdk';
+import { formatIssues } from '@trellis/sdk/internal';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { MAX_INPUT_SCHEMA_DEPTH } from './compileInputSchema.ts';

@@ -1,4 +1,5 @@
-import { ERROR_CODES, runProcess, ToolError } from '@trellis/sdk';
+import { ERROR_CODES, ToolError } from '@trellis/sdk';
+import { runProcess } from '@trellis/sdk/internal';
 import type { SkillScript } from './discoverSkills.ts';
 import { formatSeconds, parseSkillStdout, tailOf } from './skillOutput.ts';
 

@@ -1,4 +1,5 @@
-import { ERROR_CODES, formatMode, isWorldWritable } from '@trellis/sdk';
+import { ERROR_CODES } from '@trellis/sdk';
+import { formatMode, isWorldWritable } from '@trellis/sdk/internal';
 import type { Reason } from './Reason.ts';
 
 /** The largest SKILL.md read, in bytes. */

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { describeSecretIsolation } from '@trellis/sdk';
+import { describeSecretIsolation } from '@trellis/sdk/internal';
 import { fileURLToPath } from 'node:url';
 import type { Assembly } from '../assemble.ts';
 import { BUNDLED_PLUGINS, TRELLIS_VERSION } from '../bundled.gen.ts';

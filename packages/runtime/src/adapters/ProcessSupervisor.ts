@@ -1,6 +1,7 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { LifecycleMachine, launchChild, prepareChildLauncher } from '@trellis/sdk';
-import type { LaunchedChild, Logger, PluginManifest, PluginRuntime, ToolSpec } from '@trellis/sdk';
+import { LifecycleMachine, launchChild, prepareChildLauncher } from '@trellis/sdk/internal';
+import type { Logger, PluginManifest, PluginRuntime, ToolSpec } from '@trellis/sdk';
+import type { LaunchedChild } from '@trellis/sdk/internal';
 import type { LifecycleState } from '../PluginImplementation.ts';
 import { buildChildEnv, expandEnvMap } from './childEnv.ts';
 import { NdjsonChannel } from './NdjsonChannel.ts';

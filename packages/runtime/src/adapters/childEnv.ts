@@ -1,4 +1,4 @@
-import { SAFE_CHILD_ENV } from '@trellis/sdk';
+import { SAFE_CHILD_ENV } from '@trellis/sdk/internal';
 
 /** Host variables a child inherits; everything else must be granted (`pass_env`) or listed in `[runtime.env]`. */
 export const CHILD_ENV_ALLOW_LIST = SAFE_CHILD_ENV;

@@ -1,4 +1,5 @@
-import { pickHostEnv, resolveHostEnvGrant, silentLogger } from '@trellis/sdk';
+import { silentLogger } from '@trellis/sdk';
+import { pickHostEnv, resolveHostEnvGrant } from '@trellis/sdk/internal';
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Logger, PluginManifest } from '@trellis/sdk';

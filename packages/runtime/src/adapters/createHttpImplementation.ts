@@ -1,4 +1,5 @@
-import { LifecycleMachine, failOutcome, okOutcome, silentLogger } from '@trellis/sdk';
+import { failOutcome, okOutcome, silentLogger } from '@trellis/sdk';
+import { LifecycleMachine } from '@trellis/sdk/internal';
 import type { Logger, PluginManifest, PluginRuntime, ToolOutcome, ToolSpec } from '@trellis/sdk';
 import type { ImplementationCall, PluginImplementation } from '../PluginImplementation.ts';
 import { callStopSignal, stoppedOutcome } from './callDeadline.ts';

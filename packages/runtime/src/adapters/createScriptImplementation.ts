@@ -1,4 +1,5 @@
-import { failOutcome, okOutcome, runProcess, silentLogger } from '@trellis/sdk';
+import { failOutcome, okOutcome, silentLogger } from '@trellis/sdk';
+import { runProcess } from '@trellis/sdk/internal';
 import type { Logger, PluginManifest, PluginRuntime, ToolOutcome } from '@trellis/sdk';
 import type { ImplementationCall, LifecycleState, PluginImplementation } from '../PluginImplementation.ts';
 import { callStopSignal, stoppedOutcome } from './callDeadline.ts';

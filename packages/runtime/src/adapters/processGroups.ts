@@ -2,7 +2,7 @@
  * Process-group helpers for the adapters. The one implementation lives with the launcher in
  * `@trellis/sdk` (`launchChild.ts`), so every child Trellis starts is tracked in one place.
  */
-export { killGroup, killTrackedGroups, trackGroup, untrackGroup, PRLIMIT_PATH } from '@trellis/sdk';
+export { killGroup, killTrackedGroups, trackGroup, untrackGroup, PRLIMIT_PATH } from '@trellis/sdk/internal';
 
 /**
  * Resolves once no process is left in the group led by `pgid` (or after `timeoutMs`). A SIGKILL is

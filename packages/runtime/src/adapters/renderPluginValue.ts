@@ -1,4 +1,5 @@
-import { failOutcome, isHostReservedCode, nestsDeeperThan } from '@trellis/sdk';
+import { failOutcome, isHostReservedCode } from '@trellis/sdk';
+import { nestsDeeperThan } from '@trellis/sdk/internal';
 import type { ToolOutcome } from '@trellis/sdk';
 
 /** A plugin's error value nesting deeper than this is refused rather than written into a message (64 levels). */

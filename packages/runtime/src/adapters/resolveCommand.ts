@@ -1,6 +1,6 @@
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
-import { isPathInside } from '@trellis/sdk';
+import { isPathInside } from '@trellis/sdk/internal';
 
 /** Where a plugin's `command` was found, or why it was not. */
 export type ResolvedCommand = { readonly ok: true; readonly path: string } | { readonly ok: false; readonly message: string };
