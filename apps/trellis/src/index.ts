@@ -8,3 +8,15 @@ export { createAssemblyAgent, createAssemblyConnectors, AgentSetupError } from '
 export type { AssemblyAgentOptions, AssemblyConnector } from './agentHost.ts';
 export { createAgent, createConnectorHost } from '@trellis/agent';
 export type { Agent, AgentSession, AgentTurn, AgentEvent, TurnResult, ToolStep, TurnUsage } from '@trellis/agent';
+export { startLiveHost } from './reload/startLiveHost.ts';
+export type {
+  LiveHost,
+  LiveHostOptions,
+  LiveHostStatus,
+  LivePluginStatus,
+  LiveToolOutcome,
+  ReloadProblem,
+  ReloadResult,
+  ReloadTrigger,
+} from './reload/startLiveHost.ts';
+export type { GenerationDiff } from './reload/diffGenerations.ts';

@@ -197,6 +197,12 @@ export const ERROR_CODES = {
   USAGE: 'USAGE',
   /** A `trellis` command's check failed after it was reported (e.g. no tool or plugin by that name); exit 1. */
   COMMAND_FAILED: 'COMMAND_FAILED',
+  /**
+   * A call arrived while a live host (`serve`, `run`, `startLiveHost`) was swapping the plugin it
+   * needs to a new config generation, and the swap took longer than `[runtime] reload_queue_timeout`;
+   * the call was not run. Retry it, or raise the timeout if reloads start slow plugins.
+   */
+  RELOAD_TIMEOUT: 'RELOAD_TIMEOUT',
 } as const;
 
 /** A stable error or reason code. */

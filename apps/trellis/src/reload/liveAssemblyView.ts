@@ -1,0 +1,56 @@
+import type { ToolRuntime } from '@trellis/runtime';
+import type { Assembly } from '../assemble.ts';
+import type { LiveHost } from './startLiveHost.ts';
+
+/**
+ * An `Assembly` whose every field reads the live host's current generation, so code written for
+ * one assembly (the MCP server, the agent, `trellis plugins list`) follows reloads. Its runtime's
+ * `invoke` goes through the host's request barrier; `dispose`/`close` close the whole host.
+ */
+export function liveAssemblyView(host: LiveHost, current: () => Assembly): Assembly {
+  const runtime: ToolRuntime = {
+    invoke: (request, options) => host.invoke(request, options),
+    addHook: (hook) => host.addHook(hook),
+    dispose: () => host.close(),
+  };
+  return {
+    get config() {
+      return current().config;
+    },
+    get configSource() {
+      return current().configSource;
+    },
+    get configWarnings() {
+      return current().configWarnings;
+    },
+    get configLayers() {
+      return current().configLayers;
+    },
+    get workspaceTrust() {
+      return current().workspaceTrust;
+    },
+    get workspace() {
+      return current().workspace;
+    },
+    get env() {
+      return current().env;
+    },
+    get snapshot() {
+      return current().snapshot;
+    },
+    get registry() {
+      return current().registry;
+    },
+    get catalog() {
+      return current().catalog;
+    },
+    runtime,
+    explain: (id) => current().explain(id),
+    lifecycle: (id) => current().lifecycle(id),
+    startPlugin: (id, signal) => current().startPlugin(id, signal),
+    checkPluginHealth: (id, signal) => current().checkPluginHealth(id, signal),
+    onCatalogChanged: (listener) => host.onCatalogChanged(listener),
+    dispose: () => host.close(),
+    close: () => host.close(),
+  };
+}
