@@ -19,6 +19,8 @@ import { trapExitSignals } from './shutdown.ts';
 import { commandLineSwitches, writeJsonError } from './cliHabits.ts';
 import { readStandardInput } from './readStandardInput.ts';
 import { pluginNew, pluginTest } from './commands/pluginAuthoring.ts';
+import { startLiveHost } from './reload/startLiveHost.ts';
+import { followReloads } from './reload/followReloads.ts';
 
 /**
  * The IO of the real process: stdout, stderr, and a prompt when both ends are terminals. Nothing
@@ -43,8 +45,8 @@ export function processIO(): CommandIO {
       }
     },
     readStdin: (maxBytes) => readStandardInput(maxBytes),
-    trapSignals(cleanup) {
-      return trapExitSignals(cleanup);
+    trapSignals(cleanup, signals) {
+      return trapExitSignals(cleanup, signals);
     },
   };
 }
@@ -95,7 +97,7 @@ export async function main(
     if (name === 'plugin new') return pluginNew(line, io);
     if (name === 'plugin test') return await pluginTest(line, io, env);
 
-    const assembly = await assemble({
+    const assembleOptions = {
       ...(line.flags.config !== undefined ? { configPath: line.flags.config } : {}),
       ...(line.flags.workspace !== undefined ? { workspace: line.flags.workspace } : {}),
       ...(line.flags.profile !== undefined ? { profile: line.flags.profile } : {}),
@@ -111,9 +113,13 @@ export async function main(
         name === 'serve',
       refreshToolSources: name === 'doctor' || name === 'plugins explain',
       ...commandLineSwitches(line),
-    });
+    };
+    // `serve` and `run` run until stopped: they follow their config (live reload, SIGHUP reloads).
+    const live = name === 'serve' || name === 'run' ? await startLiveHost(assembleOptions) : undefined;
+    const assembly = live?.assembly ?? (await assemble(assembleOptions));
+    const unfollow = live === undefined ? undefined : followReloads(live, io, name === 'run' ? 'json' : 'text');
     // `run` handles SIGINT/SIGTERM itself: it stops its connectors gracefully before disposing.
-    const untrap = name === 'run' ? undefined : io.trapSignals?.(() => assembly.dispose());
+    const untrap = name === 'run' ? undefined : io.trapSignals?.(() => assembly.dispose(), live === undefined ? undefined : ['SIGINT', 'SIGTERM']);
     try {
       if (!line.flags.json) for (const w of assembly.configWarnings) io.err(`warning: ${w.message}\n`);
       switch (name) {
@@ -143,6 +149,7 @@ export async function main(
       }
     } finally {
       untrap?.();
+      unfollow?.();
       await assembly.dispose();
     }
   } catch (error) {
