@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
 import { ERROR_CODES } from '@trellis/sdk';
 import { startLiveHost, type LiveHost } from '../../src/reload/startLiveHost.ts';
 import { createReloadSandbox, hostPids, nextReload, waitFor, type ReloadSandbox } from './reloadFixture.ts';
@@ -159,5 +160,48 @@ describe('live host', () => {
     expect(await reloading).toMatchObject({ status: 'applied', generation: 2, changes: { changed: ['slow'] } });
     expect(await live.invoke({ name: 'slow.where' })).toMatchObject({ ok: true, generation: 2, value: { count: 1 } });
   });
-});
 
+  it('a bridged MCP server keeps its session when the bridge config is unchanged, and reconnects when it changed', { timeout: 60_000 }, async () => {
+    const addServer = fileURLToPath(new URL('../fixtures/mcpAddServer.mjs', import.meta.url));
+    sandbox.writePlugin('alpha');
+    const config = (colour: string, server: string) =>
+      baseConfig(
+        `\n[plugins.entries.alpha]\nconfig = { colour = "${colour}" }\n\n[plugins.entries.mcp]\nenabled = true\n\n[[plugins.entries.mcp.config.servers]]\nname = "add"\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(addServer)}, ${JSON.stringify(sandbox.dir)}, "${server}"]\n`,
+      );
+    sandbox.writeConfig(config('red', 'one'));
+    const live = await start({ watch: false });
+    expect(await live.invoke({ name: 'mcp.add.add', input: { a: 1, b: 2 } })).toMatchObject({ ok: true, generation: 1 });
+    const serverPids = () => hostPids(`${addServer}\0${sandbox.dir}\0`);
+    const before = serverPids();
+    expect(before.length).toBeGreaterThan(0);
+
+    sandbox.writeConfig(config('blue', 'one'));
+    expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['alpha'] } });
+    expect(await live.invoke({ name: 'mcp.add.add', input: { a: 1, b: 2 } })).toMatchObject({ ok: true, generation: 2 });
+    expect(serverPids()).toEqual(before);
+
+    sandbox.writeConfig(config('blue', 'two'));
+    expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['mcp'] } });
+    expect(await live.invoke({ name: 'mcp.add.add', input: { a: 1, b: 2 } })).toMatchObject({ ok: true, generation: 3 });
+    expect(await waitFor(() => serverPids().length > 0 && !serverPids().some((pid) => before.includes(pid)))).toBe(true);
+  });
+
+  it('every audit line carries the generation that served the call', { timeout: 60_000 }, async () => {
+    const { readFileSync } = await import('node:fs');
+    const audit = `${sandbox.dir}/audit.jsonl`;
+    sandbox.writePlugin('alpha');
+    const config = (retries: number) => baseConfig(`\n[runtime]\naudit_log = ${JSON.stringify(audit)}\nmax_retries = ${retries}\n`);
+    sandbox.writeConfig(config(0));
+    const live = await start({ watch: false });
+    await live.invoke({ name: 'alpha.where', callId: 'first' });
+    sandbox.writeConfig(config(1));
+    expect(await live.reload()).toMatchObject({ status: 'applied', generation: 2 });
+    await live.invoke({ name: 'alpha.where', callId: 'second' });
+    await live.close();
+    const lines = readFileSync(audit, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { callId: string; generation: number });
+    expect(lines.map((line) => [line.callId, line.generation])).toEqual([
+      ['first', 1],
+      ['second', 2],
+    ]);
+  });
+});
