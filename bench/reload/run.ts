@@ -61,7 +61,9 @@ function makeTree(count: number): Tree {
   const config = join(dir, 'runtime.toml');
   const allow = JSON.stringify(Array.from({ length: count }, (_, i) => `ext-${i}`));
   const writeConfig = (version: number): void => {
-    const change = RUNTIME_ONLY ? `[runtime]\nretry_backoff_ms = ${200 + version}\n` : `[plugins.entries.ext-0]\nconfig = { version = ${version} }\n`;
+    const change = RUNTIME_ONLY
+      ? `[runtime]\nretry_backoff_ms = ${200 + version}\n`
+      : `[plugins.entries.ext-0]\nconfig = { version = ${version} }\n`;
     writeFileSync(`${config}.tmp`, `[plugins]\nallow = ${allow}\npaths = [${JSON.stringify(root)}]\n\n${change}`);
     renameSync(`${config}.tmp`, config);
   };
@@ -93,10 +95,12 @@ async function callLoop(host: LiveHost, name: string, until: Promise<unknown>): 
   void until.then(() => (done = true));
   while (!done) {
     const start = performance.now();
-    latencies.push(host.invoke({ name }).then((outcome) => {
-      if (!outcome.ok) throw new Error(`${name}: ${outcome.error.code} ${outcome.error.message}`);
-      return performance.now() - start;
-    }));
+    latencies.push(
+      host.invoke({ name }).then((outcome) => {
+        if (!outcome.ok) throw new Error(`${name}: ${outcome.error.code} ${outcome.error.message}`);
+        return performance.now() - start;
+      }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
   return Promise.all(latencies);
@@ -181,8 +185,15 @@ process.stdout.write(
     ratio: round(large.ratio),
     added_p99_changed_ms: round(large.addedChanged),
     added_p99_untouched_ms: round(large.addedUntouched),
-    small: { reload_ms: round(small.reloadMs), cold_ms: round(small.coldMs), ratio: round(small.ratio), added_p99_changed_ms: round(small.addedChanged), added_p99_untouched_ms: round(small.addedUntouched) },
-    target: 'reload ≤ 0.5× cold start (10 and 1,000 plugins); calls during a reload: added p99 ≤ the reload; untouched plugins: added p99 ≤ 1 ms',
+    small: {
+      reload_ms: round(small.reloadMs),
+      cold_ms: round(small.coldMs),
+      ratio: round(small.ratio),
+      added_p99_changed_ms: round(small.addedChanged),
+      added_p99_untouched_ms: round(small.addedUntouched),
+    },
+    target:
+      'reload ≤ 0.5× cold start (10 and 1,000 plugins); calls during a reload: added p99 ≤ the reload; untouched plugins: added p99 ≤ 1 ms',
     pass: measured.every(passOf),
   })}\n`,
 );

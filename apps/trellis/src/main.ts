@@ -119,7 +119,8 @@ export async function main(
     const assembly = live?.assembly ?? (await assemble(assembleOptions));
     const unfollow = live === undefined ? undefined : followReloads(live, io, name === 'run' ? 'json' : 'text');
     // `run` handles SIGINT/SIGTERM itself: it stops its connectors gracefully before disposing.
-    const untrap = name === 'run' ? undefined : io.trapSignals?.(() => assembly.dispose(), live === undefined ? undefined : ['SIGINT', 'SIGTERM']);
+    const untrap =
+      name === 'run' ? undefined : io.trapSignals?.(() => assembly.dispose(), live === undefined ? undefined : ['SIGINT', 'SIGTERM']);
     try {
       if (!line.flags.json) for (const w of assembly.configWarnings) io.err(`warning: ${w.message}\n`);
       switch (name) {

@@ -44,7 +44,8 @@ export function shareImplementation(implementation: PluginImplementation): Share
   };
 
   const acquire = (): PluginImplementation => {
-    if (disposal !== undefined) throw new Error(`the implementation of ${implementation.pluginId} was already disposed; it cannot be shared again`);
+    if (disposal !== undefined)
+      throw new Error(`the implementation of ${implementation.pluginId} was already disposed; it cannot be shared again`);
     holders += 1;
     let released = false;
     const view: Record<string, unknown> = {

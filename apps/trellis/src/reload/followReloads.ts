@@ -9,7 +9,10 @@ import type { LiveHost, ReloadResult } from './startLiveHost.ts';
 export function followReloads(host: LiveHost, io: CommandIO, format: 'text' | 'json'): () => void {
   const write = (result: ReloadResult): void => {
     if (format === 'text') io.err(`trellis: ${describeReload(result)}\n`);
-    else io.err(`${JSON.stringify({ time: result.at, level: result.status === 'rejected' ? 'error' : 'info', component: 'reload', msg: describeReload(result), ...result })}\n`);
+    else
+      io.err(
+        `${JSON.stringify({ time: result.at, level: result.status === 'rejected' ? 'error' : 'info', component: 'reload', msg: describeReload(result), ...result })}\n`,
+      );
   };
   const unsubscribe = host.onReload(write);
   const onHangup = (): void => void host.reload('signal');

@@ -211,7 +211,8 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   let queued: { trigger: ReloadTrigger; startedAt: number; promise: Promise<ReloadResult> } | undefined;
 
   function reload(trigger: ReloadTrigger = 'api', startedAt = performance.now()): Promise<ReloadResult> {
-    if (closing !== undefined) return Promise.resolve(rejected(trigger, startedAt, [{ code: ERROR_CODES.ABORTED, message: 'the live host is closing' }]));
+    if (closing !== undefined)
+      return Promise.resolve(rejected(trigger, startedAt, [{ code: ERROR_CODES.ABORTED, message: 'the live host is closing' }]));
     if (running === undefined) {
       running = reloadOnce(trigger, startedAt).finally(() => (running = undefined));
       return running;
@@ -256,7 +257,13 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     if (isEmptyDiff(changes) && sameServing(before.assembly, built.assembly)) {
       barrier.lower();
       await built.assembly.dispose();
-      const result: ReloadResult = { status: 'unchanged', generation: before.number, trigger, at: new Date().toISOString(), durationMs: performance.now() - startedAt };
+      const result: ReloadResult = {
+        status: 'unchanged',
+        generation: before.number,
+        trigger,
+        at: new Date().toISOString(),
+        durationMs: performance.now() - startedAt,
+      };
       notifyReload(result);
       return result;
     }
@@ -287,12 +294,21 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     draining.add(generation);
     generation
       .retire()
-      .catch((error: unknown) => logger.error(`disposing generation ${generation.number} failed: ${error instanceof Error ? error.message : String(error)}`))
+      .catch((error: unknown) =>
+        logger.error(`disposing generation ${generation.number} failed: ${error instanceof Error ? error.message : String(error)}`),
+      )
       .finally(() => draining.delete(generation));
   }
 
   function rejected(trigger: ReloadTrigger, startedAt: number, errors: readonly ReloadProblem[]): ReloadResult {
-    return { status: 'rejected', generation: current.number, trigger, at: new Date().toISOString(), durationMs: performance.now() - startedAt, errors };
+    return {
+      status: 'rejected',
+      generation: current.number,
+      trigger,
+      at: new Date().toISOString(),
+      durationMs: performance.now() - startedAt,
+      errors,
+    };
   }
 
   if (options.watch ?? true) {
@@ -373,7 +389,12 @@ class ReloadRejected extends Error {
 function problemsOf(error: unknown): ReloadProblem[] {
   if (error instanceof ReloadRejected) return [...error.problems];
   if (error instanceof ConfigError) return error.problems.map((p) => ({ code: p.code, message: p.message }));
-  return [{ code: ERROR_CODES.INTERNAL_ERROR, message: `building the next generation failed (a bug in Trellis): ${error instanceof Error ? error.message : String(error)}` }];
+  return [
+    {
+      code: ERROR_CODES.INTERNAL_ERROR,
+      message: `building the next generation failed (a bug in Trellis): ${error instanceof Error ? error.message : String(error)}`,
+    },
+  ];
 }
 
 /** Plugins whose manifest does not validate in `next` and did not, the same way, in `serving`. */
@@ -387,7 +408,10 @@ function newlyBrokenManifests(serving: PluginRegistrySnapshot, next: PluginRegis
   for (const entry of next.plugins) {
     const key = brokenKey(entry);
     if (key === undefined || before.has(key)) continue;
-    problems.push({ code: ERROR_CODES.MANIFEST_INVALID, message: `plugin ${entry.id}: ${entry.reasons[0]?.message ?? 'invalid manifest'}` });
+    problems.push({
+      code: ERROR_CODES.MANIFEST_INVALID,
+      message: `plugin ${entry.id}: ${entry.reasons[0]?.message ?? 'invalid manifest'}`,
+    });
   }
   return problems;
 }
@@ -410,7 +434,15 @@ function refusedDuringReload(
   generation: number,
 ): LiveToolOutcome {
   if (signal?.aborted === true) {
-    return { ok: false, error: { code: ERROR_CODES.ABORTED, message: `${name} was aborted while it waited for a reload of plugin ${pluginId}; it was not run`, retryable: false }, generation };
+    return {
+      ok: false,
+      error: {
+        code: ERROR_CODES.ABORTED,
+        message: `${name} was aborted while it waited for a reload of plugin ${pluginId}; it was not run`,
+        retryable: false,
+      },
+      generation,
+    };
   }
   return {
     ok: false,

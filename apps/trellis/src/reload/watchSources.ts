@@ -119,4 +119,3 @@ function underRoot(path: string, roots: ReadonlySet<string>): boolean {
   }
   return false;
 }
-

@@ -69,7 +69,7 @@ describe('live host', () => {
     expect(valueOf(beta)).toMatchObject({ count: 1, config: { colour: 'green' } }); // a new child with the new config
     // The old beta child is stopped once generation 1 has no call left.
     expect(await waitFor(() => !pluginPids('beta').some((pid) => betaBefore.includes(pid)))).toBe(true);
-    expect(pluginPids("beta").length).toBeGreaterThan(0);
+    expect(pluginPids('beta').length).toBeGreaterThan(0);
 
     await live.close();
     expect(await waitFor(() => hostPids(sandbox.dir).length === 0)).toBe(true);
@@ -140,51 +140,59 @@ describe('live host', () => {
     expect(await live.invoke({ name: 'beta.where' })).toMatchObject({ ok: true, generation: 2 });
   });
 
-  it('a call to a plugin being swapped waits, then fails with RELOAD_TIMEOUT; untouched plugins are served meanwhile', { timeout: 60_000 }, async () => {
-    sandbox.writePlugin('alpha');
-    sandbox.writePlugin('slow', { reportedTools: true });
-    const config = (delay: number) =>
-      `[plugins]\nallow = ["alpha", "slow"]\npaths = [${JSON.stringify(sandbox.root)}]\n\n[runtime]\nreload_queue_timeout = 0.5\n\n[plugins.entries.slow]\nconfig = { handshake_delay_ms = ${delay} }\n`;
-    sandbox.writeConfig(config(0));
-    const live = await start({ watch: false });
-    expect(await live.invoke({ name: 'slow.where' })).toMatchObject({ ok: true, generation: 1 });
+  it(
+    'a call to a plugin being swapped waits, then fails with RELOAD_TIMEOUT; untouched plugins are served meanwhile',
+    { timeout: 60_000 },
+    async () => {
+      sandbox.writePlugin('alpha');
+      sandbox.writePlugin('slow', { reportedTools: true });
+      const config = (delay: number) =>
+        `[plugins]\nallow = ["alpha", "slow"]\npaths = [${JSON.stringify(sandbox.root)}]\n\n[runtime]\nreload_queue_timeout = 0.5\n\n[plugins.entries.slow]\nconfig = { handshake_delay_ms = ${delay} }\n`;
+      sandbox.writeConfig(config(0));
+      const live = await start({ watch: false });
+      expect(await live.invoke({ name: 'slow.where' })).toMatchObject({ ok: true, generation: 1 });
 
-    // The changed plugin reports its tools, so the next generation starts it; it takes 4 s to answer.
-    sandbox.writeConfig(config(4000));
-    const reloading = live.reload();
-    expect(await waitFor(() => live.status().swapping.includes('slow'), 10_000)).toBe(true);
-    expect(live.status().swapping).toEqual(['slow']);
-    const [waited, untouched] = await Promise.all([live.invoke({ name: 'slow.where' }), live.invoke({ name: 'alpha.where' })]);
-    expect(waited).toMatchObject({ ok: false, generation: 1, error: { code: ERROR_CODES.RELOAD_TIMEOUT, retryable: true } });
-    expect(untouched).toMatchObject({ ok: true, generation: 1 });
-    expect(await reloading).toMatchObject({ status: 'applied', generation: 2, changes: { changed: ['slow'] } });
-    expect(await live.invoke({ name: 'slow.where' })).toMatchObject({ ok: true, generation: 2, value: { count: 1 } });
-  });
+      // The changed plugin reports its tools, so the next generation starts it; it takes 4 s to answer.
+      sandbox.writeConfig(config(4000));
+      const reloading = live.reload();
+      expect(await waitFor(() => live.status().swapping.includes('slow'), 10_000)).toBe(true);
+      expect(live.status().swapping).toEqual(['slow']);
+      const [waited, untouched] = await Promise.all([live.invoke({ name: 'slow.where' }), live.invoke({ name: 'alpha.where' })]);
+      expect(waited).toMatchObject({ ok: false, generation: 1, error: { code: ERROR_CODES.RELOAD_TIMEOUT, retryable: true } });
+      expect(untouched).toMatchObject({ ok: true, generation: 1 });
+      expect(await reloading).toMatchObject({ status: 'applied', generation: 2, changes: { changed: ['slow'] } });
+      expect(await live.invoke({ name: 'slow.where' })).toMatchObject({ ok: true, generation: 2, value: { count: 1 } });
+    },
+  );
 
-  it('a bridged MCP server keeps its session when the bridge config is unchanged, and reconnects when it changed', { timeout: 60_000 }, async () => {
-    const addServer = fileURLToPath(new URL('../fixtures/mcpAddServer.mjs', import.meta.url));
-    sandbox.writePlugin('alpha');
-    const config = (colour: string, server: string) =>
-      baseConfig(
-        `\n[plugins.entries.alpha]\nconfig = { colour = "${colour}" }\n\n[plugins.entries.mcp]\nenabled = true\n\n[[plugins.entries.mcp.config.servers]]\nname = "add"\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(addServer)}, ${JSON.stringify(sandbox.dir)}, "${server}"]\n`,
-      );
-    sandbox.writeConfig(config('red', 'one'));
-    const live = await start({ watch: false });
-    expect(await live.invoke({ name: 'mcp.add.add', input: { a: 1, b: 2 } })).toMatchObject({ ok: true, generation: 1 });
-    const serverPids = () => hostPids(`${addServer}\0${sandbox.dir}\0`);
-    const before = serverPids();
-    expect(before.length).toBeGreaterThan(0);
+  it(
+    'a bridged MCP server keeps its session when the bridge config is unchanged, and reconnects when it changed',
+    { timeout: 60_000 },
+    async () => {
+      const addServer = fileURLToPath(new URL('../fixtures/mcpAddServer.mjs', import.meta.url));
+      sandbox.writePlugin('alpha');
+      const config = (colour: string, server: string) =>
+        baseConfig(
+          `\n[plugins.entries.alpha]\nconfig = { colour = "${colour}" }\n\n[plugins.entries.mcp]\nenabled = true\n\n[[plugins.entries.mcp.config.servers]]\nname = "add"\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(addServer)}, ${JSON.stringify(sandbox.dir)}, "${server}"]\n`,
+        );
+      sandbox.writeConfig(config('red', 'one'));
+      const live = await start({ watch: false });
+      expect(await live.invoke({ name: 'mcp.add.add', input: { a: 1, b: 2 } })).toMatchObject({ ok: true, generation: 1 });
+      const serverPids = () => hostPids(`${addServer}\0${sandbox.dir}\0`);
+      const before = serverPids();
+      expect(before.length).toBeGreaterThan(0);
 
-    sandbox.writeConfig(config('blue', 'one'));
-    expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['alpha'] } });
-    expect(await live.invoke({ name: 'mcp.add.add', input: { a: 1, b: 2 } })).toMatchObject({ ok: true, generation: 2 });
-    expect(serverPids()).toEqual(before);
+      sandbox.writeConfig(config('blue', 'one'));
+      expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['alpha'] } });
+      expect(await live.invoke({ name: 'mcp.add.add', input: { a: 1, b: 2 } })).toMatchObject({ ok: true, generation: 2 });
+      expect(serverPids()).toEqual(before);
 
-    sandbox.writeConfig(config('blue', 'two'));
-    expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['mcp'] } });
-    expect(await live.invoke({ name: 'mcp.add.add', input: { a: 1, b: 2 } })).toMatchObject({ ok: true, generation: 3 });
-    expect(await waitFor(() => serverPids().length > 0 && !serverPids().some((pid) => before.includes(pid)))).toBe(true);
-  });
+      sandbox.writeConfig(config('blue', 'two'));
+      expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['mcp'] } });
+      expect(await live.invoke({ name: 'mcp.add.add', input: { a: 1, b: 2 } })).toMatchObject({ ok: true, generation: 3 });
+      expect(await waitFor(() => serverPids().length > 0 && !serverPids().some((pid) => before.includes(pid)))).toBe(true);
+    },
+  );
 
   it('every audit line carries the generation that served the call', { timeout: 60_000 }, async () => {
     const { readFileSync } = await import('node:fs');
@@ -198,7 +206,10 @@ describe('live host', () => {
     expect(await live.reload()).toMatchObject({ status: 'applied', generation: 2 });
     await live.invoke({ name: 'alpha.where', callId: 'second' });
     await live.close();
-    const lines = readFileSync(audit, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { callId: string; generation: number });
+    const lines = readFileSync(audit, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { callId: string; generation: number });
     expect(lines.map((line) => [line.callId, line.generation])).toEqual([
       ['first', 1],
       ['second', 2],

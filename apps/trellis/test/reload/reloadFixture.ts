@@ -38,7 +38,11 @@ export function createReloadSandbox(prefix: string): ReloadSandbox {
       const folder = join(root, id);
       mkdirSync(folder, { recursive: true });
       cpSync(PLUGIN_SCRIPT, join(folder, 'reload-plugin.mjs'));
-      const args = JSON.stringify(['reload-plugin.mjs', options.tag ?? `${dir}/${id}`, options.reportedTools === true ? 'reported' : 'manifest']);
+      const args = JSON.stringify([
+        'reload-plugin.mjs',
+        options.tag ?? `${dir}/${id}`,
+        options.reportedTools === true ? 'reported' : 'manifest',
+      ]);
       const tools =
         options.reportedTools === true
           ? ''

@@ -36,63 +36,76 @@ function writeConfig(path: string, text: string): void {
   renameSync(`${path}.tmp`, path);
 }
 
-it('trellis serve follows its config: list_changed on an edit, SIGHUP reloads, a bad edit keeps serving', { timeout: 120_000 }, async () => {
-  const root = join(sandbox.dir, 'plugins');
-  // Missing at start, in a folder nobody watches: only SIGHUP can see it appear.
-  const later = join(sandbox.dir, 'elsewhere', 'later-plugins');
-  writePlugin(root, 'alpha');
-  writePlugin(root, 'beta');
-  const config = join(sandbox.dir, 'runtime.toml');
-  const configText = (allow: string) => `[plugins]\nallow = [${allow}]\npaths = [${JSON.stringify(root)}, ${JSON.stringify(later)}]\n`;
-  writeConfig(config, configText('"alpha"'));
+it(
+  'trellis serve follows its config: list_changed on an edit, SIGHUP reloads, a bad edit keeps serving',
+  { timeout: 120_000 },
+  async () => {
+    const root = join(sandbox.dir, 'plugins');
+    // Missing at start, in a folder nobody watches: only SIGHUP can see it appear.
+    const later = join(sandbox.dir, 'elsewhere', 'later-plugins');
+    writePlugin(root, 'alpha');
+    writePlugin(root, 'beta');
+    const config = join(sandbox.dir, 'runtime.toml');
+    const configText = (allow: string) => `[plugins]\nallow = [${allow}]\npaths = [${JSON.stringify(root)}, ${JSON.stringify(later)}]\n`;
+    writeConfig(config, configText('"alpha"'));
 
-  client = new Client({ name: 'reload-e2e', version: '1.0.0' });
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', '--config', config], cwd: sandbox.workspace, env: sandbox.env, stderr: 'pipe' });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  let changed = 0;
-  client.setNotificationHandler('notifications/tools/list_changed', () => {
-    changed += 1;
-  });
-  await client.connect(transport);
-  const names = async () => (await client!.listTools()).tools.map((t) => t.title ?? t.name).filter((n) => !n.includes('builtin') && !n.startsWith('core-') && !n.startsWith('skill'));
+    client = new Client({ name: 'reload-e2e', version: '1.0.0' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'serve', '--config', config],
+      cwd: sandbox.workspace,
+      env: sandbox.env,
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    let changed = 0;
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed += 1;
+    });
+    await client.connect(transport);
+    const names = async () =>
+      (await client!.listTools()).tools
+        .map((t) => t.title ?? t.name)
+        .filter((n) => !n.includes('builtin') && !n.startsWith('core-') && !n.startsWith('skill'));
 
-  expect(await names()).toEqual(['alpha.where']);
-  const first = await client.callTool({ name: 'alpha__where', arguments: {} });
-  expect(first.structuredContent ?? JSON.parse((first.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ count: 1 });
-  const alphaPids = hostPidsMentioning(`${sandbox.dir}/alpha\0`);
-  expect(alphaPids.length).toBeGreaterThan(0);
+    expect(await names()).toEqual(['alpha.where']);
+    const first = await client.callTool({ name: 'alpha__where', arguments: {} });
+    expect(first.structuredContent ?? JSON.parse((first.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ count: 1 });
+    const alphaPids = hostPidsMentioning(`${sandbox.dir}/alpha\0`);
+    expect(alphaPids.length).toBeGreaterThan(0);
 
-  // An edit: beta is enabled; clients hear list_changed and alpha keeps its child.
-  writeConfig(config, configText('"alpha", "beta"'));
-  expect(await waitFor(() => changed === 1)).toBe(true);
-  expect(await names()).toEqual(['alpha.where', 'beta.where']);
-  const second = await client.callTool({ name: 'alpha__where', arguments: {} });
-  expect(JSON.parse((second.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ count: 2 });
-  expect(hostPidsMentioning(`${sandbox.dir}/alpha\0`)).toEqual(alphaPids);
+    // An edit: beta is enabled; clients hear list_changed and alpha keeps its child.
+    writeConfig(config, configText('"alpha", "beta"'));
+    expect(await waitFor(() => changed === 1)).toBe(true);
+    expect(await names()).toEqual(['alpha.where', 'beta.where']);
+    const second = await client.callTool({ name: 'alpha__where', arguments: {} });
+    expect(JSON.parse((second.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ count: 2 });
+    expect(hostPidsMentioning(`${sandbox.dir}/alpha\0`)).toEqual(alphaPids);
 
-  // A bad edit: rejected, reported on stderr, and the server keeps serving generation 2.
-  writeConfig(config, '[plugins\n');
-  expect(await waitFor(() => stderr.includes('rejected; generation 2 keeps serving'))).toBe(true);
-  expect(stderr).toContain('TOML_SYNTAX');
-  expect((await client.callTool({ name: 'beta__where', arguments: {} })).isError).not.toBe(true);
+    // A bad edit: rejected, reported on stderr, and the server keeps serving generation 2.
+    writeConfig(config, '[plugins\n');
+    expect(await waitFor(() => stderr.includes('rejected; generation 2 keeps serving'))).toBe(true);
+    expect(stderr).toContain('TOML_SYNTAX');
+    expect((await client.callTool({ name: 'beta__where', arguments: {} })).isError).not.toBe(true);
 
-  // Fix it while adding a root the watcher cannot see yet; SIGHUP picks it up.
-  writeConfig(config, configText('"alpha", "beta", "gamma"'));
-  expect(await waitFor(() => stderr.includes('generation 3 serves'))).toBe(true);
-  writePlugin(later, 'gamma');
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  expect(await names()).toEqual(['alpha.where', 'beta.where']);
-  const before = changed;
-  process.kill(transport.pid!, 'SIGHUP');
-  expect(await waitFor(() => changed > before)).toBe(true);
-  expect(stderr).toMatch(/reload \(signal\): generation 4 serves \(started gamma/);
-  expect(await names()).toEqual(['alpha.where', 'beta.where', 'gamma.where']);
-  expect(isAlive(transport.pid!)).toBe(true);
+    // Fix it while adding a root the watcher cannot see yet; SIGHUP picks it up.
+    writeConfig(config, configText('"alpha", "beta", "gamma"'));
+    expect(await waitFor(() => stderr.includes('generation 3 serves'))).toBe(true);
+    writePlugin(later, 'gamma');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await names()).toEqual(['alpha.where', 'beta.where']);
+    const before = changed;
+    process.kill(transport.pid!, 'SIGHUP');
+    expect(await waitFor(() => changed > before)).toBe(true);
+    expect(stderr).toMatch(/reload \(signal\): generation 4 serves \(started gamma/);
+    expect(await names()).toEqual(['alpha.where', 'beta.where', 'gamma.where']);
+    expect(isAlive(transport.pid!)).toBe(true);
 
-  const serverPid = transport.pid!;
-  await client.close();
-  client = undefined;
-  expect(await waitFor(() => !isAlive(serverPid))).toBe(true);
-  expect(await waitFor(() => hostPidsMentioning(sandbox.dir).length === 0)).toBe(true);
-});
+    const serverPid = transport.pid!;
+    await client.close();
+    client = undefined;
+    expect(await waitFor(() => !isAlive(serverPid))).toBe(true);
+    expect(await waitFor(() => hostPidsMentioning(sandbox.dir).length === 0)).toBe(true);
+  },
+);
