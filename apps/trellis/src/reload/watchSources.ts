@@ -89,7 +89,8 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
   });
   for (const event of ['add', 'change', 'unlink', 'addDir', 'unlinkDir'] as const) watcher.on(event, (path: string) => noteEvent(path));
   watcher.on('error', (error) => options.onError?.(error instanceof Error ? error : new Error(String(error))));
-  const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  // chokidar never says `ready` for an empty list (nothing exists yet: no config file, no root).
+  const ready = targets.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
 
   return {
     ready,

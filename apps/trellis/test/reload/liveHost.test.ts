@@ -215,4 +215,12 @@ describe('live host', () => {
       ['second', 2],
     ]);
   });
+
+  it('starts and closes when nothing it would watch exists yet (no config file, no plugin root)', { timeout: 60_000 }, async () => {
+    const live = await startLiveHost({ workspace: sandbox.home, home: sandbox.home, env: sandbox.env });
+    host = live;
+    expect(live.status()).toMatchObject({ generation: 1, watching: { pluginRoots: expect.any(Array) } });
+    expect(await live.invoke({ name: 'builtin-tools.echo', input: { text: 'hi' } })).toMatchObject({ ok: true, generation: 1 });
+    expect(await live.reload()).toMatchObject({ status: 'unchanged', generation: 1 });
+  });
 });
