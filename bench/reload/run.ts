@@ -13,6 +13,7 @@
 // Run: node bench/run.mjs reload   (BENCH_RELOAD_CHANGE=runtime, BENCH_RELOAD_SIZES=10,1000)
 import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { assemble, startLiveHost, type LiveHost, type ReloadResult } from 'trellis';
@@ -131,6 +132,8 @@ async function measure(count: number) {
         baselineUntouched.push(...untouched);
       }
       const reloads: number[] = [];
+      // The longest the event loop was held during each reload (the synchronous build steps).
+      const loopBlocks: number[] = [];
       const duringChanged: number[] = [];
       const duringUntouched: number[] = [];
       for (let version = 1; version <= 8; version += 1) {
@@ -143,10 +146,14 @@ async function measure(count: number) {
         });
         const swappedAndSettled = applied.then(() => delay(50));
         const loops = Promise.all([callLoop(host, 'ext-0.where', swappedAndSettled), callLoop(host, 'ext-1.where', swappedAndSettled)]);
+        const loop = monitorEventLoopDelay({ resolution: 1 });
+        loop.enable();
         const start = performance.now();
         tree.writeConfig(version);
         const result = await applied;
         const took = performance.now() - start;
+        loop.disable();
+        if (version > 1) loopBlocks.push(loop.max / 1e6);
         if (result.status !== 'applied') throw new Error(`reload ${version} was ${result.status}: ${JSON.stringify(result)}`);
         const [changed, untouched] = await loops;
         if (version === 1) continue; // warm-up
@@ -161,7 +168,8 @@ async function measure(count: number) {
       log(`  reload (file write → new generation serving): median ${round(reloadMs)} ms = ${round(reloadMs / coldMs)}× cold start`);
       log(`  calls to the changed plugin: added p99 ${round(addedChanged)} ms (reload ${round(reloadMs)} ms)`);
       log(`  calls to an untouched plugin: added p99 ${round(addedUntouched)} ms`);
-      return { count, coldMs, reloadMs, ratio: reloadMs / coldMs, addedChanged, addedUntouched };
+      log(`  longest event-loop block during a reload: median ${round(median(loopBlocks))} ms`);
+      return { count, coldMs, reloadMs, ratio: reloadMs / coldMs, addedChanged, addedUntouched, loopBlockMs: median(loopBlocks) };
     } finally {
       await host.close();
     }
@@ -185,12 +193,14 @@ process.stdout.write(
     ratio: round(large.ratio),
     added_p99_changed_ms: round(large.addedChanged),
     added_p99_untouched_ms: round(large.addedUntouched),
+    loop_block_ms: round(large.loopBlockMs),
     small: {
       reload_ms: round(small.reloadMs),
       cold_ms: round(small.coldMs),
       ratio: round(small.ratio),
       added_p99_changed_ms: round(small.addedChanged),
       added_p99_untouched_ms: round(small.addedUntouched),
+      loop_block_ms: round(small.loopBlockMs),
     },
     target:
       'reload ≤ 0.5× cold start (10 and 1,000 plugins); calls during a reload: added p99 ≤ the reload; untouched plugins: added p99 ≤ 1 ms',
