@@ -144,7 +144,7 @@ export async function main(
           return await runConnectors(line, io, assembly);
         case 'serve':
           // Loaded on demand: the MCP SDK is not worth parsing on every other command's start.
-          return await (await import('./commands/serve.ts')).serve(line, io, assembly, env);
+          return await (await import('./commands/serve.ts')).serve(line, io, assembly, env, live);
         default:
           throw new Error(`command "${name}" is parsed but not wired`);
       }

@@ -6,6 +6,8 @@ import { TRELLIS_VERSION } from '../bundled.gen.ts';
 import { EXIT, UsageError } from '../errors.ts';
 import type { CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
+import { describeReload } from '../reload/describeReload.ts';
+import type { LiveHost } from '../reload/startLiveHost.ts';
 
 const SKILLS_PLUGIN = 'skill-source-local';
 
@@ -19,6 +21,7 @@ export async function serve(
   io: CommandIO,
   assembly: Assembly,
   env: Readonly<Record<string, string | undefined>>,
+  live?: Pick<LiveHost, 'onReload'>,
 ): Promise<number> {
   const http = line.options.http ?? false;
   if (!http && (line.options.host !== undefined || line.options.port !== undefined || line.options.noAuth !== undefined)) {
@@ -47,10 +50,15 @@ export async function serve(
     instructions: 'Trellis tools. Each tool title is its Trellis name, `<plugin>.<tool>`.',
   });
   const offered = server.tools().length;
+  // Connected clients hear of each reload: a rejected one as an error, with what to fix.
+  const unfollow = live?.onReload((result) => {
+    if (result.status !== 'unchanged') server.log(result.status === 'rejected' ? 'error' : 'info', describeReload(result));
+  });
   try {
     if (!http) return await serveStdio(server, io, offered);
     return await serveHttp(server, io, { host, port, noAuth, env, assembly, offered });
   } finally {
+    unfollow?.();
     server.close();
   }
 }

@@ -63,6 +63,10 @@ it(
     client.setNotificationHandler('notifications/tools/list_changed', () => {
       changed += 1;
     });
+    const logged: Array<{ level: string; data: unknown }> = [];
+    client.setNotificationHandler('notifications/message', (notification) => {
+      logged.push({ level: notification.params.level, data: notification.params.data });
+    });
     await client.connect(transport);
     const names = async () =>
       (await client!.listTools()).tools
@@ -87,6 +91,9 @@ it(
     writeConfig(config, '[plugins\n');
     expect(await waitFor(() => stderr.includes('rejected; generation 2 keeps serving'))).toBe(true);
     expect(stderr).toContain('TOML_SYNTAX');
+    // Connected clients are told too, as an MCP log message.
+    expect(await waitFor(() => logged.some((m) => m.level === 'error'))).toBe(true);
+    expect(String(logged.find((m) => m.level === 'error')?.data)).toMatch(/rejected; generation 2 keeps serving[\s\S]*TOML_SYNTAX/);
     expect((await client.callTool({ name: 'beta__where', arguments: {} })).isError).not.toBe(true);
 
     // Fix it while adding a root the watcher cannot see yet; SIGHUP picks it up.
