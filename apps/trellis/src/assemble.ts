@@ -14,7 +14,9 @@ import {
 import { createResourceCatalog, type ResourceCatalog } from '@trellis/catalog';
 import {
   createBundledImplementation,
+  createFileAuditLog,
   createToolRuntime,
+  withAuditFields,
   type ApprovalHook,
   type ExecutionHook,
   type LifecycleState,
@@ -25,8 +27,10 @@ import { silentLogger, type HostServices, type LifecycleTransition, type Logger,
 import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
 import { applyCommandLineSwitches } from './applyCommandLineSwitches.ts';
 import { ConfigError } from './errors.ts';
+import { resolveConfigHome } from '@trellis/config/lookup';
 import { loadConfig, resolveHostPaths } from './loadConfig.ts';
 import { describePluginStatus, type AssemblyStatus } from './status/pluginStatus.ts';
+import type { ImplementationPool } from './reload/ImplementationPool.ts';
 
 /** Options of {@link assemble}. Everything defaults to what the `trellis` command would use. */
 export interface AssembleOptions {
@@ -143,6 +147,35 @@ export interface Assembly {
  * the snapshot or as tool outcomes.
  */
 export async function assemble(options: AssembleOptions = {}): Promise<Assembly> {
+  return (await assembleGeneration(options, {})).assembly;
+}
+
+/** What a live host hands each generation it builds (see reload/startLiveHost.ts). */
+export interface GenerationInternals {
+  /** The generation number, written into every audit line. */
+  readonly generation?: number;
+  /** Implementations kept across generations: an unchanged plugin's running implementation is reused. */
+  readonly pool?: ImplementationPool;
+  /** What bundled plugins see of the host; a live host passes services that read its current generation. */
+  readonly hostServices?: HostServices;
+  /**
+   * Called once the snapshot is built and before any plugin is started or leased; a live host
+   * raises its request barrier here, or throws to abandon the generation (a broken manifest).
+   */
+  readonly onPlanned?: (plan: { readonly snapshot: PluginRegistrySnapshot; readonly fingerprints: ReadonlyMap<string, string> }) => void;
+}
+
+/** An assembly and, per enabled plugin, the fingerprint a reload compares to tell changed plugins apart. */
+export interface AssembledGeneration {
+  readonly assembly: Assembly;
+  /** Enabled plugin id → fingerprint of what its implementation is made from (manifest, resolved config, grants). */
+  readonly fingerprints: ReadonlyMap<string, string>;
+  /** What a live host watches for this generation: the config files that can take part and the plugin roots. */
+  readonly sources: { readonly configFiles: readonly string[]; readonly pluginRoots: readonly string[] };
+}
+
+/** {@link assemble} with the hooks a live host needs; `assemble()` is this with none. */
+export async function assembleGeneration(options: AssembleOptions, internals: GenerationInternals): Promise<AssembledGeneration> {
   const env = options.secrets === undefined ? (options.env ?? process.env) : { ...(options.env ?? process.env), ...options.secrets };
   const { workspace, home } = resolveHostPaths({ workspace: options.workspace, home: options.home, env });
   const logger = options.logger ?? silentLogger;
@@ -176,7 +209,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
 
   let catalog = createResourceCatalog({ snapshot, bundled: BUNDLED_PLUGINS, overrides: EMBEDDED_TOOL_OVERRIDES, config });
 
-  const host: HostServices = {
+  const host: HostServices = internals.hostServices ?? {
     plugins: () => snapshot.plugins,
     explainPlugin: (id) => explainPlugin(registry, id, config),
     searchTools: (query, searchOptions) => catalog.search(query, searchOptions),
@@ -189,11 +222,22 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
   // The out-of-process adapters load only when an external plugin is enabled.
   const external = [...entries.values()].some((entry) => !entry.bundled) ? await import('@trellis/runtime/external') : undefined;
 
-  const implementationFor = (pluginId: string): PluginImplementation | undefined => {
-    const existing = implementations.get(pluginId);
-    if (existing) return existing;
-    const entry = entries.get(pluginId);
-    if (entry === undefined) return undefined;
+  const fingerprints = new Map<string, string>();
+  for (const entry of entries.values()) {
+    fingerprints.set(
+      entry.id,
+      fingerprintPlugin({
+        entry,
+        settings: registry.settings.get(entry.id) ?? {},
+        overrides: config.plugins.entries[entry.id],
+        trusted: loaded.workspaceTrust.trusted,
+        refreshToolSources: options.refreshToolSources === true,
+      }),
+    );
+  }
+
+  const makeImplementation = (entry: SnapshotEntry): PluginImplementation | undefined => {
+    const pluginId = entry.id;
     const settings = registry.settings.get(pluginId) ?? {};
     let made: PluginImplementation | undefined;
     if (entry.bundled) {
@@ -215,6 +259,19 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
         { env, logger, workspace, ...(overrides !== undefined ? { overrides } : {}) },
       );
     }
+    return made;
+  };
+
+  const implementationFor = (pluginId: string): PluginImplementation | undefined => {
+    const existing = implementations.get(pluginId);
+    if (existing) return existing;
+    const entry = entries.get(pluginId);
+    if (entry === undefined) return undefined;
+    const pool = internals.pool;
+    let made =
+      pool === undefined
+        ? makeImplementation(entry)
+        : pool.lease(pluginId, fingerprints.get(pluginId) ?? '', () => makeImplementation(entry));
     if (made && !entry.bundled) made = watchDiscoveredTools(made);
     if (made) {
       implementations.set(pluginId, made);
@@ -273,6 +330,14 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     });
   }
 
+  internals.onPlanned?.({ snapshot, fingerprints });
+
+  // A reload: take over every unchanged plugin that is running in the generation before, now, so
+  // disposing that generation does not stop it.
+  if (internals.pool !== undefined) {
+    for (const [id, fingerprint] of fingerprints) if (internals.pool.has(id, fingerprint)) implementationFor(id);
+  }
+
   if (options.discoverExternalTools ?? true) {
     // Bundled plugins whose tools are learned at run time: listed now, refreshed on every change.
     for (const entry of entries.values()) {
@@ -303,6 +368,9 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     implementations: implementationFor,
     config,
     logger,
+    ...(internals.generation !== undefined && config.runtime.audit_log !== ''
+      ? { auditLog: withAuditFields(createFileAuditLog({ path: config.runtime.audit_log, logger }), { generation: internals.generation }) }
+      : {}),
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
   });
@@ -318,7 +386,7 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     })();
     return disposed;
   };
-  return {
+  const assembly: Assembly = {
     config,
     configSource: { source: loaded.source, ...(loaded.path !== undefined ? { path: loaded.path } : {}) },
     configWarnings: loaded.warnings,
@@ -371,4 +439,33 @@ export async function assemble(options: AssembleOptions = {}): Promise<Assembly>
     dispose,
     close: dispose,
   };
+  const configFiles = new Set<string>();
+  for (const layer of loaded.layers ?? []) if (layer.path !== undefined && layer.path !== '') configFiles.add(layer.path);
+  configFiles.add(resolve(workspace, '.trellis', 'runtime.toml'));
+  configFiles.add(resolve(resolveConfigHome({ env, home }), 'runtime.toml'));
+  const pluginRoots = roots.flatMap((root) => (root.path === null ? [] : [root.path]));
+  return { assembly, fingerprints, sources: { configFiles: [...configFiles], pluginRoots } };
+}
+
+/**
+ * What a plugin's implementation is made from, as one string: two generations with the same
+ * fingerprint for a plugin can share its running implementation.
+ */
+function fingerprintPlugin(parts: {
+  readonly entry: SnapshotEntry;
+  readonly settings: unknown;
+  readonly overrides: unknown;
+  readonly trusted: boolean;
+  readonly refreshToolSources: boolean;
+}): string {
+  const { entry } = parts;
+  return JSON.stringify([
+    entry.bundled,
+    entry.manifestSha256,
+    entry.pluginDir,
+    parts.settings,
+    parts.overrides ?? null,
+    parts.trusted,
+    parts.refreshToolSources,
+  ]);
 }

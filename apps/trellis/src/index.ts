@@ -13,3 +13,15 @@ export type { HostStatus } from './status/HostStatus.ts';
 export type { LifecycleState, LifecycleReport, LifecycleTransition, PartLifecycleReport, HealthCheckRecord } from '@trellis/sdk';
 export { describeSecretIsolation } from '@trellis/sdk/internal';
 export type { SecretIsolation } from '@trellis/sdk/internal';
+export { startLiveHost } from './reload/startLiveHost.ts';
+export type {
+  LiveHost,
+  LiveHostOptions,
+  LiveHostStatus,
+  LivePluginStatus,
+  LiveToolOutcome,
+  ReloadProblem,
+  ReloadResult,
+  ReloadTrigger,
+} from './reload/startLiveHost.ts';
+export type { GenerationDiff } from './reload/diffGenerations.ts';

@@ -10,7 +10,7 @@ export interface CommandIO {
    * Runs `cleanup` if the process is interrupted (SIGINT, SIGTERM, SIGHUP) while a command holds plugin
    * processes, then exits; returns a function that removes the trap.
    */
-  trapSignals?(cleanup: () => Promise<void>): () => void;
+  trapSignals?(cleanup: () => Promise<void>, signals?: readonly NodeJS.Signals[]): () => void;
   /** Reads all of standard input as UTF-8 (for `--args -`); rejects past `maxBytes`. */
   readStdin?(maxBytes: number): Promise<string>;
 }

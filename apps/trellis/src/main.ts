@@ -19,6 +19,8 @@ import { trapExitSignals } from './shutdown.ts';
 import { commandLineSwitches, writeJsonError } from './cliHabits.ts';
 import { readStandardInput } from './readStandardInput.ts';
 import { pluginNew, pluginTest } from './commands/pluginAuthoring.ts';
+import { startLiveHost } from './reload/startLiveHost.ts';
+import { followReloads } from './reload/followReloads.ts';
 
 /**
  * The IO of the real process: stdout, stderr, and a prompt when both ends are terminals. Nothing
@@ -43,8 +45,8 @@ export function processIO(): CommandIO {
       }
     },
     readStdin: (maxBytes) => readStandardInput(maxBytes),
-    trapSignals(cleanup) {
-      return trapExitSignals(cleanup);
+    trapSignals(cleanup, signals) {
+      return trapExitSignals(cleanup, signals);
     },
   };
 }
@@ -99,7 +101,7 @@ export async function main(
     if (name === 'plugins list' && line.options.running === true)
       return await (await import('./commands/status.ts')).pluginsListRunning(line, io, env);
 
-    const assembly = await assemble({
+    const assembleOptions = {
       ...(line.flags.config !== undefined ? { configPath: line.flags.config } : {}),
       ...(line.flags.workspace !== undefined ? { workspace: line.flags.workspace } : {}),
       ...(line.flags.profile !== undefined ? { profile: line.flags.profile } : {}),
@@ -115,9 +117,14 @@ export async function main(
         name === 'serve',
       refreshToolSources: name === 'doctor' || name === 'plugins explain',
       ...commandLineSwitches(line),
-    });
+    };
+    // `serve` and `run` run until stopped: they follow their config (live reload, SIGHUP reloads).
+    const live = name === 'serve' || name === 'run' ? await startLiveHost(assembleOptions) : undefined;
+    const assembly = live?.assembly ?? (await assemble(assembleOptions));
+    const unfollow = live === undefined ? undefined : followReloads(live, io, name === 'run' ? 'json' : 'text');
     // `run` handles SIGINT/SIGTERM itself: it stops its connectors gracefully before disposing.
-    const untrap = name === 'run' ? undefined : io.trapSignals?.(() => assembly.dispose());
+    const untrap =
+      name === 'run' ? undefined : io.trapSignals?.(() => assembly.dispose(), live === undefined ? undefined : ['SIGINT', 'SIGTERM']);
     try {
       if (!line.flags.json) for (const w of assembly.configWarnings) io.err(`warning: ${w.message}\n`);
       switch (name) {
@@ -138,15 +145,16 @@ export async function main(
         case 'chat':
           return await chat(line, io, assembly);
         case 'run':
-          return await runConnectors(line, io, assembly);
+          return await runConnectors(line, io, assembly, live);
         case 'serve':
           // Loaded on demand: the MCP SDK is not worth parsing on every other command's start.
-          return await (await import('./commands/serve.ts')).serve(line, io, assembly, env);
+          return await (await import('./commands/serve.ts')).serve(line, io, assembly, env, live);
         default:
           throw new Error(`command "${name}" is parsed but not wired`);
       }
     } finally {
       untrap?.();
+      unfollow?.();
       await assembly.dispose();
     }
   } catch (error) {

@@ -35,9 +35,13 @@ export function createShutdown(close: () => Promise<void>, limitMs = SHUTDOWN_LI
 /**
  * While a command runs: on SIGINT, SIGTERM or SIGHUP, shut down (see `createShutdown`) and exit
  * with 128 + the signal's number; a second signal exits at once (the exit hook still kills every
- * plugin group). Returns a function that removes the trap.
+ * plugin group). `signals` narrows the set (a live host keeps SIGHUP for reloading). Returns a
+ * function that removes the trap.
  */
-export function trapExitSignals(close: () => Promise<void>): () => void {
+export function trapExitSignals(
+  close: () => Promise<void>,
+  signals: readonly NodeJS.Signals[] = Object.keys(EXIT_SIGNALS) as NodeJS.Signals[],
+): () => void {
   const shutdown = createShutdown(close);
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
@@ -46,7 +50,6 @@ export function trapExitSignals(close: () => Promise<void>): () => void {
     stopping = true;
     void shutdown().finally(() => process.exit(code));
   };
-  const signals = Object.keys(EXIT_SIGNALS) as NodeJS.Signals[];
   for (const signal of signals) process.on(signal, handler);
   return () => {
     for (const signal of signals) process.off(signal, handler);

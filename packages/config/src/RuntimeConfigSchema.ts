@@ -79,6 +79,13 @@ export const RuntimeSectionSchema = z.object({
   policy: ToolPolicySchema.default({ allow: ['*'], deny: [], ask: [] }),
   /** `[runtime.tools.<key>]`: patches over each plugin's default settings, validated by that plugin. */
   tools: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
+  /**
+   * Long-running hosts (`serve`, `run`): seconds between polls of the config files and plugin roots
+   * when native file events do not arrive (network filesystems, some containers); 0 = native events only.
+   */
+  config_poll_interval: z.number().min(0).max(3600).default(0),
+  /** Long-running hosts: seconds a call that arrives during a reload's swap waits before it fails with RELOAD_TIMEOUT. */
+  reload_queue_timeout: z.number().positive().max(600).default(5),
 });
 
 /** `[serve]`: `trellis serve`, Trellis as an MCP server. */

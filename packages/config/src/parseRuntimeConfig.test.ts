@@ -364,6 +364,7 @@ max_retires = 2
             "capabilities": [
               "*",
             ],
+            "config_poll_interval": 0,
             "debug_log": "",
             "max_concurrency": 8,
             "max_output_bytes": 1048576,
@@ -375,6 +376,7 @@ max_retires = 2
               "ask": [],
               "deny": [],
             },
+            "reload_queue_timeout": 5,
             "retry_backoff_ms": 200,
             "tool_timeout_seconds": 120,
             "tools": {},

@@ -19,6 +19,8 @@ export function runtimeConfigDefaults(): RuntimeConfig {
       debug_log: '',
       policy: { allow: ['*'], deny: [], ask: [] },
       tools: {},
+      config_poll_interval: 0,
+      reload_queue_timeout: 5,
     },
     serve: { token: '', tool_names: 'qualified', allowed_origins: [] },
   };

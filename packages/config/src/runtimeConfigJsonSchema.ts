@@ -38,6 +38,10 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   'runtime.policy.ask': 'Tools that need approval before every call. Default [].',
   'runtime.tools': "Per-plugin tool settings: [runtime.tools.<key>] is a patch deep-merged over that plugin's defaults.",
   'runtime.tools.*': "A patch over one plugin's settings, validated by the plugin; see docs/plugins/<plugin-id>.md.",
+  'runtime.config_poll_interval':
+    'serve/run: seconds between polls of the config files and plugin roots where native file events do not arrive; 0 = native events only. Default 0.',
+  'runtime.reload_queue_timeout':
+    "serve/run: seconds a call arriving during a reload's swap waits before failing with RELOAD_TIMEOUT. Default 5.",
   serve: '`trellis serve`: Trellis as an MCP server (see docs/serve.md).',
   'serve.token':
     'Bearer token `trellis serve --http` requires; TRELLIS_SERVE_TOKEN wins; empty = generated at start and printed to stderr. Else at least 16 characters. Default "".',

@@ -47,6 +47,11 @@ export interface TrellisMcpServer {
   tools(era?: 'legacy' | 'modern'): Tool[];
   /** Stops following the host's catalog changes. */
   close(): void;
+  /**
+   * Sends an MCP log notification (`notifications/message`, logger `trellis`) to every connected
+   * stdio client, e.g. a live reload's result; clients filter by level with `logging/setLevel`.
+   */
+  log(level: 'info' | 'warning' | 'error', data: string): void;
 }
 
 const PROGRESS_TOKEN = 'progressToken';
@@ -169,7 +174,7 @@ export function createTrellisMcpServer(options: TrellisMcpServerOptions): Trelli
     const mcp = new McpServer(
       { name: options.name ?? 'trellis', version: options.version, title: 'Trellis' },
       {
-        capabilities: { tools: { listChanged: true } },
+        capabilities: { tools: { listChanged: true }, logging: {} },
         ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
       },
     );
@@ -196,6 +201,13 @@ export function createTrellisMcpServer(options: TrellisMcpServerOptions): Trelli
     onToolsChanged(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    log(level, data) {
+      for (const server of live) {
+        server.sendLoggingMessage({ level, logger: 'trellis', data }).catch((error: unknown) => {
+          logger?.warn('a log notification could not be sent', { error: error instanceof Error ? error.message : String(error) });
+        });
+      }
     },
     tools: (era = 'modern') => render(era),
     close() {

@@ -15,6 +15,8 @@ export interface AuditRecord {
   readonly durationMs: number;
   /** Attempts dispatched. */
   readonly attempts: number;
+  /** The reload generation whose runtime served the call (live hosts only; see docs/reload.md). */
+  readonly generation?: number;
 }
 
 /** Where audit records go. */
@@ -57,5 +59,16 @@ export function createFileAuditLog(options: { path: string; logger?: Logger }): 
         current.end(done);
       });
     },
+  };
+}
+
+/**
+ * A sink that adds `fields` (e.g. `{ generation: 3 }`) to every record before handing it to `sink`;
+ * closing it closes `sink`.
+ */
+export function withAuditFields(sink: AuditSink, fields: Pick<AuditRecord, 'generation'>): AuditSink {
+  return {
+    write: (record) => sink.write({ ...record, ...fields }),
+    close: () => sink.close(),
   };
 }

@@ -38,3 +38,6 @@ export type { SchemaLimits } from '@trellis/sdk/internal';
 export { failureFromThrown } from './outcomeFromThrown.ts';
 export { createBundledImplementation, DEFAULT_WORKER_RESOURCE_LIMITS } from './createBundledImplementation.ts';
 export type { CreateBundledImplementationOptions } from './createBundledImplementation.ts';
+export { shareImplementation } from './shareImplementation.ts';
+export type { SharedImplementation } from './shareImplementation.ts';
+export { withAuditFields } from './AuditLog.ts';

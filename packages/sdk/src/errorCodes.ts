@@ -199,6 +199,12 @@ export const ERROR_CODES = {
   COMMAND_FAILED: 'COMMAND_FAILED',
   /** A request on a host's control socket (`trellis status`) is malformed, unknown or too large. */
   CONTROL_REQUEST_INVALID: 'CONTROL_REQUEST_INVALID',
+  /**
+   * A call arrived while a live host (`serve`, `run`, `startLiveHost`) was swapping the plugin it
+   * needs to a new config generation, and the swap took longer than `[runtime] reload_queue_timeout`;
+   * the call was not run. Retry it, or raise the timeout if reloads start slow plugins.
+   */
+  RELOAD_TIMEOUT: 'RELOAD_TIMEOUT',
 } as const;
 
 /** A stable error or reason code. */

@@ -7,6 +7,7 @@ import type { CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
 import { CHAT_SYSTEM_PROMPT } from './chat.ts';
 import type { HostControl } from '../status/openHostControl.ts';
+import type { LiveHost } from '../reload/startLiveHost.ts';
 
 /** Default seconds `trellis run` lets running turns finish after SIGINT/SIGTERM. */
 export const DEFAULT_GRACE_SECONDS = 10;
@@ -44,7 +45,12 @@ function signals(again: () => void): { first: Promise<NodeJS.Signals>; dispose()
  * stops taking messages, lets running turns finish for the grace period, cancels the rest, and
  * returns (the caller disposes the assembly, so no plugin process outlives it).
  */
-export async function runConnectors(line: CommandLine, io: CommandIO, assembly: Assembly): Promise<number> {
+export async function runConnectors(
+  line: CommandLine,
+  io: CommandIO,
+  assembly: Assembly,
+  live?: Pick<LiveHost, 'status'>,
+): Promise<number> {
   const graceText = line.options.grace;
   const graceSeconds = graceText === undefined ? DEFAULT_GRACE_SECONDS : Number(graceText);
   if (!Number.isFinite(graceSeconds) || graceSeconds < 0 || graceSeconds > 3600) {
@@ -76,7 +82,12 @@ export async function runConnectors(line: CommandLine, io: CommandIO, assembly: 
     }
     // Loaded here, not at the CLI's start: node:net is not worth loading for every other command.
     const { openHostControl } = await import('../status/openHostControl.ts');
-    control = await openHostControl({ assembly, command: 'run', warn: (message) => logger.warn(message, { code: 'CONTROL_SOCKET' }) });
+    control = await openHostControl({
+      assembly,
+      live,
+      command: 'run',
+      warn: (message) => logger.warn(message, { code: 'CONTROL_SOCKET' }),
+    });
     logger.info('serving', {
       connectors: started.map((s) => s.id),
       model: agent.model,

@@ -7,6 +7,8 @@ import { EXIT, UsageError } from '../errors.ts';
 import type { CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
 import { openHostControl } from '../status/openHostControl.ts';
+import { describeReload } from '../reload/describeReload.ts';
+import type { LiveHost } from '../reload/startLiveHost.ts';
 
 const SKILLS_PLUGIN = 'skill-source-local';
 
@@ -20,6 +22,7 @@ export async function serve(
   io: CommandIO,
   assembly: Assembly,
   env: Readonly<Record<string, string | undefined>>,
+  live?: Pick<LiveHost, 'onReload' | 'status'>,
 ): Promise<number> {
   const http = line.options.http ?? false;
   if (!http && (line.options.host !== undefined || line.options.port !== undefined || line.options.noAuth !== undefined)) {
@@ -48,12 +51,22 @@ export async function serve(
     instructions: 'Trellis tools. Each tool title is its Trellis name, `<plugin>.<tool>`.',
   });
   const offered = server.tools().length;
-  const control = await openHostControl({ assembly, command: 'serve', warn: (message) => io.err(`trellis serve: warning: ${message}\n`) });
+  const control = await openHostControl({
+    assembly,
+    live,
+    command: 'serve',
+    warn: (message) => io.err(`trellis serve: warning: ${message}\n`),
+  });
+  // Connected clients hear of each reload: a rejected one as an error, with what to fix.
+  const unfollow = live?.onReload((result) => {
+    if (result.status !== 'unchanged') server.log(result.status === 'rejected' ? 'error' : 'info', describeReload(result));
+  });
   try {
     if (!http) return await serveStdio(server, io, offered);
     return await serveHttp(server, io, { host, port, noAuth, env, assembly, offered });
   } finally {
     await control.close();
+    unfollow?.();
     server.close();
   }
 }

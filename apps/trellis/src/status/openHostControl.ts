@@ -1,4 +1,5 @@
 import type { Assembly } from '../assemble.ts';
+import type { LiveHost } from '../reload/startLiveHost.ts';
 import { TRELLIS_VERSION } from '../bundled.gen.ts';
 import { resolveControlDir } from './controlDir.ts';
 import { assemblyStatusProvider, type HostStatus } from './HostStatus.ts';
@@ -13,20 +14,29 @@ export interface HostControl {
 
 /**
  * Opens the control socket of a `serve`/`run` host, answering `trellis status` with `status()`
- * (default: the assembly's status with pid, command and start time). A host with live reload
- * passes its own provider (with `generation` and the last reload's result). Never throws: without
+ * (the assembly's status with pid, command and start time; with `live`, also the generation
+ * serving and the last reload's result). Never throws: without
  * a socket the host serves on, after a warning on stderr.
  */
 export async function openHostControl(options: {
   readonly assembly: Assembly;
   readonly command: 'serve' | 'run';
   readonly warn: (message: string) => void;
-  readonly status?: () => HostStatus;
+  /** A live host's own view: its generation and last reload join the answer. */
+  readonly live?: Pick<LiveHost, 'status'>;
 }): Promise<HostControl> {
-  const { assembly } = options;
+  const { assembly, live } = options;
+  const base = assemblyStatusProvider(assembly, { command: options.command, version: TRELLIS_VERSION });
+  const status: () => HostStatus =
+    live === undefined
+      ? base
+      : () => {
+          const { generation, lastReload } = live.status();
+          return { ...base(), generation, ...(lastReload !== undefined ? { lastReload } : {}) };
+        };
   const server = await startControlServer({
     dir: resolveControlDir(assembly.env),
-    status: options.status ?? assemblyStatusProvider(assembly, { command: options.command, version: TRELLIS_VERSION }),
+    status,
     warn: options.warn,
   }).catch((error: unknown) => {
     options.warn(`no control socket (trellis status will not see this host): ${error instanceof Error ? error.message : String(error)}`);

@@ -1,0 +1,50 @@
+import { shareImplementation, type PluginImplementation, type SharedImplementation } from '@trellis/runtime';
+
+/**
+ * The plugin implementations a live host keeps across reload generations. A generation leases a
+ * plugin's implementation by its fingerprint (manifest digest, resolved config, granted
+ * environment): the same fingerprint gets a view of the running implementation (same child, same
+ * state), another one gets a fresh implementation. An implementation is disposed when the last
+ * generation holding it is disposed.
+ */
+export interface ImplementationPool {
+  /** Whether a live implementation with this fingerprint exists (the next generation should lease it now). */
+  has(pluginId: string, fingerprint: string): boolean;
+  /** A view of the implementation with this fingerprint; `make` builds one when none is live. */
+  lease(pluginId: string, fingerprint: string, make: () => PluginImplementation | undefined): PluginImplementation | undefined;
+  /** Implementations not yet disposed (for status and tests). */
+  size(): number;
+}
+
+/** Creates an empty {@link ImplementationPool}. */
+export function createImplementationPool(): ImplementationPool {
+  // Keyed by plugin id and fingerprint: while an old generation drains, a changed plugin has two
+  // live implementations (the old one serving the old generation's calls, the new one the new's).
+  const entries = new Map<string, SharedImplementation>();
+  const keyOf = (pluginId: string, fingerprint: string): string => `${pluginId}\u0000${fingerprint}`;
+  const live = (key: string): SharedImplementation | undefined => {
+    const shared = entries.get(key);
+    if (shared?.disposed() === true) {
+      entries.delete(key);
+      return undefined;
+    }
+    return shared;
+  };
+  return {
+    has: (pluginId, fingerprint) => live(keyOf(pluginId, fingerprint)) !== undefined,
+    lease(pluginId, fingerprint, make) {
+      const key = keyOf(pluginId, fingerprint);
+      const existing = live(key);
+      if (existing !== undefined) return existing.acquire();
+      const made = make();
+      if (made === undefined) return undefined;
+      const shared = shareImplementation(made);
+      entries.set(key, shared);
+      return shared.acquire();
+    },
+    size() {
+      for (const key of [...entries.keys()]) live(key);
+      return entries.size;
+    },
+  };
+}

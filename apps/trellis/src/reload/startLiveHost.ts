@@ -1,0 +1,466 @@
+import type { ResourceCatalog } from '@trellis/catalog';
+import type { PluginRegistrySnapshot } from '@trellis/registry';
+import type { ExecutionHook, InvokeOptions, LifecycleState, ToolRequest } from '@trellis/runtime';
+import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
+import { explainPlugin } from '@trellis/registry';
+import { assembleGeneration, type AssembleOptions, type Assembly } from '../assemble.ts';
+import { ConfigError } from '../errors.ts';
+import { Generation } from './Generation.ts';
+import { createImplementationPool } from './ImplementationPool.ts';
+import { createReloadBarrier } from './ReloadBarrier.ts';
+import { diffGenerations, isEmptyDiff, type GenerationDiff } from './diffGenerations.ts';
+import { liveAssemblyView } from './liveAssemblyView.ts';
+import { watchSources, type SourceWatch } from './watchSources.ts';
+
+/** Options of {@link startLiveHost}: `assemble()`'s, plus how to watch. */
+export interface LiveHostOptions extends AssembleOptions {
+  /** Watch the config files and plugin roots and reload on change. Default true; false = reload only on `reload()`. */
+  readonly watch?: boolean;
+  /** Quiet time that ends a burst of file events before a reload starts, in ms. Default 150. */
+  readonly debounceMs?: number;
+}
+
+/** What started a reload. */
+export type ReloadTrigger = 'watch' | 'signal' | 'api';
+
+/** A problem that made a reload be rejected. */
+export interface ReloadProblem {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** The result of one reload, as `reload()` resolves and `onReload` listeners receive it. */
+export type ReloadResult =
+  | {
+      /** The next generation serves now. */
+      readonly status: 'applied';
+      readonly generation: number;
+      readonly previous: number;
+      readonly trigger: ReloadTrigger;
+      /** ISO time the reload ended. */
+      readonly at: string;
+      /** From the start of the reload (or the first file event) to the new generation serving. */
+      readonly durationMs: number;
+      readonly changes: GenerationDiff;
+      /** Config warnings of the new generation (unknown keys and the like). */
+      readonly warnings: readonly ReloadProblem[];
+    }
+  | {
+      /** The config and plugins are the same as the serving generation's: nothing to do. */
+      readonly status: 'unchanged';
+      readonly generation: number;
+      readonly trigger: ReloadTrigger;
+      readonly at: string;
+      readonly durationMs: number;
+    }
+  | {
+      /** The new config or a manifest is invalid: the last good generation keeps serving. */
+      readonly status: 'rejected';
+      readonly generation: number;
+      readonly trigger: ReloadTrigger;
+      readonly at: string;
+      readonly durationMs: number;
+      readonly errors: readonly ReloadProblem[];
+    };
+
+/** A tool outcome with the generation whose runtime served it. */
+export type LiveToolOutcome = ToolOutcome & { readonly generation: number };
+
+/** One plugin in {@link LiveHostStatus}. */
+export interface LivePluginStatus {
+  readonly id: string;
+  /** The registry's decision: `enabled`, `disabled`, `unavailable`, `rejected`, `shadowed`. */
+  readonly state: string;
+  /** Enabled plugins only: the implementation's lifecycle. */
+  readonly lifecycle?: LifecycleState;
+  readonly lastError?: string;
+}
+
+/** A snapshot of a live host for status output (`trellis status`, health endpoints). */
+export interface LiveHostStatus {
+  readonly generation: number;
+  /** ISO time the current generation started serving. */
+  readonly since: string;
+  readonly lastReload?: ReloadResult;
+  /** Calls in flight on every generation still serving some. */
+  readonly callsInFlight: number;
+  /** Generations retired but still finishing calls. */
+  readonly draining: number;
+  /** Plugins a reload is swapping now: calls to them wait (empty between reloads). */
+  readonly swapping: readonly string[];
+  /** Calls waiting for the swap now. */
+  readonly waiting: number;
+  readonly watching: { readonly configFiles: readonly string[]; readonly pluginRoots: readonly string[] } | undefined;
+  readonly plugins: readonly LivePluginStatus[];
+}
+
+/**
+ * A long-running Trellis host that follows its config: it watches the config files and plugin
+ * roots, builds a new generation on change, keeps unchanged plugins running across it, and swaps
+ * catalog and runtime in one step. Calls go through `invoke` (or `assembly.runtime.invoke`).
+ */
+export interface LiveHost {
+  /** The generation serving now (1 for the first). */
+  readonly generation: number;
+  /**
+   * An `Assembly` that always reads the current generation: hand it to code that takes an assembly
+   * (the MCP server, the agent). Its `runtime.invoke` is {@link LiveHost.invoke}; `dispose`/`close` close the host.
+   */
+  readonly assembly: Assembly;
+  /** The current generation's catalog. */
+  readonly catalog: ResourceCatalog;
+  /** The current generation's snapshot. */
+  readonly snapshot: PluginRegistrySnapshot;
+  /**
+   * Runs one call on the current generation; a call to a plugin being swapped waits for the swap
+   * (at most `[runtime] reload_queue_timeout`, then `RELOAD_TIMEOUT`). Never rejects.
+   */
+  invoke(request: ToolRequest, options?: InvokeOptions): Promise<LiveToolOutcome>;
+  /** Attaches an execution hook to every generation, present and future. */
+  addHook(hook: ExecutionHook): () => void;
+  /** Reloads now (what a file change or SIGHUP does); resolves with the result. Reloads run one at a time. */
+  reload(trigger?: ReloadTrigger): Promise<ReloadResult>;
+  /** Calls `listener` with every reload's result; returns the unsubscribe function. */
+  onReload(listener: (result: ReloadResult) => void): () => void;
+  /** Calls `listener` when the offered catalog may have changed (a reload, or a running plugin's tools). */
+  onCatalogChanged(listener: (catalog: ResourceCatalog) => void): () => void;
+  /** Generation, last reload and per-plugin lifecycle, now. */
+  status(): LiveHostStatus;
+  /** Stops watching, waits for calls in flight, and stops every plugin process. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a live host: assembles generation 1 (throws `ConfigError` like `assemble()` when the first
+ * config is unusable), then watches its config files and plugin roots. A later bad edit never takes
+ * it down: the last good generation keeps serving and the reload is `rejected` with the errors.
+ */
+export async function startLiveHost(options: LiveHostOptions = {}): Promise<LiveHost> {
+  const logger = options.logger ?? silentLogger;
+  const pool = createImplementationPool();
+  const barrier = createReloadBarrier();
+  const reloadListeners = new Set<(result: ReloadResult) => void>();
+  const catalogListeners = new Set<(catalog: ResourceCatalog) => void>();
+  const hooks = new Set<ExecutionHook>(options.hooks ?? []);
+  const draining = new Set<Generation>();
+  let lastReload: ReloadResult | undefined;
+  let watch: SourceWatch | undefined;
+  let sources: { configFiles: readonly string[]; pluginRoots: readonly string[] } | undefined;
+  let closing: Promise<void> | undefined;
+
+  // Bundled plugins (builtin-tools' list_plugins, explain_plugin, search) read the generation
+  // serving now, also when their implementation was made by an earlier one.
+  const hostServices: HostServices = {
+    plugins: () => current.assembly.snapshot.plugins,
+    explainPlugin: (id) => explainPlugin(current.assembly.registry, id, current.assembly.config),
+    searchTools: (query, searchOptions) => current.assembly.catalog.search(query, searchOptions),
+  };
+  const build = (number: number, onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned']) =>
+    assembleGeneration(
+      { ...options, hooks: [...hooks] },
+      { generation: number, pool, hostServices, ...(onPlanned !== undefined ? { onPlanned } : {}) },
+    );
+
+  const first = await build(1);
+  let current = new Generation(1, first.assembly, first.fingerprints, Date.now());
+  sources = first.sources;
+  let unfollowCatalog = followCatalog(current);
+
+  function followCatalog(generation: Generation): () => void {
+    return generation.assembly.onCatalogChanged((catalog) => notifyCatalog(catalog));
+  }
+  function notifyCatalog(catalog: ResourceCatalog): void {
+    for (const listener of [...catalogListeners]) {
+      try {
+        listener(catalog);
+      } catch (error) {
+        logger.error(`a catalog-changed listener threw: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+  function notifyReload(result: ReloadResult): void {
+    lastReload = result;
+    for (const listener of [...reloadListeners]) {
+      try {
+        listener(result);
+      } catch (error) {
+        logger.error(`a reload listener threw: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+
+  async function invoke(request: ToolRequest, invokeOptions?: InvokeOptions): Promise<LiveToolOutcome> {
+    const pluginId = pluginOf(request.name);
+    if (barrier.holds(pluginId)) {
+      const timeoutSeconds = current.assembly.config.runtime.reload_queue_timeout;
+      const passed = await barrier.wait(timeoutSeconds * 1000, invokeOptions?.signal);
+      if (!passed) return refusedDuringReload(request.name, pluginId, timeoutSeconds, invokeOptions?.signal, current.number);
+    }
+    const generation = current;
+    const leave = generation.enter();
+    try {
+      const outcome = await generation.assembly.runtime.invoke(request, invokeOptions);
+      return { ...outcome, generation: generation.number };
+    } finally {
+      leave();
+    }
+  }
+
+  // ── reloading ──────────────────────────────────────────────────────────────────────────────
+  let running: Promise<ReloadResult> | undefined;
+  let queued: { trigger: ReloadTrigger; startedAt: number; promise: Promise<ReloadResult> } | undefined;
+
+  function reload(trigger: ReloadTrigger = 'api', startedAt = performance.now()): Promise<ReloadResult> {
+    if (closing !== undefined)
+      return Promise.resolve(rejected(trigger, startedAt, [{ code: ERROR_CODES.ABORTED, message: 'the live host is closing' }]));
+    if (running === undefined) {
+      running = reloadOnce(trigger, startedAt).finally(() => (running = undefined));
+      return running;
+    }
+    // One reload at a time; changes during one are picked up by one more after it.
+    queued ??= {
+      trigger,
+      startedAt,
+      promise: running.then(() => {
+        const next = queued;
+        queued = undefined;
+        return reload(next?.trigger ?? trigger, next?.startedAt ?? startedAt);
+      }),
+    };
+    return queued.promise;
+  }
+
+  async function reloadOnce(trigger: ReloadTrigger, startedAt: number): Promise<ReloadResult> {
+    const before = current;
+    const number = before.number + 1;
+    let diff: GenerationDiff | undefined;
+    let built;
+    try {
+      built = await build(number, ({ snapshot, fingerprints }) => {
+        const broken = newlyBrokenManifests(before.assembly.snapshot, snapshot);
+        if (broken.length > 0) throw new ReloadRejected(broken);
+        diff = diffGenerations(before.fingerprints, fingerprints);
+        barrier.raise([...diff.added, ...diff.removed, ...diff.changed]);
+      });
+    } catch (error) {
+      barrier.lower();
+      const result = rejected(trigger, startedAt, problemsOf(error));
+      notifyReload(result);
+      return result;
+    }
+    const changes = diff ?? diffGenerations(before.fingerprints, built.fingerprints);
+    if (closing !== undefined) {
+      barrier.lower();
+      await built.assembly.dispose();
+      return rejected(trigger, startedAt, [{ code: ERROR_CODES.ABORTED, message: 'the live host closed during the reload' }]);
+    }
+    if (isEmptyDiff(changes) && sameServing(before.assembly, built.assembly)) {
+      barrier.lower();
+      await built.assembly.dispose();
+      const result: ReloadResult = {
+        status: 'unchanged',
+        generation: before.number,
+        trigger,
+        at: new Date().toISOString(),
+        durationMs: performance.now() - startedAt,
+      };
+      notifyReload(result);
+      return result;
+    }
+    // The swap: catalog and runtime change together, in one assignment.
+    current = new Generation(number, built.assembly, built.fingerprints, Date.now());
+    barrier.lower();
+    unfollowCatalog();
+    unfollowCatalog = followCatalog(current);
+    retire(before);
+    sources = built.sources;
+    watch?.update(built.sources);
+    const result: ReloadResult = {
+      status: 'applied',
+      generation: number,
+      previous: before.number,
+      trigger,
+      at: new Date().toISOString(),
+      durationMs: performance.now() - startedAt,
+      changes,
+      warnings: built.assembly.configWarnings.map((w) => ({ code: w.code, message: w.message })),
+    };
+    notifyCatalog(current.assembly.catalog);
+    notifyReload(result);
+    return result;
+  }
+
+  function retire(generation: Generation): void {
+    draining.add(generation);
+    generation
+      .retire()
+      .catch((error: unknown) =>
+        logger.error(`disposing generation ${generation.number} failed: ${error instanceof Error ? error.message : String(error)}`),
+      )
+      .finally(() => draining.delete(generation));
+  }
+
+  function rejected(trigger: ReloadTrigger, startedAt: number, errors: readonly ReloadProblem[]): ReloadResult {
+    return {
+      status: 'rejected',
+      generation: current.number,
+      trigger,
+      at: new Date().toISOString(),
+      durationMs: performance.now() - startedAt,
+      errors,
+    };
+  }
+
+  if (options.watch ?? true) {
+    watch = await watchSources(first.sources, {
+      debounceMs: options.debounceMs ?? 150,
+      pollIntervalSeconds: current.assembly.config.runtime.config_poll_interval,
+      onChange: ({ firstEventAt }) => void reload('watch', firstEventAt),
+      onError: (error) => logger.warn(`watching the config and plugin roots: ${error.message}`),
+    });
+    await watch.ready;
+  }
+
+  const host: LiveHost = {
+    get generation() {
+      return current.number;
+    },
+    get catalog() {
+      return current.assembly.catalog;
+    },
+    get snapshot() {
+      return current.assembly.snapshot;
+    },
+    assembly: undefined as unknown as Assembly,
+    invoke,
+    addHook(hook) {
+      hooks.add(hook);
+      const detachers = [current, ...draining].map((generation) => generation.assembly.runtime.addHook(hook));
+      return () => {
+        hooks.delete(hook);
+        for (const detach of detachers) detach();
+      };
+    },
+    reload: (trigger) => reload(trigger ?? 'api'),
+    onReload(listener) {
+      reloadListeners.add(listener);
+      return () => reloadListeners.delete(listener);
+    },
+    onCatalogChanged(listener) {
+      catalogListeners.add(listener);
+      return () => catalogListeners.delete(listener);
+    },
+    status() {
+      return {
+        generation: current.number,
+        since: new Date(current.since).toISOString(),
+        ...(lastReload !== undefined ? { lastReload } : {}),
+        callsInFlight: current.calls() + [...draining].reduce((sum, generation) => sum + generation.calls(), 0),
+        draining: draining.size,
+        swapping: barrier.held(),
+        waiting: barrier.waiting(),
+        watching: watch === undefined ? undefined : sources,
+        plugins: current.assembly.snapshot.plugins.map((entry) => pluginStatus(current.assembly, entry.id, entry.state)),
+      };
+    },
+    close() {
+      closing ??= (async () => {
+        await watch?.close();
+        await running?.catch(() => undefined);
+        await queued?.promise.catch(() => undefined);
+        unfollowCatalog();
+        await Promise.allSettled([...draining].map((generation) => generation.retire()));
+        await current.retire();
+      })();
+      return closing;
+    },
+  };
+  (host as { assembly: Assembly }).assembly = liveAssemblyView(host, () => current.assembly);
+  return host;
+}
+
+/** A reload abandoned before anything started (a manifest that no longer validates). */
+class ReloadRejected extends Error {
+  constructor(readonly problems: readonly ReloadProblem[]) {
+    super(problems.map((p) => p.message).join('; '));
+  }
+}
+
+function problemsOf(error: unknown): ReloadProblem[] {
+  if (error instanceof ReloadRejected) return [...error.problems];
+  if (error instanceof ConfigError) return error.problems.map((p) => ({ code: p.code, message: p.message }));
+  return [
+    {
+      code: ERROR_CODES.INTERNAL_ERROR,
+      message: `building the next generation failed (a bug in Trellis): ${error instanceof Error ? error.message : String(error)}`,
+    },
+  ];
+}
+
+/** Plugins whose manifest does not validate in `next` and did not, the same way, in `serving`. */
+function newlyBrokenManifests(serving: PluginRegistrySnapshot, next: PluginRegistrySnapshot): ReloadProblem[] {
+  const brokenKey = (entry: PluginRegistrySnapshot['plugins'][number]): string | undefined => {
+    const reason = entry.reasons[0];
+    return reason?.code === ERROR_CODES.MANIFEST_INVALID ? `${entry.id}\u0000${reason.message}` : undefined;
+  };
+  const before = new Set(serving.plugins.map(brokenKey).filter((key) => key !== undefined));
+  const problems: ReloadProblem[] = [];
+  for (const entry of next.plugins) {
+    const key = brokenKey(entry);
+    if (key === undefined || before.has(key)) continue;
+    problems.push({
+      code: ERROR_CODES.MANIFEST_INVALID,
+      message: `plugin ${entry.id}: ${entry.reasons[0]?.message ?? 'invalid manifest'}`,
+    });
+  }
+  return problems;
+}
+
+/** True when two assemblies would serve the same: the same config and snapshot (so the same catalog). */
+function sameServing(a: Assembly, b: Assembly): boolean {
+  return a.snapshot.hash === b.snapshot.hash && JSON.stringify(a.config) === JSON.stringify(b.config);
+}
+
+function pluginOf(name: string): string {
+  const dot = name.indexOf('.');
+  return dot === -1 ? name : name.slice(0, dot);
+}
+
+function refusedDuringReload(
+  name: string,
+  pluginId: string,
+  timeoutSeconds: number,
+  signal: AbortSignal | undefined,
+  generation: number,
+): LiveToolOutcome {
+  if (signal?.aborted === true) {
+    return {
+      ok: false,
+      error: {
+        code: ERROR_CODES.ABORTED,
+        message: `${name} was aborted while it waited for a reload of plugin ${pluginId}; it was not run`,
+        retryable: false,
+      },
+      generation,
+    };
+  }
+  return {
+    ok: false,
+    error: {
+      code: ERROR_CODES.RELOAD_TIMEOUT,
+      message: `${name} waited ${timeoutSeconds} s for the reload of plugin ${pluginId} and was not run; retry it, or raise [runtime] reload_queue_timeout if reloads start slow plugins`,
+      retryable: true,
+    },
+    generation,
+  };
+}
+
+function pluginStatus(assembly: Assembly, id: string, state: string): LivePluginStatus {
+  const lifecycle = state === 'enabled' ? assembly.lifecycle(id) : undefined;
+  return {
+    id,
+    state,
+    ...(lifecycle !== undefined ? { lifecycle: lifecycle.state } : {}),
+    ...(lifecycle?.lastError !== undefined ? { lastError: lifecycle.lastError } : {}),
+  };
+}

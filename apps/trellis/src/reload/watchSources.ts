@@ -1,0 +1,122 @@
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { FSWatcher } from 'chokidar';
+
+/** What a live host watches: the config files in use and the plugin discovery roots. */
+export interface WatchedSources {
+  /** Absolute paths of config files (each layer in use); their folders are watched, so a rename-over counts. */
+  readonly configFiles: readonly string[];
+  /** Absolute paths of plugin discovery roots; `<root>/<plugin>/plugin.toml` and plugin folders count. */
+  readonly pluginRoots: readonly string[];
+}
+
+/** Options of {@link watchSources}. */
+export interface WatchSourcesOptions {
+  /** Called once per burst of changes, `debounceMs` after the last one, with the time of the first. */
+  readonly onChange: (change: { readonly firstEventAt: number; readonly paths: readonly string[] }) => void;
+  readonly onError?: (error: Error) => void;
+  /** Quiet time that ends a burst (editors write, rename and chmod in quick succession). Default 150 ms. */
+  readonly debounceMs?: number;
+  /** Poll every this many seconds instead of native events; 0 = native events. */
+  readonly pollIntervalSeconds?: number;
+}
+
+/** A running watch; `update` follows a new set of sources (after a reload changed the layers or roots). */
+export interface SourceWatch {
+  /** Resolves once the initial scan is done and events are being delivered. */
+  readonly ready: Promise<void>;
+  update(sources: WatchedSources): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Watches config files and plugin roots with chokidar and reports debounced bursts of changes.
+ * Config files are watched through their folders (depth 0, filtered by name), so an editor's
+ * write-to-temp-and-rename is seen like any write. Plugin roots are watched two levels deep (the
+ * root's plugin folders and their `plugin.toml`), never a plugin's own tree (its `node_modules`).
+ */
+export async function watchSources(sources: WatchedSources, options: WatchSourcesOptions): Promise<SourceWatch> {
+  const { watch } = await import('chokidar');
+  const debounceMs = options.debounceMs ?? 150;
+  const pollSeconds = options.pollIntervalSeconds ?? 0;
+  let configFiles = new Set(sources.configFiles);
+  let roots = new Set(sources.pluginRoots);
+  let pending: string[] = [];
+  let firstEventAt = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const relevant = (path: string): boolean => {
+    if (configFiles.has(path)) return true;
+    for (const root of roots) {
+      if (path === root) return true;
+      if (!path.startsWith(`${root}/`)) continue;
+      const rest = path.slice(root.length + 1).split('/');
+      return rest.length === 1 || (rest.length === 2 && rest[1] === 'plugin.toml');
+    }
+    return false;
+  };
+  const noteEvent = (path: string): void => {
+    if (closed || !relevant(path)) return;
+    if (pending.length === 0) firstEventAt = performance.now();
+    pending.push(path);
+    clearTimeout(timer);
+    timer = setTimeout(flush, debounceMs);
+  };
+  const flush = (): void => {
+    const paths = [...new Set(pending)];
+    pending = [];
+    if (paths.length > 0 && !closed) options.onChange({ firstEventAt, paths });
+  };
+
+  // Only folders that exist: chokidar stops delivering events when asked to watch a missing path.
+  // A folder created later is watched from the next reload on (SIGHUP or any other change).
+  const targetsOf = (): Set<string> =>
+    new Set([...[...configFiles].map((file) => dirname(file)), ...roots].filter((path) => existsSync(path)));
+  let targets = targetsOf();
+  const watcher: FSWatcher = watch([...targets], {
+    ignoreInitial: true,
+    persistent: false,
+    depth: 1,
+    usePolling: pollSeconds > 0,
+    ...(pollSeconds > 0 ? { interval: pollSeconds * 1000, binaryInterval: pollSeconds * 1000 } : {}),
+    ignorePermissionErrors: true,
+    // A config file's folder is watched only for that file; a root only to its manifests.
+    ignored: (path, stats) => {
+      if (relevant(path) || targets.has(path)) return false;
+      return stats?.isFile() === true || !underRoot(path, roots);
+    },
+  });
+  for (const event of ['add', 'change', 'unlink', 'addDir', 'unlinkDir'] as const) watcher.on(event, (path: string) => noteEvent(path));
+  watcher.on('error', (error) => options.onError?.(error instanceof Error ? error : new Error(String(error))));
+  // chokidar never says `ready` for an empty list (nothing exists yet: no config file, no root).
+  const ready = targets.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+
+  return {
+    ready,
+    update(next) {
+      const before = targets;
+      configFiles = new Set(next.configFiles);
+      roots = new Set(next.pluginRoots);
+      const after = (targets = targetsOf());
+      const added = [...after].filter((path) => !before.has(path));
+      const removed = [...before].filter((path) => !after.has(path));
+      if (removed.length > 0) watcher.unwatch(removed);
+      if (added.length > 0) watcher.add(added);
+    },
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      await watcher.close();
+    },
+  };
+}
+
+/** True for a root or a folder directly in it (a plugin folder); deeper folders are not watched. */
+function underRoot(path: string, roots: ReadonlySet<string>): boolean {
+  for (const root of roots) {
+    if (path === root) return true;
+    if (path.startsWith(`${root}/`) && !path.slice(root.length + 1).includes('/')) return true;
+  }
+  return false;
+}

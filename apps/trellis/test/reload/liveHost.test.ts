@@ -1,0 +1,226 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { ERROR_CODES } from '@trellis/sdk';
+import { startLiveHost, type LiveHost } from '../../src/reload/startLiveHost.ts';
+import { createReloadSandbox, hostPids, nextReload, waitFor, type ReloadSandbox } from './reloadFixture.ts';
+
+let sandbox: ReloadSandbox;
+let host: LiveHost | undefined;
+
+beforeEach(() => {
+  sandbox = createReloadSandbox('reload');
+});
+afterEach(async () => {
+  await host?.close();
+  host = undefined;
+  sandbox.cleanup();
+});
+
+const pluginPids = (id: string): number[] => hostPids(`${sandbox.dir}/${id}\0`);
+
+function baseConfig(extra = ''): string {
+  return `[plugins]\nallow = ["alpha", "beta"]\npaths = [${JSON.stringify(sandbox.root)}]\n${extra}`;
+}
+
+async function start(options: { watch?: boolean } = {}): Promise<LiveHost> {
+  host = await startLiveHost({ configPath: sandbox.config, workspace: sandbox.dir, home: sandbox.home, env: sandbox.env, ...options });
+  return host;
+}
+
+interface Where {
+  pid: number;
+  count: number;
+  config: Record<string, unknown>;
+}
+const valueOf = (outcome: { ok: boolean; value?: unknown }): Where => {
+  expect(outcome.ok).toBe(true);
+  return outcome.value as Where;
+};
+
+describe('live host', () => {
+  it('keeps an unchanged plugin’s child and its state across a reload, and restarts a changed one', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writePlugin('beta');
+    sandbox.writeConfig(baseConfig());
+    const live = await start({ watch: false });
+    expect(live.generation).toBe(1);
+
+    expect(valueOf(await live.invoke({ name: 'alpha.where' })).count).toBe(1);
+    expect(valueOf(await live.invoke({ name: 'beta.where' })).count).toBe(1);
+    const alphaBefore = pluginPids('alpha');
+    const betaBefore = pluginPids('beta');
+    expect(alphaBefore.length).toBeGreaterThan(0);
+    expect(betaBefore.length).toBeGreaterThan(0);
+
+    // beta's config changes, alpha's does not.
+    sandbox.writeConfig(baseConfig('\n[plugins.entries.beta]\nconfig = { colour = "green" }\n'));
+    const result = await live.reload();
+    expect(result).toMatchObject({ status: 'applied', generation: 2, previous: 1, changes: { added: [], removed: [], changed: ['beta'] } });
+    expect(result.status === 'applied' ? result.changes.unchanged : []).toContain('alpha');
+    expect(live.generation).toBe(2);
+
+    const alpha = await live.invoke({ name: 'alpha.where' });
+    expect(alpha.generation).toBe(2);
+    expect(valueOf(alpha).count).toBe(2); // the same child, its state kept
+    expect(pluginPids('alpha')).toEqual(alphaBefore);
+
+    const beta = await live.invoke({ name: 'beta.where' });
+    expect(beta.generation).toBe(2);
+    expect(valueOf(beta)).toMatchObject({ count: 1, config: { colour: 'green' } }); // a new child with the new config
+    // The old beta child is stopped once generation 1 has no call left.
+    expect(await waitFor(() => !pluginPids('beta').some((pid) => betaBefore.includes(pid)))).toBe(true);
+    expect(pluginPids('beta').length).toBeGreaterThan(0);
+
+    await live.close();
+    expect(await waitFor(() => hostPids(sandbox.dir).length === 0)).toBe(true);
+  });
+
+  it('a call started on generation N finishes on N; a disabled plugin serves no call after the swap', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writePlugin('beta');
+    sandbox.writeConfig(baseConfig());
+    const live = await start({ watch: false });
+    expect(valueOf(await live.invoke({ name: 'beta.where' })).count).toBe(1);
+
+    const slow = live.invoke({ name: 'beta.where', input: { ms: 1500 } });
+    sandbox.writeConfig(baseConfig('\n[plugins.entries.beta]\nenabled = false\n'));
+    const result = await live.reload();
+    expect(result).toMatchObject({ status: 'applied', generation: 2, changes: { removed: ['beta'] } });
+
+    const after = await live.invoke({ name: 'beta.where' });
+    expect(after.generation).toBe(2);
+    expect(after.ok).toBe(false);
+    expect(after.ok ? undefined : after.error.code).toMatch(/^TOOL_(NOT_FOUND|UNAVAILABLE)$/);
+
+    const finished = await slow;
+    expect(finished.generation).toBe(1);
+    expect(valueOf(finished).count).toBe(2);
+    expect(await waitFor(() => pluginPids('beta').length === 0)).toBe(true);
+    expect(pluginPids('alpha')).toHaveLength(0); // never called: never started
+  });
+
+  it('a bad edit keeps the last good generation serving; fixing the file applies it', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writeConfig(baseConfig());
+    const live = await start();
+    const rejected = nextReload(live);
+    sandbox.writeConfig(baseConfig('\n[runtime]\nmax_retries = "many"\n'));
+    const bad = await rejected;
+    expect(bad.status).toBe('rejected');
+    expect(bad.generation).toBe(1);
+    expect(bad.status === 'rejected' ? bad.errors.map((e) => e.code) : []).toEqual([ERROR_CODES.CONFIG_SCHEMA]);
+    expect(bad.status === 'rejected' ? bad.errors[0]?.message : '').toContain('max_retries');
+    const served = await live.invoke({ name: 'alpha.where' });
+    expect(served).toMatchObject({ ok: true, generation: 1 });
+
+    const applied = nextReload(live);
+    sandbox.writeConfig(baseConfig('\n[runtime]\nmax_retries = 1\n'));
+    expect(await applied).toMatchObject({ status: 'applied', generation: 2 });
+    expect(live.assembly.config.runtime.max_retries).toBe(1);
+    const next = await live.invoke({ name: 'alpha.where' });
+    expect(next).toMatchObject({ ok: true, generation: 2 });
+    expect(valueOf(next).count).toBe(2);
+    expect(live.status()).toMatchObject({ generation: 2, lastReload: { status: 'applied', generation: 2 } });
+  });
+
+  it('a broken manifest is rejected like a broken config, and a new plugin folder is picked up', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writeConfig(baseConfig());
+    const live = await start();
+    const rejected = nextReload(live);
+    sandbox.writePlugin('beta');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(`${sandbox.root}/beta/plugin.toml`, 'schema_version = 1\nid = "beta"\nversion = [\n');
+    const bad = await rejected;
+    expect(bad).toMatchObject({ status: 'rejected', generation: 1, errors: [{ code: ERROR_CODES.MANIFEST_INVALID }] });
+
+    const applied = nextReload(live, (r) => r.status === 'applied');
+    sandbox.writePlugin('beta');
+    expect(await applied).toMatchObject({ status: 'applied', generation: 2, changes: { added: ['beta'] } });
+    expect(await live.invoke({ name: 'beta.where' })).toMatchObject({ ok: true, generation: 2 });
+  });
+
+  it(
+    'a call to a plugin being swapped waits, then fails with RELOAD_TIMEOUT; untouched plugins are served meanwhile',
+    { timeout: 60_000 },
+    async () => {
+      sandbox.writePlugin('alpha');
+      sandbox.writePlugin('slow', { reportedTools: true });
+      const config = (delay: number) =>
+        `[plugins]\nallow = ["alpha", "slow"]\npaths = [${JSON.stringify(sandbox.root)}]\n\n[runtime]\nreload_queue_timeout = 0.5\n\n[plugins.entries.slow]\nconfig = { handshake_delay_ms = ${delay} }\n`;
+      sandbox.writeConfig(config(0));
+      const live = await start({ watch: false });
+      expect(await live.invoke({ name: 'slow.where' })).toMatchObject({ ok: true, generation: 1 });
+
+      // The changed plugin reports its tools, so the next generation starts it; it takes 4 s to answer.
+      sandbox.writeConfig(config(4000));
+      const reloading = live.reload();
+      expect(await waitFor(() => live.status().swapping.includes('slow'), 10_000)).toBe(true);
+      expect(live.status().swapping).toEqual(['slow']);
+      const [waited, untouched] = await Promise.all([live.invoke({ name: 'slow.where' }), live.invoke({ name: 'alpha.where' })]);
+      expect(waited).toMatchObject({ ok: false, generation: 1, error: { code: ERROR_CODES.RELOAD_TIMEOUT, retryable: true } });
+      expect(untouched).toMatchObject({ ok: true, generation: 1 });
+      expect(await reloading).toMatchObject({ status: 'applied', generation: 2, changes: { changed: ['slow'] } });
+      expect(await live.invoke({ name: 'slow.where' })).toMatchObject({ ok: true, generation: 2, value: { count: 1 } });
+    },
+  );
+
+  it(
+    'a bridged MCP server keeps its session when the bridge config is unchanged, and reconnects when it changed',
+    { timeout: 60_000 },
+    async () => {
+      const addServer = fileURLToPath(new URL('../fixtures/mcpAddServer.mjs', import.meta.url));
+      sandbox.writePlugin('alpha');
+      const config = (colour: string, server: string) =>
+        baseConfig(
+          `\n[plugins.entries.alpha]\nconfig = { colour = "${colour}" }\n\n[plugins.entries.mcp]\nenabled = true\n\n[[plugins.entries.mcp.config.servers]]\nname = "add"\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(addServer)}, ${JSON.stringify(sandbox.dir)}, "${server}"]\n`,
+        );
+      sandbox.writeConfig(config('red', 'one'));
+      const live = await start({ watch: false });
+      expect(await live.invoke({ name: 'mcp.add.add', input: { a: 1, b: 2 } })).toMatchObject({ ok: true, generation: 1 });
+      const serverPids = () => hostPids(`${addServer}\0${sandbox.dir}\0`);
+      const before = serverPids();
+      expect(before.length).toBeGreaterThan(0);
+
+      sandbox.writeConfig(config('blue', 'one'));
+      expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['alpha'] } });
+      expect(await live.invoke({ name: 'mcp.add.add', input: { a: 1, b: 2 } })).toMatchObject({ ok: true, generation: 2 });
+      expect(serverPids()).toEqual(before);
+
+      sandbox.writeConfig(config('blue', 'two'));
+      expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['mcp'] } });
+      expect(await live.invoke({ name: 'mcp.add.add', input: { a: 1, b: 2 } })).toMatchObject({ ok: true, generation: 3 });
+      expect(await waitFor(() => serverPids().length > 0 && !serverPids().some((pid) => before.includes(pid)))).toBe(true);
+    },
+  );
+
+  it('every audit line carries the generation that served the call', { timeout: 60_000 }, async () => {
+    const { readFileSync } = await import('node:fs');
+    const audit = `${sandbox.dir}/audit.jsonl`;
+    sandbox.writePlugin('alpha');
+    const config = (retries: number) => baseConfig(`\n[runtime]\naudit_log = ${JSON.stringify(audit)}\nmax_retries = ${retries}\n`);
+    sandbox.writeConfig(config(0));
+    const live = await start({ watch: false });
+    await live.invoke({ name: 'alpha.where', callId: 'first' });
+    sandbox.writeConfig(config(1));
+    expect(await live.reload()).toMatchObject({ status: 'applied', generation: 2 });
+    await live.invoke({ name: 'alpha.where', callId: 'second' });
+    await live.close();
+    const lines = readFileSync(audit, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { callId: string; generation: number });
+    expect(lines.map((line) => [line.callId, line.generation])).toEqual([
+      ['first', 1],
+      ['second', 2],
+    ]);
+  });
+
+  it('starts and closes when nothing it would watch exists yet (no config file, no plugin root)', { timeout: 60_000 }, async () => {
+    const live = await startLiveHost({ workspace: sandbox.home, home: sandbox.home, env: sandbox.env });
+    host = live;
+    expect(live.status()).toMatchObject({ generation: 1, watching: { pluginRoots: expect.any(Array) } });
+    expect(await live.invoke({ name: 'builtin-tools.echo', input: { text: 'hi' } })).toMatchObject({ ok: true, generation: 1 });
+    expect(await live.reload()).toMatchObject({ status: 'unchanged', generation: 1 });
+  });
+});

@@ -1,0 +1,209 @@
+// bench/reload: a live host's reload against a cold start of the same configuration, measured in
+// the same run, for 10 and 1,000 external plugins. Each reload changes one plugin's config (it is
+// restarted) and leaves the others alone (a second running plugin keeps its child).
+//
+// - reload: from writing the config file to the new generation serving (watcher, debounce of
+//   25 ms, build, swap), median of 7; cold start: assemble() plus starting the same two plugins,
+//   median of 5. Target: reload ≤ 0.5× cold start.
+// - calls during a reload: calls to the changed plugin and to an untouched one, fired every 2 ms
+//   from the write until 50 ms after the swap; added p99 = p99 during reloads − p99 of the same
+//   calls without a reload. Targets: changed plugin's added p99 ≤ the reload's duration;
+//   untouched plugin's added p99 ≤ 1 ms.
+//
+// Run: node bench/run.mjs reload   (BENCH_RELOAD_CHANGE=runtime, BENCH_RELOAD_SIZES=10,1000)
+import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { assemble, startLiveHost, type LiveHost, type ReloadResult } from 'trellis';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const PLUGIN_SCRIPT = join(here, '..', '..', 'apps', 'trellis', 'test', 'fixtures', 'reload-plugin.mjs');
+// BENCH_RELOAD_CHANGE=runtime: each reload changes only [runtime] (no plugin restarts).
+const RUNTIME_ONLY = process.env.BENCH_RELOAD_CHANGE === 'runtime';
+const SIZES = (process.env.BENCH_RELOAD_SIZES ?? '10,1000').split(',').map(Number);
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+function p99(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0;
+}
+const round = (value: number): number => Math.round(value * 100) / 100;
+
+interface Tree {
+  readonly dir: string;
+  readonly config: string;
+  readonly options: { configPath: string; workspace: string; home: string; env: Record<string, string | undefined> };
+  writeConfig(version: number): void;
+}
+
+function makeTree(count: number): Tree {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-bench-reload-'));
+  const root = join(dir, 'plugins');
+  const home = join(dir, 'home');
+  mkdirSync(home);
+  for (let i = 0; i < count; i += 1) {
+    const folder = join(root, `ext-${i}`);
+    mkdirSync(folder, { recursive: true });
+    cpSync(PLUGIN_SCRIPT, join(folder, 'reload-plugin.mjs'));
+    writeFileSync(
+      join(folder, 'plugin.toml'),
+      `schema_version = 1\nid = "ext-${i}"\nname = "ext ${i}"\nversion = "1.0.0"\nkind = "toolset"\ndescription = "Bench plugin."\nside_effects = false\n\n` +
+        `[runtime]\ntype = "process"\ncommand = "node"\nargs = ["reload-plugin.mjs", "bench-${i}", "manifest"]\n\n` +
+        `[[tools]]\nname = "where"\ndescription = "Says which child answered."\ninput_schema = { type = "object" }\n`,
+    );
+  }
+  const config = join(dir, 'runtime.toml');
+  const allow = JSON.stringify(Array.from({ length: count }, (_, i) => `ext-${i}`));
+  const writeConfig = (version: number): void => {
+    const change = RUNTIME_ONLY
+      ? `[runtime]\nretry_backoff_ms = ${200 + version}\n`
+      : `[plugins.entries.ext-0]\nconfig = { version = ${version} }\n`;
+    writeFileSync(`${config}.tmp`, `[plugins]\nallow = ${allow}\npaths = [${JSON.stringify(root)}]\n\n${change}`);
+    renameSync(`${config}.tmp`, config);
+  };
+  writeConfig(0);
+  return {
+    dir,
+    config,
+    options: { configPath: config, workspace: dir, home, env: { PATH: process.env.PATH, HOME: home, XDG_STATE_HOME: join(dir, 'state') } },
+    writeConfig,
+  };
+}
+
+async function coldStart(tree: Tree): Promise<number> {
+  const start = performance.now();
+  const assembly = await assemble(tree.options);
+  for (const name of ['ext-0.where', 'ext-1.where']) {
+    const outcome = await assembly.runtime.invoke({ name });
+    if (!outcome.ok) throw new Error(`${name}: ${outcome.error.code} ${outcome.error.message}`);
+  }
+  const took = performance.now() - start;
+  await assembly.dispose();
+  return took;
+}
+
+/** Fires a call to `name` every 2 ms until `until` resolves; returns each call's latency. */
+async function callLoop(host: LiveHost, name: string, until: Promise<unknown>): Promise<number[]> {
+  const latencies: Array<Promise<number>> = [];
+  let done = false;
+  void until.then(() => (done = true));
+  while (!done) {
+    const start = performance.now();
+    latencies.push(
+      host.invoke({ name }).then((outcome) => {
+        if (!outcome.ok) throw new Error(`${name}: ${outcome.error.code} ${outcome.error.message}`);
+        return performance.now() - start;
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  return Promise.all(latencies);
+}
+
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function measure(count: number) {
+  log(`${count} external plugins: building the tree`);
+  const tree = makeTree(count);
+  try {
+    await coldStart(tree); // warm-up
+    const colds: number[] = [];
+    for (let i = 0; i < 5; i += 1) colds.push(await coldStart(tree));
+    log(`  cold start (assemble + start 2 plugins): median ${round(median(colds))} ms`);
+
+    const host = await startLiveHost({ ...tree.options, debounceMs: 25 });
+    try {
+      await host.invoke({ name: 'ext-0.where' });
+      await host.invoke({ name: 'ext-1.where' });
+      // Baseline: the same call loops with no reload, for about as long as a reload.
+      const baselineChanged: number[] = [];
+      const baselineUntouched: number[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        const quiet = delay(Math.max(200, median(colds)));
+        const [changed, untouched] = await Promise.all([callLoop(host, 'ext-0.where', quiet), callLoop(host, 'ext-1.where', quiet)]);
+        baselineChanged.push(...changed);
+        baselineUntouched.push(...untouched);
+      }
+      const reloads: number[] = [];
+      // The longest the event loop was held during each reload (the synchronous build steps).
+      const loopBlocks: number[] = [];
+      const duringChanged: number[] = [];
+      const duringUntouched: number[] = [];
+      for (let version = 1; version <= 8; version += 1) {
+        const applied = new Promise<ReloadResult>((resolve) => {
+          const off = host.onReload((result) => {
+            if (result.status === 'unchanged') return;
+            off();
+            resolve(result);
+          });
+        });
+        const swappedAndSettled = applied.then(() => delay(50));
+        const loops = Promise.all([callLoop(host, 'ext-0.where', swappedAndSettled), callLoop(host, 'ext-1.where', swappedAndSettled)]);
+        const loop = monitorEventLoopDelay({ resolution: 1 });
+        loop.enable();
+        const start = performance.now();
+        tree.writeConfig(version);
+        const result = await applied;
+        const took = performance.now() - start;
+        loop.disable();
+        if (version > 1) loopBlocks.push(loop.max / 1e6);
+        if (result.status !== 'applied') throw new Error(`reload ${version} was ${result.status}: ${JSON.stringify(result)}`);
+        const [changed, untouched] = await loops;
+        if (version === 1) continue; // warm-up
+        reloads.push(took);
+        duringChanged.push(...changed);
+        duringUntouched.push(...untouched);
+      }
+      const reloadMs = median(reloads);
+      const coldMs = median(colds);
+      const addedChanged = p99(duringChanged) - p99(baselineChanged);
+      const addedUntouched = p99(duringUntouched) - p99(baselineUntouched);
+      log(`  reload (file write → new generation serving): median ${round(reloadMs)} ms = ${round(reloadMs / coldMs)}× cold start`);
+      log(`  calls to the changed plugin: added p99 ${round(addedChanged)} ms (reload ${round(reloadMs)} ms)`);
+      log(`  calls to an untouched plugin: added p99 ${round(addedUntouched)} ms`);
+      log(`  longest event-loop block during a reload: median ${round(median(loopBlocks))} ms`);
+      return { count, coldMs, reloadMs, ratio: reloadMs / coldMs, addedChanged, addedUntouched, loopBlockMs: median(loopBlocks) };
+    } finally {
+      await host.close();
+    }
+  } finally {
+    rmSync(tree.dir, { recursive: true, force: true });
+  }
+}
+
+const measured = [];
+for (const size of SIZES) measured.push(await measure(size));
+const small = measured[0]!;
+const large = measured[measured.length - 1]!;
+const passOf = (m: typeof small): boolean => m.ratio <= 0.5 && m.addedChanged <= m.reloadMs && m.addedUntouched <= 1;
+process.stdout.write(
+  `BENCH ${JSON.stringify({
+    name: 'reload',
+    change: RUNTIME_ONLY ? 'runtime section only' : 'one plugin config (restarted)',
+    sizes: SIZES,
+    median_ms: round(large.reloadMs),
+    cold_ms: round(large.coldMs),
+    ratio: round(large.ratio),
+    added_p99_changed_ms: round(large.addedChanged),
+    added_p99_untouched_ms: round(large.addedUntouched),
+    loop_block_ms: round(large.loopBlockMs),
+    small: {
+      reload_ms: round(small.reloadMs),
+      cold_ms: round(small.coldMs),
+      ratio: round(small.ratio),
+      added_p99_changed_ms: round(small.addedChanged),
+      added_p99_untouched_ms: round(small.addedUntouched),
+      loop_block_ms: round(small.loopBlockMs),
+    },
+    target:
+      'reload ≤ 0.5× cold start (10 and 1,000 plugins); calls during a reload: added p99 ≤ the reload; untouched plugins: added p99 ≤ 1 ms',
+    pass: measured.every(passOf),
+  })}\n`,
+);
