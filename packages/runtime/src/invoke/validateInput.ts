@@ -1,27 +1,34 @@
 import { ERROR_CODES } from '@trellis/sdk';
 import { findTooDeep } from '../findTooDeep.ts';
-import type { CompiledSchema, UnsafeSchema } from '../SchemaValidatorCache.ts';
+import type { CompiledSchema, SchemaValidatorCache, UnsafeSchema } from '../SchemaValidatorCache.ts';
 import { failed, type CallContext, type StageResult } from './CallContext.ts';
 import { NO_STRINGS } from './ToolEntry.ts';
 
 /** Checks the arguments against the tool's input schema (`SCHEMA_UNSAFE`, `INPUT_INVALID`). */
 export function validateInput(ctx: CallContext): StageResult | Promise<StageResult> {
-  const schema = ctx.entry.schema;
-  if (schema !== undefined) return checkInput(ctx, schema);
-  return compileInputSchema(ctx).then((compiled) => checkInput(ctx, compiled));
+  let schema = ctx.entry.schema;
+  if (schema === undefined) {
+    const validators = ctx.core.validators;
+    if (validators === undefined) return loadValidatorsThenValidate(ctx);
+    schema = compileInputSchema(ctx, validators);
+  }
+  return checkInput(ctx, schema);
 }
 
 /**
- * The tool's first call: compiles its schema, once. On a cold runtime the validator loads first,
- * and the plugin starts alongside it, so a burst of first calls waits once, not twice.
+ * The runtime's first validation: loads the validator, once for every call that waits on it, and
+ * starts the plugin alongside it, so a burst of first calls waits once, not twice.
  */
-async function compileInputSchema(ctx: CallContext): Promise<CompiledSchema | UnsafeSchema> {
-  const { core, entry, descriptor } = ctx;
-  let validators = core.validators;
-  if (validators === undefined) {
-    if (entry.gate.starting === undefined) core.prefetch(entry.gate);
-    validators = await core.loadValidators();
-  }
+async function loadValidatorsThenValidate(ctx: CallContext): Promise<StageResult> {
+  const { core, entry } = ctx;
+  if (entry.gate.starting === undefined) core.prefetch(entry.gate);
+  const validators = await core.loadValidators();
+  return checkInput(ctx, entry.schema ?? compileInputSchema(ctx, validators));
+}
+
+/** The tool's first call: compiles its input schema, once (the validator cache dedupes by content). */
+function compileInputSchema(ctx: CallContext, validators: SchemaValidatorCache): CompiledSchema | UnsafeSchema {
+  const { entry, descriptor } = ctx;
   // Bundled schemas were checked against the meta-schema when the build embedded them.
   const schema = validators.get(descriptor.inputSchema, { trusted: descriptor.source === 'bundled' });
   entry.schema = schema;
