@@ -57,10 +57,12 @@ async function canonicalizeAfterStart(ctx: CallContext): Promise<StageResult> {
 /** Calls the hook, raced against the deadline; its input and summary replace the validated ones. */
 async function canonicalizeNow(ctx: CallContext): Promise<StageResult> {
   const { core, impl, call, name } = ctx;
-  const canonicalize = impl.canonicalize as NonNullable<PluginImplementation['canonicalize']>;
   let result: { input: unknown; summary?: Record<string, unknown> } | Interrupted;
   try {
-    result = await call.race(canonicalize(call.tool, call.input, call.signal, call));
+    // Called as a method: an implementation may be a class instance.
+    result = await call.race(
+      (impl.canonicalize as NonNullable<PluginImplementation['canonicalize']>)(call.tool, call.input, call.signal, call),
+    );
   } catch (thrown) {
     const failure = failureFromThrown(thrown, name);
     if (ctx.observed) core.emit({ type: 'canonicalize', callId: call.callId, tool: name, ran: true, ok: false });
