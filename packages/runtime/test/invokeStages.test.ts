@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../src/AuditLog.ts';
 import type { ExecutionEvent } from '../src/ExecutionEvent.ts';
+import type { ImplementationOutcome } from '../src/PluginImplementation.ts';
 import { createToolRuntime, type ToolRequest, type ToolRuntime } from '../src/index.ts';
 import { descriptor, fakeImplementation, runtimeConfig, staticCatalog } from './helpers.ts';
 
@@ -61,5 +62,23 @@ describe('the invoke stages', () => {
     expect(await waiting).toEqual({ ok: true, value: 'late' });
     expect(await queued).toEqual({ ok: true, value: 'now' });
     expect(order).toEqual(['second runtime', 'first runtime']);
+  });
+
+  it('name an implementation that resolves to no outcome at all, instead of failing inside Trellis', async () => {
+    const impl = fakeImplementation('demo', {}, { outcomes: { nothing: () => null as unknown as ImplementationOutcome } });
+    const runtime = createToolRuntime({
+      config: runtimeConfig(),
+      catalog: staticCatalog([descriptor('demo.nothing')]),
+      implementations: new Map([['demo', impl]]),
+    });
+    runtimes.push(runtime);
+    expect(await runtime.invoke({ name: 'demo.nothing' })).toEqual({
+      ok: false,
+      error: {
+        code: 'INTERNAL_ERROR',
+        message: 'the implementation of plugin demo returned something that is not an outcome for demo.nothing',
+        retryable: false,
+      },
+    });
   });
 });
