@@ -81,6 +81,16 @@ const PASS_RUNTIME_PATHS = check(
  * admission (they were checked when the build linked them).
  */
 export function admitCandidate(facts: CandidateFacts, policy: AdmissionPolicy): AdmittedCandidate {
+  return admitWith(facts, policy, new Map());
+}
+
+/** Admits the candidates of one run; their clean check lists are shared within the run (see `shared`). */
+export function admitCandidates(candidates: readonly CandidateFacts[], policy: AdmissionPolicy): AdmittedCandidate[] {
+  const lists: SharedLists = new Map();
+  return candidates.map((facts) => admitWith(facts, policy, lists));
+}
+
+function admitWith(facts: CandidateFacts, policy: AdmissionPolicy, lists: SharedLists): AdmittedCandidate {
   if (facts.bundled) {
     const manifest = facts.descriptor.manifest;
     return Object.freeze({ facts, id: manifest.id, kind: manifest.kind, manifest, rejected: false, reasons: [], warnings: [], checks: [] });
@@ -155,14 +165,14 @@ export function admitCandidate(facts: CandidateFacts, policy: AdmissionPolicy): 
     rejected: reasons.length > 0,
     reasons,
     warnings,
-    checks: shared(checks),
+    checks: shared(checks, lists),
   });
 }
 
 /** The empty reason list every clean candidate shares (frozen). */
 const NONE = Object.freeze([]) as unknown as Reason[];
 
-// Check lists made only of the shared constants above are shared too: a clean candidate's ten
+// Check lists made only of the shared constants above are shared within a run: a clean candidate's ten
 // checks are one of a handful of combinations, so 10,000 candidates need a few frozen lists, not
 // 10,000 (which the collector would copy twice each while the pipeline runs).
 const SHARED_CHECKS: ReadonlyMap<AdmissionCheck, number> = new Map(
@@ -181,9 +191,10 @@ const SHARED_CHECKS: ReadonlyMap<AdmissionCheck, number> = new Map(
     PASS_RUNTIME_PATHS,
   ].map((check, index) => [check, index + 1]),
 );
-const sharedLists = new Map<number, readonly AdmissionCheck[]>();
+/** One run's shared check lists, by the list's key (see `shared`). */
+type SharedLists = Map<number, readonly AdmissionCheck[]>;
 
-function shared(checks: AdmissionCheck[]): readonly AdmissionCheck[] {
+function shared(checks: AdmissionCheck[], lists: SharedLists): readonly AdmissionCheck[] {
   // Up to 12 checks of 4 bits each: the key stays an exact integer.
   if (checks.length > 12) return checks;
   let key = 0;
@@ -192,10 +203,10 @@ function shared(checks: AdmissionCheck[]): readonly AdmissionCheck[] {
     if (index === undefined) return checks;
     key = key * 16 + index;
   }
-  let list = sharedLists.get(key);
+  let list = lists.get(key);
   if (list === undefined) {
     list = Object.freeze(checks);
-    sharedLists.set(key, list);
+    lists.set(key, list);
   }
   return list;
 }

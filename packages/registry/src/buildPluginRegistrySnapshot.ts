@@ -1,7 +1,7 @@
 import type { RuntimeConfig } from '@trellis/config';
 import { ERROR_CODES } from '@trellis/sdk';
 import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
-import { admitCandidate } from './admitCandidate.ts';
+import { admitCandidates } from './admitCandidate.ts';
 import { buildSnapshot, orderDecided } from './buildSnapshot.ts';
 import { decide, type CommandLineSwitches } from './decide.ts';
 import { discoverCandidates } from './discoverCandidates.ts';
@@ -52,7 +52,7 @@ export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshot
     allow: config.plugins.allow,
     bundledIds,
   };
-  const admitted = discovery.candidates.map((c) => admitCandidate(c, policy));
+  const admitted = admitCandidates(discovery.candidates, policy);
 
   let commandsOnPath = options.commandsOnPath;
   if (commandsOnPath === undefined) {

@@ -1,7 +1,7 @@
 import type { RuntimeConfig } from '@trellis/config';
 import { ERROR_CODES } from '@trellis/sdk';
 import { expandProfile } from './expandProfile.ts';
-import { resolvePluginSettings } from './resolvePluginSettings.ts';
+import { SettingsValidators, resolvePluginSettingsWith } from './resolvePluginSettings.ts';
 import type { AdmittedCandidate, DecidedCandidate, DecisionStep, PluginState, ProfilesData, Reason } from './types.ts';
 
 /** What {@link decide} needs besides the admitted candidates. All plain data: decide is pure. */
@@ -49,7 +49,11 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
   });
 
   const out: Array<DecidedCandidate | undefined> = new Array(admitted.length);
-  const context: DecideContext = { options, activeProfiles: expandProfile(options.profiles, options.config.plugins.profile) };
+  const context: DecideContext = {
+    options,
+    activeProfiles: expandProfile(options.profiles, options.config.plugins.profile),
+    settingsValidators: new SettingsValidators(),
+  };
 
   admitted.forEach((candidate, index) => {
     const workspace = untrustedWorkspaceOf(candidate);
@@ -297,6 +301,8 @@ function hasTools(c: AdmittedCandidate): boolean {
 interface DecideContext {
   readonly options: DecideOptions;
   readonly activeProfiles: readonly string[];
+  /** Compiled settings schemas, shared by this run's plugins and dropped with it. */
+  readonly settingsValidators: SettingsValidators;
 }
 
 /**
@@ -398,7 +404,7 @@ function decideWinner(c: AdmittedCandidate, selection: DecisionStep, context: De
   if (!policy.enabled) return new Decided(c, 'disabled', [policy.reason], warnings, null, context, selection);
 
   const descriptor = c.facts.bundled ? c.facts.descriptor : undefined;
-  const settings = resolvePluginSettings({ id: c.id, manifest, descriptor, config: options.config });
+  const settings = resolvePluginSettingsWith({ id: c.id, manifest, descriptor, config: options.config }, context.settingsValidators);
   if (settings.value === null) {
     const reason = {
       code: ERROR_CODES.CONFIG_INVALID,

@@ -22,29 +22,37 @@ export interface PluginSettingsResult {
   readonly errors: readonly string[];
 }
 
-let ajv: Ajv | null = null;
-const bySchemaObject = new WeakMap<object, ValidateFunction | Error>();
-const bySchemaText = new Map<string, ValidateFunction | Error>();
+/**
+ * The settings validators of one run (one snapshot build): one ajv, created on the first schema,
+ * and its compiled validators by schema object and by schema text. Dropped with the run, so
+ * nothing outlives it.
+ */
+export class SettingsValidators {
+  private ajv: Ajv | null = null;
+  private readonly bySchemaObject = new WeakMap<object, ValidateFunction | Error>();
+  private readonly bySchemaText = new Map<string, ValidateFunction | Error>();
 
-function compile(schema: Readonly<Record<string, unknown>>, byText: boolean): ValidateFunction | Error {
-  const cachedByObject = bySchemaObject.get(schema);
-  if (cachedByObject !== undefined) return cachedByObject;
-  const text = byText ? JSON.stringify(schema) : '';
-  const cachedByText = byText ? bySchemaText.get(text) : undefined;
-  if (cachedByText !== undefined) return cachedByText;
-  if (ajv === null) {
-    const AjvClass = registryDependency('Ajv');
-    ajv = new AjvClass({ allErrors: true, strict: false });
+  /** The schema's validator, or why it does not compile; `byText` also shares it between equal schemas. */
+  compile(schema: Readonly<Record<string, unknown>>, byText: boolean): ValidateFunction | Error {
+    const cachedByObject = this.bySchemaObject.get(schema);
+    if (cachedByObject !== undefined) return cachedByObject;
+    const text = byText ? JSON.stringify(schema) : '';
+    const cachedByText = byText ? this.bySchemaText.get(text) : undefined;
+    if (cachedByText !== undefined) return cachedByText;
+    if (this.ajv === null) {
+      const AjvClass = registryDependency('Ajv');
+      this.ajv = new AjvClass({ allErrors: true, strict: false });
+    }
+    let out: ValidateFunction | Error;
+    try {
+      out = this.ajv.compile(schema);
+    } catch (error) {
+      out = error instanceof Error ? error : new Error(String(error));
+    }
+    this.bySchemaObject.set(schema, out);
+    if (byText) this.bySchemaText.set(text, out);
+    return out;
   }
-  let out: ValidateFunction | Error;
-  try {
-    out = ajv.compile(schema);
-  } catch (error) {
-    out = error instanceof Error ? error : new Error(String(error));
-  }
-  bySchemaObject.set(schema, out);
-  if (byText && bySchemaText.size < 1024) bySchemaText.set(text, out);
-  return out;
 }
 
 function pointerToPath(pointer: string): string[] {
@@ -103,10 +111,15 @@ function formatAjvErrors(
  * `[runtime.tools.<key>]`, then with `[plugins.entries.<id>] config`, validated by its JSON
  * Schema (ajv; skipped when nothing was patched, the defaults are valid by construction).
  * External plugin: `[plugins.entries.<id>] config`, validated by the manifest's `config_schema`
- * when it has one. Without a schema the entry config is passed through. Pure apart from caching
- * compiled validators.
+ * when it has one. Without a schema the entry config is passed through. Pure: compiled validators
+ * are cached for this call only (see {@link resolvePluginSettingsWith}).
  */
 export function resolvePluginSettings(options: ResolvePluginSettingsOptions): PluginSettingsResult {
+  return resolvePluginSettingsWith(options, new SettingsValidators());
+}
+
+/** {@link resolvePluginSettings} with the validators of the run it belongs to (shared by its plugins). */
+export function resolvePluginSettingsWith(options: ResolvePluginSettingsOptions, validators: SettingsValidators): PluginSettingsResult {
   const { id, config } = options;
   const entryConfig = config.plugins.entries[id]?.config;
   const entryPrefix = ['plugins', 'entries', id, 'config'];
@@ -116,9 +129,8 @@ export function resolvePluginSettings(options: ResolvePluginSettingsOptions): Pl
     if (toolPatch === undefined && entryConfig === undefined) return { value: deepMerge(settings.defaults, {}), errors: [] };
     const merged = deepMerge(deepMerge(settings.defaults, toolPatch ?? {}), entryConfig ?? {});
     return validate(
-      settings.jsonSchema,
+      validators.compile(settings.jsonSchema, false),
       merged,
-      false,
       [
         { prefix: ['runtime', 'tools', settings.key], patch: toolPatch },
         { prefix: entryPrefix, patch: entryConfig },
@@ -129,17 +141,15 @@ export function resolvePluginSettings(options: ResolvePluginSettingsOptions): Pl
   const value = deepMerge({}, entryConfig ?? {});
   const schema = options.descriptor === undefined ? options.manifest?.config_schema : undefined;
   if (schema === undefined) return { value, errors: [] };
-  return validate(schema, value, true, [{ prefix: entryPrefix, patch: entryConfig }], entryPrefix);
+  return validate(validators.compile(schema, true), value, [{ prefix: entryPrefix, patch: entryConfig }], entryPrefix);
 }
 
 function validate(
-  schema: Readonly<Record<string, unknown>>,
+  validator: ValidateFunction | Error,
   value: Record<string, unknown>,
-  byText: boolean,
   sources: ReadonlyArray<{ prefix: readonly string[]; patch: unknown }>,
   fallback: readonly string[],
 ): PluginSettingsResult {
-  const validator = compile(schema, byText);
   if (validator instanceof Error) {
     return {
       value: null,

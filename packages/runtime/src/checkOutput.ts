@@ -11,10 +11,9 @@ import { ERROR_CODES, type ToolFailure } from '@trellis/sdk';
 export function checkOutput(value: unknown, tool: string, maxBytes: number): ToolFailure | undefined {
   const type = typeof value;
   if (value === null || value === undefined || type === 'boolean' || type === 'number') return undefined;
-  ancestors.length = 0;
   let bound: number;
   try {
-    bound = jsonBound(value, 0);
+    bound = jsonBound(value, 0, []);
   } catch {
     bound = SLOW; // a getter threw: let the exact path report it
   }
@@ -24,12 +23,10 @@ export function checkOutput(value: unknown, tool: string, maxBytes: number): Too
 
 const SLOW = -1;
 const MAX_FAST_DEPTH = 64;
-// Reused across calls (the walk is synchronous): the objects on the path from the root, for cycles.
-const ancestors: object[] = [];
-
 // An upper bound on the UTF-8 bytes of JSON.stringify(value), or SLOW. A UTF-16 unit becomes at
-// most 6 bytes (`\uXXXX`), a number at most 24 characters.
-function jsonBound(value: unknown, depth: number): number {
+// most 6 bytes (`\uXXXX`), a number at most 24 characters. `ancestors`: the objects on the path
+// from the root, for cycles.
+function jsonBound(value: unknown, depth: number, ancestors: object[]): number {
   switch (typeof value) {
     case 'string':
       return value.length * 6 + 2;
@@ -46,14 +43,14 @@ function jsonBound(value: unknown, depth: number): number {
       let total = 2;
       if (Array.isArray(value)) {
         for (let i = 0; i < value.length; i++) {
-          const item = jsonBound(value[i], depth + 1);
+          const item = jsonBound(value[i], depth + 1, ancestors);
           if (item === SLOW) return SLOW;
           total += item + 1;
         }
       } else {
         for (const key in value) {
           if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
-          const item = jsonBound((value as Record<string, unknown>)[key], depth + 1);
+          const item = jsonBound((value as Record<string, unknown>)[key], depth + 1, ancestors);
           if (item === SLOW) return SLOW;
           total += key.length * 6 + 4 + item;
         }

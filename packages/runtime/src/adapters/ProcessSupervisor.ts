@@ -11,6 +11,7 @@ import { previewPluginValue } from './renderPluginValue.ts';
 import { resolveCommand } from './resolveCommand.ts';
 import { StderrRelay } from './StderrRelay.ts';
 import { discoveredToolSpecs } from './toolSpecs.ts';
+import { sleep } from './sleep.ts';
 
 /** A manifest's `[runtime]` table for `type = "process"`, with `[plugins.entries.<id>]` overrides applied. */
 export type ProcessRuntime = Extract<PluginRuntime, { type: 'process' }>;
@@ -82,19 +83,6 @@ function preview(text: string): string {
 
 function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
   return signal ? `was killed by ${signal}` : `exited with code ${code ?? 'unknown'}`;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done);
-  });
 }
 
 /** Resolves when `promise` settles or `ms` pass, whichever is first. */

@@ -9,6 +9,7 @@ import { notDispatched } from './notDispatched.ts';
 import { pluginFailure } from './renderPluginValue.ts';
 import { discoveredToolSpecs, manifestToolSpecs } from './toolSpecs.ts';
 import { failureValueOfReply } from './failureValueOfReply.ts';
+import { sleep } from './sleep.ts';
 
 /** A manifest's `[runtime]` table for `type = "http"`. */
 export type HttpRuntime = Extract<PluginRuntime, { type: 'http' }>;
@@ -89,19 +90,6 @@ type Exchange =
 function errorCause(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted || ms <= 0) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done);
-  });
 }
 
 function bodyError(body: string): string {

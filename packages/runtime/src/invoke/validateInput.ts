@@ -1,0 +1,72 @@
+import { ERROR_CODES } from '@trellis/sdk';
+import { findTooDeep } from '../findTooDeep.ts';
+import type { CompiledSchema, SchemaValidatorCache, UnsafeSchema } from '../SchemaValidatorCache.ts';
+import { failed, type CallContext, type StageResult } from './CallContext.ts';
+import { NO_STRINGS } from './ToolEntry.ts';
+
+/** Checks the arguments against the tool's input schema (`SCHEMA_UNSAFE`, `INPUT_INVALID`). */
+export function validateInput(ctx: CallContext): StageResult | Promise<StageResult> {
+  let schema = ctx.entry.schema;
+  if (schema === undefined) {
+    const validators = ctx.core.validators;
+    if (validators === undefined) return loadValidatorsThenValidate(ctx);
+    schema = compileInputSchema(ctx, validators);
+  }
+  return checkInput(ctx, schema);
+}
+
+/**
+ * The runtime's first validation: loads the validator, once for every call that waits on it, and
+ * starts the plugin alongside it, so a burst of first calls waits once, not twice.
+ */
+async function loadValidatorsThenValidate(ctx: CallContext): Promise<StageResult> {
+  const { core, entry } = ctx;
+  if (entry.gate.starting === undefined) core.prefetch(entry.gate);
+  const validators = await core.loadValidators();
+  return checkInput(ctx, entry.schema ?? compileInputSchema(ctx, validators));
+}
+
+/** The tool's first call: compiles its input schema, once (the validator cache dedupes by content). */
+function compileInputSchema(ctx: CallContext, validators: SchemaValidatorCache): CompiledSchema | UnsafeSchema {
+  const { entry, descriptor } = ctx;
+  // Bundled schemas were checked against the meta-schema when the build embedded them.
+  const schema = validators.get(descriptor.inputSchema, { trusted: descriptor.source === 'bundled' });
+  entry.schema = schema;
+  return schema;
+}
+
+/** Checks the arguments (`{}` when absent) with the compiled schema; the valid input goes on the call. */
+function checkInput(ctx: CallContext, schema: CompiledSchema | UnsafeSchema): StageResult {
+  const { core, call, name } = ctx;
+  if (!schema.ok) {
+    if (ctx.observed) core.emit({ type: 'validate', callId: call.callId, tool: name, ok: false, errors: [schema.problem] });
+    return failed(
+      ERROR_CODES.SCHEMA_UNSAFE,
+      `the input schema of ${name} cannot be used safely: ${schema.problem}; the plugin ${ctx.descriptor.plugin} must fix its schema`,
+    );
+  }
+  let input: unknown = ctx.request.input === undefined ? {} : ctx.request.input;
+  const tooDeep = findTooDeep(input);
+  if (tooDeep !== undefined) {
+    if (ctx.observed) core.emit({ type: 'validate', callId: call.callId, tool: name, ok: false, errors: [tooDeep] });
+    return failed(ERROR_CODES.INPUT_INVALID, `invalid arguments for ${name}:\n${tooDeep}`);
+  }
+  if (schema.fillsDefaults) {
+    // Defaults are written into the input: the caller's object stays as it was.
+    try {
+      input = structuredClone(input);
+    } catch {
+      if (ctx.observed) core.emit({ type: 'validate', callId: call.callId, tool: name, ok: false, errors: ['(root): must be plain JSON'] });
+      return failed(
+        ERROR_CODES.INPUT_INVALID,
+        `invalid arguments for ${name}:\n(root): must be plain JSON (no functions, symbols or class instances)`,
+      );
+    }
+  }
+  const errors = schema.check(input);
+  if (ctx.observed)
+    core.emit({ type: 'validate', callId: call.callId, tool: name, ok: errors === undefined, errors: errors ?? NO_STRINGS });
+  if (errors !== undefined) return failed(ERROR_CODES.INPUT_INVALID, `invalid arguments for ${name}:\n${errors.join('\n')}`);
+  call.input = input;
+  return undefined;
+}
