@@ -1,30 +1,13 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import type { LifecycleTransition } from '@trellis/sdk';
 import { assemble } from '../src/assemble.ts';
+import { pidsMentioning } from '@trellis/test-support';
 
 const ADD_SERVER = fileURLToPath(new URL('./fixtures/mcpAddServer.mjs', import.meta.url));
-
-/** Live processes whose command line mentions `needle`. */
-function alive(needle: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
-    .filter((entry) => {
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        return (
-          readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle) &&
-          stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
-        );
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
@@ -68,7 +51,7 @@ it('Assembly.status() and onLifecycleChange: a bridged server killed goes error 
       const off1 = assembly.status().plugins.find((p) => p.state !== 'enabled');
       if (off1 !== undefined) expect(off1.lifecycle).toBeUndefined();
 
-      const before = alive(dir);
+      const before = pidsMentioning(dir);
       expect(before.length).toBeGreaterThan(0);
       for (const pid of before) process.kill(pid, 'SIGKILL');
       expect(await until(() => transitions.some((t) => t.to === 'active'), 60_000)).toBe(true);
@@ -91,7 +74,7 @@ it('Assembly.status() and onLifecycleChange: a bridged server killed goes error 
     } finally {
       await assembly.dispose();
     }
-    expect(alive(dir)).toEqual([]);
+    expect(pidsMentioning(dir)).toEqual([]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

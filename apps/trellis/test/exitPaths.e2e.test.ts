@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLI, createSandbox, type Sandbox } from './cliHarness.ts';
+import { isAlive } from '@trellis/test-support';
 
 // The exit-path fault set: whatever way the host ends, no plugin process and no grandchild of
 // one is left behind. Each case reads the plugin's and the grandchild's pids from a file the
@@ -40,16 +41,6 @@ afterEach(() => {
   sandbox.cleanup();
 });
 
-/** True while `pid` is a live process (a zombie counts as gone: it runs nothing). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
 async function until(predicate: () => boolean, what: string, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
   while (!predicate()) {
@@ -75,7 +66,7 @@ function hostPids(): { plugin?: number; grandchild?: number } {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (args[0] !== process.execPath || !args.includes(pidFile) || !alive(Number(entry))) continue;
+      if (args[0] !== process.execPath || !args.includes(pidFile) || !isAlive(Number(entry))) continue;
       if (args[1] === '-e') found.grandchild = Number(entry);
       else if (args[1]?.endsWith('pid-plugin.mjs')) found.plugin = Number(entry);
     } catch {
@@ -92,16 +83,16 @@ async function pidsOnceRunning(): Promise<{ plugin: number; grandchild: number }
     'the plugin and its grandchild in the process list',
   );
   const pids = hostPids() as { plugin: number; grandchild: number };
-  expect([alive(pids.plugin), alive(pids.grandchild)]).toEqual([true, true]);
+  expect([isAlive(pids.plugin), isAlive(pids.grandchild)]).toEqual([true, true]);
   return pids;
 }
 
 async function expectAllGone(pids: { plugin: number; grandchild: number }): Promise<void> {
   // Orphans are reparented and reaped; give that a moment, then demand both are gone.
-  await until(() => !alive(pids.plugin) && !alive(pids.grandchild), 'the plugin and its grandchild to be gone', 15_000).catch(
+  await until(() => !isAlive(pids.plugin) && !isAlive(pids.grandchild), 'the plugin and its grandchild to be gone', 15_000).catch(
     () => undefined,
   );
-  expect({ plugin: alive(pids.plugin), grandchild: alive(pids.grandchild) }).toEqual({ plugin: false, grandchild: false });
+  expect({ plugin: isAlive(pids.plugin), grandchild: isAlive(pids.grandchild) }).toEqual({ plugin: false, grandchild: false });
 }
 
 function startCli(): ChildProcess {

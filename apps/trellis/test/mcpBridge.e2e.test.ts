@@ -1,28 +1,12 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSandbox, runCli, type Sandbox } from './cliHarness.ts';
+import { pidsMentioning } from '@trellis/test-support';
 
 const ADD_SERVER = fileURLToPath(new URL('./fixtures/mcpAddServer.mjs', import.meta.url));
 const EVERYTHING = fileURLToPath(new URL('../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
-
-/** Every live process whose command line mentions `needle` (zombies excluded). */
-function processesWith(needle: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (cmdline.includes(needle) && state !== 'Z') found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
 
 let sandbox: Sandbox;
 beforeEach(() => {
@@ -31,7 +15,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   // No orphans: the CLI is gone, and so is every server it started.
-  expect(processesWith(sandbox.dir)).toEqual([]);
+  expect(pidsMentioning(sandbox.dir)).toEqual([]);
   sandbox.cleanup();
 });
 

@@ -1,29 +1,13 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import type { ResourceCatalog } from '@trellis/catalog';
 import { assemble } from '../src/assemble.ts';
+import { pidsMentioning } from '@trellis/test-support';
 
 const ADD_SERVER = fileURLToPath(new URL('./fixtures/mcpAddServer.mjs', import.meta.url));
-
-function alive(needle: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        return (
-          readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle) &&
-          stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
-        );
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 it("a server's tools/list_changed replaces the assembly's catalog, and the runtime calls the new tool", { timeout: 90_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-listchanged-'));
@@ -56,7 +40,7 @@ it("a server's tools/list_changed replaces the assembly's catalog, and the runti
     } finally {
       await assembly.dispose();
     }
-    expect(alive(dir)).toEqual([]);
+    expect(pidsMentioning(dir)).toEqual([]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -8,7 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type * as TrellisApi from '../src/index.ts';
 import type * as TrellisMcpApi from '../src/mcpServer.ts';
 import { CLI, createSandbox, runCli, type Sandbox } from './cliHarness.ts';
-import { fixtureHostPids, fixturePids, isAlive, startHttpServe, waitFor, writeServeFixture, type HttpServe } from './serveFixture.ts';
+import { fixtureHostPids, fixturePids, startHttpServe, waitFor, writeServeFixture, type HttpServe } from './serveFixture.ts';
+import { isAlive } from '@trellis/test-support';
 
 let sandbox: Sandbox;
 let clients: Client[] = [];

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, type Sandbox } from './cliHarness.ts';
+import { pidsWorkingIn } from '@trellis/test-support';
 
 /**
  * A process plugin for `trellis serve` tests, written into `<sandbox>/plugins/serve-fixture`:
@@ -101,46 +102,7 @@ export function fixturePids(pluginDir: string): number[] {
  * these are found by command line: every process that mentions the plugin folder.
  */
 export function fixtureHostPids(pluginDir: string): number[] {
-  const real = realpathSync(pluginDir);
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      // The plugin runs in its folder (`node fixture.mjs`): its cwd says which it is.
-      if (state !== 'Z' && readlinkSync(`/proc/${entry}/cwd`) === real) found.push(Number(entry));
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return found;
-}
-
-/** Live (non-zombie) processes of this machine whose command line mentions `needle`. */
-export function hostPidsMentioning(needle: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (state !== 'Z' && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
-
-/** True while a process with this pid exists. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return pidsWorkingIn(pluginDir);
 }
 
 /** A running `trellis serve --http …`, with the URL it printed. */

@@ -2,3 +2,4 @@ export { bundleForAnotherUser } from './bundleForAnotherUser.ts';
 export { NOBODY, spawnAsNobody, runProbeAsNobody } from './asNobody.ts';
 export type { AsNobodyOptions } from './asNobody.ts';
 export { SECRET_HUNT, huntFoundSecret } from './secretHunt.ts';
+export { isAlive, livePids, pidsMentioning, pidsWorkingIn } from './hostProcesses.ts';

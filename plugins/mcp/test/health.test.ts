@@ -3,14 +3,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger, type LifecycleTransition } from '@trellis/sdk';
 import { createMcpToolSource } from '../src/createMcpToolSource.ts';
 import { McpSettingsSchema } from '../src/settings.ts';
-import { TINY_SERVER, makeTempDir, pidAlive, toolContext, waitFor } from './helpers.ts';
+import { TINY_SERVER, makeTempDir, toolContext, waitFor } from './helpers.ts';
+import { isAlive } from '@trellis/test-support';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 const startedPids: number[] = [];
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  for (const pid of startedPids.splice(0)) expect(await waitFor(() => !pidAlive(pid), 10_000), `pid ${pid} still alive`).toBe(true);
+  for (const pid of startedPids.splice(0)) expect(await waitFor(() => !isAlive(pid), 10_000), `pid ${pid} still alive`).toBe(true);
 });
 
 function makeSource(server: Record<string, unknown>) {
@@ -98,7 +99,7 @@ describe('the mcp bridge reports each server through the lifecycle', { timeout: 
       ),
     ).toBe(true);
     track();
-    expect(pidAlive(before)).toBe(false);
+    expect(isAlive(before)).toBe(false);
     expect(moves().slice(0, 5)).toEqual([
       'unloaded→initializing',
       'initializing→active',

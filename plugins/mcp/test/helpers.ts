@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,18 +15,6 @@ export const EVERYTHING_BIN = fileURLToPath(
 export function makeTempDir(prefix = 'trellis-mcp-'): { path: string; remove: () => void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
-}
-
-/** True while a process exists and is not a zombie. */
-export function pidAlive(pid: number): boolean {
-  if (!existsSync(`/proc/${pid}`)) return false;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
 }
 
 /** Whether a live process has `arg` among its arguments (a tag unique to one test). */

@@ -7,7 +7,8 @@ import { silentLogger } from '@trellis/sdk';
 import { createMcpToolSource } from '../src/createMcpToolSource.ts';
 import { McpSettingsSchema } from '../src/settings.ts';
 import { encodeHeaderValue, standardRequestHeaders } from '../src/standardHeaders.ts';
-import { EVERYTHING_BIN, freePort, makeTempDir, pidAlive, toolContext, waitFor } from './helpers.ts';
+import { EVERYTHING_BIN, freePort, makeTempDir, toolContext, waitFor } from './helpers.ts';
+import { isAlive } from '@trellis/test-support';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -93,7 +94,7 @@ describe('the bridge over Streamable HTTP', { timeout: 60_000 }, () => {
     });
     cleanups.push(async () => {
       everything.kill('SIGKILL');
-      expect(await waitFor(() => !pidAlive(everything.pid!))).toBe(true);
+      expect(await waitFor(() => !isAlive(everything.pid!))).toBe(true);
     });
     let log = '';
     everything.stderr!.setEncoding('utf8').on('data', (text: string) => (log += text));

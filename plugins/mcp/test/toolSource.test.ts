@@ -7,7 +7,8 @@ import { approvePins } from '../src/approvePins.ts';
 import { createMcpToolSource } from '../src/createMcpToolSource.ts';
 import { pinFilePath } from '../src/pinStore.ts';
 import { McpSettingsSchema } from '../src/settings.ts';
-import { EVERYTHING_BIN, TINY_SERVER, argAlive, freePort, makeTempDir, pidAlive, toolContext, waitFor } from './helpers.ts';
+import { EVERYTHING_BIN, TINY_SERVER, argAlive, freePort, makeTempDir, toolContext, waitFor } from './helpers.ts';
+import { isAlive } from '@trellis/test-support';
 
 type Source = ToolSource & { pids(): Record<string, number> };
 
@@ -17,7 +18,7 @@ const startedPids: number[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   // The no-orphan check: every server process (and what it started) is gone.
-  for (const pid of startedPids.splice(0)) expect(await waitFor(() => !pidAlive(pid), 10_000), `pid ${pid} still alive`).toBe(true);
+  for (const pid of startedPids.splice(0)) expect(await waitFor(() => !isAlive(pid), 10_000), `pid ${pid} still alive`).toBe(true);
 });
 
 function makeSource(
@@ -138,7 +139,7 @@ describe('an HTTP server that goes away', { timeout: 90_000 }, () => {
     expect(await call(source, 'web.echo', { message: 'one' })).toEqual({ ok: true, value: 'Echo: one' });
 
     first.kill('SIGKILL');
-    expect(await waitFor(() => !pidAlive(first.pid!))).toBe(true);
+    expect(await waitFor(() => !isAlive(first.pid!))).toBe(true);
     expect(await call(source, 'web.echo', { message: 'two' })).toMatchObject({ ok: false, code: 'MCP_SERVER_UNAVAILABLE' });
     expect(
       await waitFor(() => source.list().find((tool) => tool.name === 'web.echo')?.unavailable?.code === 'MCP_SERVER_UNAVAILABLE'),
@@ -254,7 +255,7 @@ describe('a tiny SDK server', { timeout: 60_000 }, () => {
     ]);
     const crashed = await call(source, 'tiny.crash', {});
     expect(crashed).toMatchObject({ ok: false, code: 'MCP_SERVER_UNAVAILABLE' });
-    expect(await waitFor(() => !pidAlive(before))).toBe(true);
+    expect(await waitFor(() => !isAlive(before))).toBe(true);
     // Back after the backoff, in a new process.
     expect(await waitFor(() => source.pids().tiny !== undefined && source.pids().tiny !== before, 15_000)).toBe(true);
     track(source);

@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CODES } from '@trellis/sdk';
 import { startLiveHost, type LiveHost } from '../../src/reload/startLiveHost.ts';
-import { createReloadSandbox, hostPids, nextReload, waitFor, type ReloadSandbox } from './reloadFixture.ts';
+import { createReloadSandbox, nextReload, waitFor, type ReloadSandbox } from './reloadFixture.ts';
+import { pidsMentioning } from '@trellis/test-support';
 
 let sandbox: ReloadSandbox;
 let host: LiveHost | undefined;
@@ -16,7 +17,7 @@ afterEach(async () => {
   sandbox.cleanup();
 });
 
-const pluginPids = (id: string): number[] => hostPids(`${sandbox.dir}/${id}\0`);
+const pluginPids = (id: string): number[] => pidsMentioning(`${sandbox.dir}/${id}\0`);
 
 function baseConfig(extra = ''): string {
   return `[plugins]\nallow = ["alpha", "beta"]\npaths = [${JSON.stringify(sandbox.root)}]\n${extra}`;
@@ -72,7 +73,7 @@ describe('live host', () => {
     expect(pluginPids('beta').length).toBeGreaterThan(0);
 
     await live.close();
-    expect(await waitFor(() => hostPids(sandbox.dir).length === 0)).toBe(true);
+    expect(await waitFor(() => pidsMentioning(sandbox.dir).length === 0)).toBe(true);
   });
 
   it('a call started on generation N finishes on N; a disabled plugin serves no call after the swap', { timeout: 60_000 }, async () => {
@@ -178,7 +179,7 @@ describe('live host', () => {
       sandbox.writeConfig(config('red', 'one'));
       const live = await start({ watch: false });
       expect(await live.invoke({ name: 'mcp.add.add', input: { a: 1, b: 2 } })).toMatchObject({ ok: true, generation: 1 });
-      const serverPids = () => hostPids(`${addServer}\0${sandbox.dir}\0`);
+      const serverPids = () => pidsMentioning(`${addServer}\0${sandbox.dir}\0`);
       const before = serverPids();
       expect(before.length).toBeGreaterThan(0);
 

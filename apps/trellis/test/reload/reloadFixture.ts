@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LiveHost, ReloadResult } from '../../src/reload/startLiveHost.ts';
@@ -66,25 +66,6 @@ export function createReloadSandbox(prefix: string): ReloadSandbox {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** Host pids of live (non-zombie) processes whose command line contains `needle`. */
-export function hostPids(needle: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        return (
-          readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle) &&
-          stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
-        );
-      } catch {
-        return false;
-      }
-    })
-    .map(Number)
-    .sort((a, b) => a - b);
 }
 
 /** Resolves with the first reload result that `accept` takes. */

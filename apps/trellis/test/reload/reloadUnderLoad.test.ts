@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { ERROR_CODES } from '@trellis/sdk';
 import { startLiveHost, type LiveHost, type LiveToolOutcome, type ReloadResult } from '../../src/reload/startLiveHost.ts';
-import { createReloadSandbox, hostPids, nextReload, waitFor, type ReloadSandbox } from './reloadFixture.ts';
+import { createReloadSandbox, nextReload, waitFor, type ReloadSandbox } from './reloadFixture.ts';
+import { pidsMentioning } from '@trellis/test-support';
 
 const ADD_SERVER = fileURLToPath(new URL('../fixtures/mcpAddServer.mjs', import.meta.url));
 const CALLS = 1000;
@@ -202,7 +203,7 @@ it(
 
     await live.close();
     host = undefined;
-    expect(await waitFor(() => hostPids(sandbox.dir).length === 0, 30_000)).toBe(true);
+    expect(await waitFor(() => pidsMentioning(sandbox.dir).length === 0, 30_000)).toBe(true);
   },
 );
 

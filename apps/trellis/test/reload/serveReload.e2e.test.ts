@@ -4,7 +4,8 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { CLI, createSandbox, type Sandbox } from '../cliHarness.ts';
-import { hostPidsMentioning, isAlive, waitFor } from '../serveFixture.ts';
+import { waitFor } from '../serveFixture.ts';
+import { isAlive, pidsMentioning } from '@trellis/test-support';
 
 const PLUGIN_SCRIPT = join(import.meta.dirname, '..', 'fixtures', 'reload-plugin.mjs');
 let sandbox: Sandbox;
@@ -76,7 +77,7 @@ it(
     expect(await names()).toEqual(['alpha.where']);
     const first = await client.callTool({ name: 'alpha__where', arguments: {} });
     expect(first.structuredContent ?? JSON.parse((first.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ count: 1 });
-    const alphaPids = hostPidsMentioning(`${sandbox.dir}/alpha\0`);
+    const alphaPids = pidsMentioning(`${sandbox.dir}/alpha\0`);
     expect(alphaPids.length).toBeGreaterThan(0);
 
     // An edit: beta is enabled; clients hear list_changed and alpha keeps its child.
@@ -85,7 +86,7 @@ it(
     expect(await names()).toEqual(['alpha.where', 'beta.where']);
     const second = await client.callTool({ name: 'alpha__where', arguments: {} });
     expect(JSON.parse((second.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ count: 2 });
-    expect(hostPidsMentioning(`${sandbox.dir}/alpha\0`)).toEqual(alphaPids);
+    expect(pidsMentioning(`${sandbox.dir}/alpha\0`)).toEqual(alphaPids);
 
     // A bad edit: rejected, reported on stderr, and the server keeps serving generation 2.
     writeConfig(config, '[plugins\n');
@@ -113,6 +114,6 @@ it(
     await client.close();
     client = undefined;
     expect(await waitFor(() => !isAlive(serverPid))).toBe(true);
-    expect(await waitFor(() => hostPidsMentioning(sandbox.dir).length === 0)).toBe(true);
+    expect(await waitFor(() => pidsMentioning(sandbox.dir).length === 0)).toBe(true);
   },
 );
