@@ -24,6 +24,7 @@ import {
   type ToolRuntime,
 } from '@trellis/runtime';
 import { silentLogger, type HostServices, type LifecycleTransition, type Logger, type ProfileName, type ToolSpec } from '@trellis/sdk';
+import { Listeners } from '@trellis/sdk/internal';
 import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
 import { applyCommandLineSwitches } from './applyCommandLineSwitches.ts';
 import { ConfigError } from './errors.ts';
@@ -280,30 +281,18 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
     }
     return made;
   };
-  const lifecycleListeners = new Set<(transition: LifecycleTransition) => void>();
-  function notifyLifecycleChange(transition: LifecycleTransition): void {
-    for (const listener of [...lifecycleListeners]) {
-      try {
-        listener(transition);
-      } catch (error) {
-        logger.error(`a lifecycle listener threw: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
-  }
+  const lifecycleListeners = new Listeners<LifecycleTransition>((error) =>
+    logger.error(`a lifecycle listener threw: ${error instanceof Error ? error.message : String(error)}`),
+  );
+  const notifyLifecycleChange = (transition: LifecycleTransition): void => lifecycleListeners.emit(transition);
 
   // One signal for every way the offered tools change: a bundled tool source's change event, or an
   // external plugin that reports other tools than before.
-  const catalogListeners = new Set<(catalog: ResourceCatalog) => void>();
+  const catalogListeners = new Listeners<ResourceCatalog>((error) =>
+    logger.error(`a catalog-changed listener threw: ${error instanceof Error ? error.message : String(error)}`),
+  );
   const unsubscribers: Array<() => void> = [];
-  const notifyCatalogChanged = (): void => {
-    for (const listener of [...catalogListeners]) {
-      try {
-        listener(catalog);
-      } catch (error) {
-        logger.error(`a catalog-changed listener threw: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
-  };
+  const notifyCatalogChanged = (): void => catalogListeners.emit(catalog);
   // The catalog changes when a running external plugin reports other tools than before (get_tools
   // after a restart). Checked after each of its calls: an identity compare, content only on change.
   const seenTools = new Map<string, readonly ToolSpec[] | undefined>();
@@ -421,12 +410,10 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
       };
     },
     onLifecycleChange(listener) {
-      lifecycleListeners.add(listener);
-      return () => lifecycleListeners.delete(listener);
+      return lifecycleListeners.add(listener);
     },
     onCatalogChanged(listener) {
-      catalogListeners.add(listener);
-      return () => catalogListeners.delete(listener);
+      return catalogListeners.add(listener);
     },
     async startPlugin(id, signal) {
       await implementationFor(id)?.start(signal);

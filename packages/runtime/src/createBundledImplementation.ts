@@ -21,7 +21,7 @@ import {
   type ToolProgress,
   type WorkspacePaths,
 } from '@trellis/sdk';
-import { type BundledPluginDescriptor } from '@trellis/sdk/internal';
+import { Listeners, type BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { failureFromThrown } from './outcomeFromThrown.ts';
 import type {
   ImplementationHealth,
@@ -134,8 +134,12 @@ class BundledImplementation implements PluginImplementation {
   private readonly logger: Logger;
   private disposed = false;
   private source: ToolSource | undefined;
-  private readonly sourceListeners = new Set<() => void>();
-  private readonly lifecycleListeners = new Set<(transition: LifecycleTransition) => void>();
+  private readonly sourceListeners = new Listeners<void>((error) =>
+    this.logger.error(`plugin ${this.pluginId}: a tools-changed listener threw: ${error instanceof Error ? error.message : String(error)}`),
+  );
+  private readonly lifecycleListeners = new Listeners<LifecycleTransition>((error) =>
+    this.logger.error(`plugin ${this.pluginId}: a lifecycle listener threw: ${error instanceof Error ? error.message : String(error)}`),
+  );
 
   constructor(private readonly options: CreateBundledImplementationOptions) {
     this.pluginId = options.descriptor.manifest.id;
@@ -181,8 +185,7 @@ class BundledImplementation implements PluginImplementation {
 
   /** Calls `listener` whenever the tool source's list changes; returns the unsubscribe function. */
   onToolsChanged(listener: () => void): () => void {
-    this.sourceListeners.add(listener);
-    return () => this.sourceListeners.delete(listener);
+    return this.sourceListeners.add(listener);
   }
 
   /** The plugin's lifecycle with its tool source's parts (each bridged server), for `trellis status`. */
@@ -205,8 +208,7 @@ class BundledImplementation implements PluginImplementation {
 
   /** Lifecycle transitions of the tool source's parts (a bridged server going down and back). */
   onLifecycleChange(listener: (transition: LifecycleTransition) => void): () => void {
-    this.lifecycleListeners.add(listener);
-    return () => this.lifecycleListeners.delete(listener);
+    return this.lifecycleListeners.add(listener);
   }
 
   /** The tool source's problems (a server down), for `plugins explain` and `doctor`. */
@@ -363,28 +365,8 @@ class BundledImplementation implements PluginImplementation {
         if (typeof definition.toolSource === 'function' && !this.disposed) {
           stage = 'creating its tool source';
           const source = definition.toolSource(this.pluginContext());
-          source.onChanged(() => {
-            for (const listener of this.sourceListeners) {
-              try {
-                listener();
-              } catch (error) {
-                this.logger.error(
-                  `plugin ${this.pluginId}: a tools-changed listener threw: ${error instanceof Error ? error.message : String(error)}`,
-                );
-              }
-            }
-          });
-          source.onLifecycleChange?.((transition) => {
-            for (const listener of [...this.lifecycleListeners]) {
-              try {
-                listener(transition);
-              } catch (error) {
-                this.logger.error(
-                  `plugin ${this.pluginId}: a lifecycle listener threw: ${error instanceof Error ? error.message : String(error)}`,
-                );
-              }
-            }
-          });
+          source.onChanged(() => this.sourceListeners.emit());
+          source.onLifecycleChange?.((transition) => this.lifecycleListeners.emit(transition));
           this.source = source;
         }
         this.lifecycle = this.disposed ? 'disabled' : 'active';

@@ -36,3 +36,4 @@ export type { GlobOptions } from './compileGlob.ts';
 export { describeFileKind } from './describeFileKind.ts';
 export { LifecycleMachine, LIFECYCLE_TRANSITIONS } from './lifecycle.ts';
 export type { LifecycleMachineOptions } from './lifecycle.ts';
+export { Listeners } from './listeners.ts';

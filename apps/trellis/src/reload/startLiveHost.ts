@@ -2,6 +2,7 @@ import type { ResourceCatalog } from '@trellis/catalog';
 import type { PluginRegistrySnapshot } from '@trellis/registry';
 import type { ExecutionHook, InvokeOptions, LifecycleState, ToolRequest } from '@trellis/runtime';
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
+import { Listeners } from '@trellis/sdk/internal';
 import { explainPlugin } from '@trellis/registry';
 import { assembleGeneration, type AssembleOptions, type Assembly } from '../assemble.ts';
 import { ConfigError } from '../errors.ts';
@@ -139,8 +140,12 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   const logger = options.logger ?? silentLogger;
   const pool = createImplementationPool();
   const barrier = createReloadBarrier();
-  const reloadListeners = new Set<(result: ReloadResult) => void>();
-  const catalogListeners = new Set<(catalog: ResourceCatalog) => void>();
+  const reloadListeners = new Listeners<ReloadResult>((error) =>
+    logger.error(`a reload listener threw: ${error instanceof Error ? error.message : String(error)}`),
+  );
+  const catalogListeners = new Listeners<ResourceCatalog>((error) =>
+    logger.error(`a catalog-changed listener threw: ${error instanceof Error ? error.message : String(error)}`),
+  );
   const hooks = new Set<ExecutionHook>(options.hooks ?? []);
   const draining = new Set<Generation>();
   let lastReload: ReloadResult | undefined;
@@ -167,26 +172,11 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   let unfollowCatalog = followCatalog(current);
 
   function followCatalog(generation: Generation): () => void {
-    return generation.assembly.onCatalogChanged((catalog) => notifyCatalog(catalog));
-  }
-  function notifyCatalog(catalog: ResourceCatalog): void {
-    for (const listener of [...catalogListeners]) {
-      try {
-        listener(catalog);
-      } catch (error) {
-        logger.error(`a catalog-changed listener threw: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
+    return generation.assembly.onCatalogChanged((catalog) => catalogListeners.emit(catalog));
   }
   function notifyReload(result: ReloadResult): void {
     lastReload = result;
-    for (const listener of [...reloadListeners]) {
-      try {
-        listener(result);
-      } catch (error) {
-        logger.error(`a reload listener threw: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
+    reloadListeners.emit(result);
   }
 
   async function invoke(request: ToolRequest, invokeOptions?: InvokeOptions): Promise<LiveToolOutcome> {
@@ -285,7 +275,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       changes,
       warnings: built.assembly.configWarnings.map((w) => ({ code: w.code, message: w.message })),
     };
-    notifyCatalog(current.assembly.catalog);
+    catalogListeners.emit(current.assembly.catalog);
     notifyReload(result);
     return result;
   }
@@ -343,12 +333,10 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     },
     reload: (trigger) => reload(trigger ?? 'api'),
     onReload(listener) {
-      reloadListeners.add(listener);
-      return () => reloadListeners.delete(listener);
+      return reloadListeners.add(listener);
     },
     onCatalogChanged(listener) {
-      catalogListeners.add(listener);
-      return () => catalogListeners.delete(listener);
+      return catalogListeners.add(listener);
     },
     status() {
       return {
