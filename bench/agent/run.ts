@@ -9,15 +9,13 @@
 import { performance } from 'node:perf_hooks';
 import { OpenAI } from 'openai';
 import { createAgent } from '@trellis/agent';
-import { createResourceCatalog } from '@trellis/catalog';
-import { RuntimeConfigSchema } from '@trellis/config';
 import { createOpenRouterProvider, OpenRouterSettingsSchema } from '@trellis/plugin-openrouter';
-import { createBundledImplementation, createToolRuntime } from '@trellis/runtime';
 import { definePlugin, defineTool, resolveContract } from '@trellis/sdk';
 import { type BundledPluginDescriptor } from '@trellis/sdk/internal';
-import { PluginManifestSchema, toolJsonSchema } from '@trellis/sdk/schema';
+import { toolJsonSchema } from '@trellis/sdk/schema';
 import { startFakeOpenAiServer, type FakeReply } from '@trellis/testing';
 import { z } from 'zod';
+import { BENCH_MANIFEST, benchRuntime } from '../benchRuntime.ts';
 
 const STEPS = 10;
 const TURNS = 60;
@@ -29,10 +27,9 @@ const echo = defineTool({
   input: z.object({ text: z.string().max(100) }),
   run: (input) => input,
 });
-const manifest = PluginManifestSchema.parse({ schema_version: 1, id: 'bench', name: 'Bench', version: '1.0.0', kind: 'toolset' });
 const descriptor: BundledPluginDescriptor = {
   packageName: '@trellis/plugin-bench',
-  manifest,
+  manifest: BENCH_MANIFEST,
   tools: [
     {
       name: 'echo',
@@ -45,15 +42,7 @@ const descriptor: BundledPluginDescriptor = {
   ],
   load: async () => definePlugin({ manifest: { id: 'bench' }, tools: [echo] }),
 };
-const config = RuntimeConfigSchema.parse({});
-const catalog = createResourceCatalog({
-  snapshot: { plugins: [{ id: 'bench', state: 'enabled', bundled: true, reasons: [], manifest }] },
-  bundled: [descriptor],
-  config,
-});
-const host = { plugins: () => [], explainPlugin: () => undefined, searchTools: () => [] };
-const impl = createBundledImplementation({ descriptor, settings: {}, workspace: { root: process.cwd() }, env: {}, host });
-const runtime = createToolRuntime({ catalog, implementations: new Map([['bench', impl]]), config });
+const { catalog, runtime } = benchRuntime(descriptor);
 
 const script = (): FakeReply[] => [
   ...Array.from({ length: STEPS - 1 }, (_, i): FakeReply => ({

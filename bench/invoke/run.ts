@@ -8,14 +8,11 @@ import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { createResourceCatalog } from '@trellis/catalog';
-import { RuntimeConfigSchema } from '@trellis/config';
-import { createBundledImplementation, createToolRuntime } from '@trellis/runtime';
 import { definePlugin, defineTool, resolveContract } from '@trellis/sdk';
-import { PluginManifestSchema } from '@trellis/sdk/schema';
 import type { PluginDefinition, ToolContext } from '@trellis/sdk';
 import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { z } from 'zod';
+import { BENCH_HOST, BENCH_MANIFEST, benchRuntime } from '../benchRuntime.ts';
 
 const BLOCKS = 40;
 const PER_BLOCK = 2_000;
@@ -36,24 +33,15 @@ const inputSchema = {
   required: ['text'],
   additionalProperties: false,
 };
-const manifest = PluginManifestSchema.parse({ schema_version: 1, id: 'bench', name: 'Bench', version: '1.0.0', kind: 'toolset' });
 const spec = { name: 'noop', description: 'Returns its input.', inputSchema, tags: [], examples: [], contract: resolveContract({}) };
 const descriptor: BundledPluginDescriptor = {
   packageName: '@trellis/plugin-bench',
-  manifest,
+  manifest: BENCH_MANIFEST,
   tools: [spec],
   load: async () => plugin as PluginDefinition,
 };
-const config = RuntimeConfigSchema.parse({});
-const catalog = createResourceCatalog({
-  snapshot: { plugins: [{ id: 'bench', state: 'enabled', bundled: true, reasons: [], manifest }] },
-  bundled: [descriptor],
-  config,
-});
-const host = { plugins: () => [], explainPlugin: () => undefined, searchTools: () => [] };
-const impl = createBundledImplementation({ descriptor, settings: {}, workspace: { root: process.cwd() }, env: {}, host });
 let events = 0;
-const runtime = createToolRuntime({ catalog, implementations: new Map([['bench', impl]]), config, hooks: [() => void (events += 1)] });
+const { runtime } = benchRuntime(descriptor, [() => void (events += 1)]);
 
 // The direct call: the same function, awaited, with a context built once.
 const ctx = {
@@ -64,7 +52,7 @@ const ctx = {
   env: {},
   callId: 'x',
   tool: 'bench.noop',
-  host,
+  host: BENCH_HOST,
 } as unknown as ToolContext;
 const direct = async (input: { text: string }) => await noop.run(input, ctx);
 
