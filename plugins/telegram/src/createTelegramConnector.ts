@@ -18,8 +18,16 @@ const TYPING_EVERY_MS = 4000;
 export function createTelegramConnector(options: CreateTelegramConnectorOptions): Connector {
   const { settings, logger } = options;
   const allowed = new Set(settings.allowed_chat_ids);
-  const working = new Set<Promise<void>>();
   let runner: RunnerHandle | undefined;
+  let bot: Bot | undefined;
+  // Getting an update from getUpdates does not confirm it to Telegram: only a later getUpdates with
+  // a higher offset does. These say what this bot took and finished, so stop() can confirm exactly that.
+  /** Updates the middleware is working on (waiting for their chat's turn included). */
+  const inFlight = new Set<Promise<void>>();
+  /** Update ids fetched and not yet through the middleware. */
+  const unhandled = new Set<number>();
+  let highestFetched: number | undefined;
+  let polling = false;
 
   const answer = async (ctx: Context, host: ConnectorHost): Promise<void> => {
     const chatId = ctx.chat!.id;
@@ -68,17 +76,29 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
 
   return {
     async start(host) {
+      unhandled.clear();
+      highestFetched = undefined;
       const created = new Bot(options.token, { client: { apiRoot: settings.api_root, fetch: nativeFetch } });
       // getUpdates failures are retried by the runner; log them as structured lines instead of its console output.
       created.api.config.use(async (prev, method, payload, signal) => {
         try {
           const result = await prev(method, payload, signal);
           if (!result.ok) logger.warn('Bot API error', { method, code: result.error_code, description: result.description });
+          else if (method === 'getUpdates' && polling) noteFetched(result.result as ReadonlyArray<{ readonly update_id: number }>);
           return result;
         } catch (error) {
           if (!(signal?.aborted ?? false)) logger.warn('Bot API request failed', { method, error: describeError(error) });
           throw error;
         }
+      });
+      created.use((ctx, next) => {
+        const id = ctx.update.update_id;
+        const passing: Promise<void> = next().finally(() => {
+          unhandled.delete(id);
+          inFlight.delete(passing);
+        });
+        inFlight.add(passing);
+        return passing;
       });
       created.use(sequentialize((ctx: Context) => ctx.chat?.id.toString()));
       created.on('message:text', (ctx) => {
@@ -90,17 +110,14 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
           });
           return;
         }
-        const job = answer(ctx, host).catch(async (error: unknown) => {
+        // Awaited so sequentialize keeps each chat's messages in order.
+        return answer(ctx, host).catch(async (error: unknown) => {
           logger.error('could not answer; sent an apology', {
             chat: chatId,
             error: error instanceof Error ? error.message : String(error),
           });
           await ctx.reply(settings.apology).catch(() => undefined);
         });
-        const tracked = job.finally(() => working.delete(tracked));
-        working.add(tracked);
-        // Awaited so sequentialize keeps each chat's messages in order.
-        return tracked;
       });
       created.catch((error) => logger.error('update handler failed', { error: error.message }));
       try {
@@ -112,6 +129,8 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
           { code: ERROR_CODES.CONNECTOR_FAILED },
         );
       }
+      bot = created;
+      polling = true;
       runner = run(created, {
         runner: { silent: true, fetch: { timeout: settings.poll_timeout_seconds, allowed_updates: ['message'] } },
       });
@@ -120,10 +139,39 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
     async stop() {
       const handle = runner;
       runner = undefined;
-      if (handle?.isRunning()) await handle.stop();
-      await Promise.allSettled([...working]);
+      if (handle === undefined) return;
+      if (handle.isRunning()) await handle.stop();
+      polling = false;
+      logger.info('stopped polling', { answering: inFlight.size });
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      await confirmHandled();
     },
   };
+
+  function noteFetched(updates: ReadonlyArray<{ readonly update_id: number }>): void {
+    for (const update of updates) {
+      unhandled.add(update.update_id);
+      if (highestFetched === undefined || update.update_id > highestFetched) highestFetched = update.update_id;
+    }
+  }
+
+  /**
+   * Confirms to the Bot API every update this bot took and answered (what grammY's own `bot.stop()`
+   * does), so a connector started after it — a restart with new settings, the next `trellis run` —
+   * is not handed them again. An update fetched but never handled stays unconfirmed: the next one gets it.
+   */
+  async function confirmHandled(): Promise<void> {
+    if (bot === undefined || highestFetched === undefined) return;
+    const offset = unhandled.size === 0 ? highestFetched + 1 : Math.min(...unhandled);
+    try {
+      await bot.api.getUpdates({ offset, limit: 1, timeout: 0 });
+    } catch (error) {
+      logger.warn('could not confirm the answered updates to the Bot API; the next start may get them again', {
+        offset,
+        error: describeError(error),
+      });
+    }
+  }
 }
 
 /** An error's message with its cause (grammY's HttpError keeps the network error in `error`). */

@@ -128,6 +128,29 @@ describe('telegram connector against a local Bot API server', () => {
     expect(api.sent.map((s) => s.text)).toEqual(api.sent.length === 2 ? ['re first', 're second'] : ['re first']);
   });
 
+  it('on stop confirms the updates it handled, so a connector started after it neither repeats nor loses one', async () => {
+    let stopping: Promise<void> | undefined;
+    const host = scriptedHost((m) => {
+      // Stopped from inside the first turn: before the runner's next poll could confirm the update.
+      if (m.text === 'first') stopping ??= connector!.stop();
+      return [{ type: 'done', reply: `re ${m.text}` }];
+    });
+    await start(host);
+    const first = api.pushMessage({ chatId: 7, text: 'first' });
+    await api.waitFor(() => api.sent.length === 1, 20_000, 'the first answer');
+    await stopping;
+    expect(logs.find((l) => l.message === 'stopped polling')).toMatchObject({ level: 'info' });
+    // The last request of the stopped bot confirms everything up to the first update.
+    expect(api.polls.at(-1)).toMatchObject({ offset: first + 1, timeout: 0 });
+
+    const second = api.pushMessage({ chatId: 7, text: 'second' });
+    await start(host);
+    await api.waitFor(() => api.sent.some((s) => s.text === 're second'), 20_000, 'the second answer');
+    expect(api.sent.map((s) => s.text)).toEqual(['re first', 're second']);
+    expect(host.seen.map((m) => m.text)).toEqual(['first', 'second']);
+    expect(api.polls.flatMap((p) => p.delivered).filter((id) => id === second)).not.toHaveLength(0);
+  });
+
   it('refuses to start with a token the server rejects, naming the token variable', async () => {
     const host = scriptedHost(() => []);
     const bad = await plugin.connector!.create({
