@@ -1,5 +1,5 @@
 import { run, sequentialize, type RunnerHandle } from '@grammyjs/runner';
-import { Bot, type Context } from 'grammy';
+import { Bot, HttpError, type Context } from 'grammy';
 import { ERROR_CODES, type Connector, type ConnectorHost, type Logger } from '@trellis/sdk';
 import type { TelegramSettings } from './settings.ts';
 import { splitMessage } from './splitMessage.ts';
@@ -13,6 +13,9 @@ export interface CreateTelegramConnectorOptions {
 
 /** How often the typing indicator is renewed (Telegram shows it for about 5 seconds). */
 const TYPING_EVERY_MS = 4000;
+
+/** Pauses between getMe attempts at start when the Bot API cannot be reached (then start fails). */
+const START_RETRY_DELAYS_MS = [250, 1000, 2000];
 
 /** A Telegram bot on long polling (grammY + @grammyjs/runner) that hands allowed chats' messages to the host. */
 export function createTelegramConnector(options: CreateTelegramConnectorOptions): Connector {
@@ -28,6 +31,8 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
   const unhandled = new Set<number>();
   let highestFetched: number | undefined;
   let polling = false;
+  /** Aborts a start still waiting for the Bot API (stop() during start()). */
+  let starting: AbortController | undefined;
 
   const answer = async (ctx: Context, host: ConnectorHost): Promise<void> => {
     const chatId = ctx.chat!.id;
@@ -120,8 +125,11 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
         });
       });
       created.catch((error) => logger.error('update handler failed', { error: error.message }));
+      starting = new AbortController();
       try {
-        await created.init();
+        // Not grammY's init(): it retries an unreachable server for ever, and a start (a restart
+        // with a mistyped api_root) must end, so the caller can fall back or report it.
+        created.botInfo = await getMe(created, starting.signal);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         throw Object.assign(
@@ -129,6 +137,7 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
           { code: ERROR_CODES.CONNECTOR_FAILED },
         );
       }
+      starting = undefined;
       bot = created;
       polling = true;
       runner = run(created, {
@@ -137,6 +146,7 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
       logger.info('polling', { bot: created.botInfo.username, api_root: settings.api_root, allowed_chats: allowed.size });
     },
     async stop() {
+      starting?.abort();
       const handle = runner;
       runner = undefined;
       if (handle === undefined) return;
@@ -170,6 +180,24 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
         offset,
         error: describeError(error),
       });
+    }
+  }
+}
+
+/** getMe, tried again a few times while the server cannot be reached; an answer (401 included) is final. */
+async function getMe(bot: Bot, signal: AbortSignal): Promise<Bot['botInfo']> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      // grammY types signals as its abort-controller polyfill's; a native one works the same (see nativeFetch).
+      return await bot.api.getMe(signal as Parameters<Bot['api']['getMe']>[0]);
+    } catch (error) {
+      const delay = START_RETRY_DELAYS_MS[attempt];
+      if (!(error instanceof HttpError) || delay === undefined || signal.aborted) throw error;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      if (signal.aborted) throw error;
     }
   }
 }

@@ -151,6 +151,30 @@ describe('telegram connector against a local Bot API server', () => {
     expect(api.polls.flatMap((p) => p.delivered).filter((id) => id === second)).not.toHaveLength(0);
   });
 
+  it('gives up starting when nothing answers at api_root, and stop() ends a start that is still trying', { timeout: 30_000 }, async () => {
+    const host = scriptedHost(() => []);
+    const unreachable = async () =>
+      plugin.connector!.create({
+        config: TelegramSettingsSchema.parse({ api_root: 'http://127.0.0.1:1' }),
+        logger,
+        workspace: { root: '/' },
+        env: { TELEGRAM_BOT_TOKEN: TOKEN },
+      });
+    await expect((await unreachable()).start(host)).rejects.toMatchObject({
+      code: 'CONNECTOR_FAILED',
+      message: expect.stringContaining('cannot start the bot at http://127.0.0.1:1'),
+    });
+    expect(logs.filter((l) => l.message === 'Bot API request failed' && l.fields?.method === 'getMe')).toHaveLength(4);
+
+    logs.length = 0;
+    const other = await unreachable();
+    const starting = other.start(host);
+    while (!logs.some((l) => l.message === 'Bot API request failed')) await new Promise((r) => setTimeout(r, 20));
+    await other.stop();
+    await expect(starting).rejects.toMatchObject({ code: 'CONNECTOR_FAILED' });
+    expect(logs.filter((l) => l.message === 'Bot API request failed')).toHaveLength(1);
+  });
+
   it('refuses to start with a token the server rejects, naming the token variable', async () => {
     const host = scriptedHost(() => []);
     const bad = await plugin.connector!.create({
