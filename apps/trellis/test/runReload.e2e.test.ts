@@ -16,6 +16,8 @@ let model: FakeOpenAiServer;
 let telegram: FakeBotApiServer;
 let config: string;
 let child: ChildProcess | undefined;
+/** Holds the model's first answer to "hold" until released. */
+let releaseHeld: () => void;
 
 interface Settings {
   readonly model?: string;
@@ -54,9 +56,16 @@ function lastUserText(messages: ReadonlyArray<Record<string, unknown>>): string 
 
 beforeEach(async () => {
   sandbox = createSandbox();
+  const held = new Promise<void>((resolve) => (releaseHeld = resolve));
   model = await startFakeOpenAiServer({
     respond: (request) => {
       const text = lastUserText(request.body.messages);
+      // "hold": a tool call held until the test releases it, then (after the tool's result) the answer.
+      if (text === 'hold') {
+        return request.body.messages.at(-1)?.role === 'tool'
+          ? { kind: 'stream', text: ['re hold'] }
+          : { kind: 'stream', toolCalls: [{ name: 'builtin-tools__echo', arguments: '{"message":"held"}' }], until: held };
+      }
       // "slow" keeps its turn running for a few seconds: a restart has to wait for it.
       return text === 'slow' ? { kind: 'stream', text: ['re ', 'slow'], chunkDelayMs: 1500 } : { kind: 'stream', text: [`re ${text}`] };
     },
@@ -170,9 +179,14 @@ describe('trellis run follows its config', () => {
       await telegram.waitFor(() => answered('one') === 1, 30_000, 'the first answer');
       const pollsBefore = telegram.polls.length;
 
+      // A turn in flight across the change: held at its first model request, it finishes on the old model.
+      telegram.pushMessage({ chatId: 7, text: 'hold' });
+      await telegram.waitFor(() => model.requests.length === 2, 30_000, 'the held request');
       const mark = served.logs().length;
       writeConfig({ model: 'test/other-model' });
       const changed = await served.waitForLog('the provider change', byMsg('provider changed', { provider: 'openrouter' }), mark);
+      releaseHeld();
+      await telegram.waitFor(() => answered('hold') === 1, 30_000, 'the held answer');
       expect(changed).toMatchObject({
         component: 'trellis',
         level: 'info',
@@ -182,7 +196,12 @@ describe('trellis run follows its config', () => {
       telegram.pushMessage({ chatId: 7, text: 'two' });
       await telegram.waitFor(() => answered('two') === 1, 30_000, 'the second answer');
 
-      expect(model.requests.map((r) => r.body.model)).toEqual(['test/model', 'test/other-model']);
+      expect(model.requests.map((r) => [lastUserText(r.body.messages), r.body.model])).toEqual([
+        ['one', 'test/model'],
+        ['hold', 'test/model'],
+        ['hold', 'test/model'],
+        ['two', 'test/other-model'],
+      ]);
       // The connector was not touched: no new bot (getMe), and its polls go on from the confirmed offset.
       expect(getMes()).toBe(1);
       const after = telegram.polls.slice(pollsBefore);
