@@ -66,6 +66,7 @@ beforeEach(async () => {
           ? { kind: 'stream', text: ['re hold'] }
           : { kind: 'stream', toolCalls: [{ name: 'builtin-tools__echo', arguments: '{"message":"held"}' }], until: held };
       }
+      if (text === 'hang') return { kind: 'stream', text: ['never ends'], hang: true };
       // "slow" keeps its turn running for a few seconds: a restart has to wait for it.
       return text === 'slow' ? { kind: 'stream', text: ['re ', 'slow'], chunkDelayMs: 1500 } : { kind: 'stream', text: [`re ${text}`] };
     },
@@ -90,8 +91,8 @@ interface Served {
   readonly exited: Promise<number | null>;
 }
 
-async function serve(): Promise<Served> {
-  const proc = spawn(process.execPath, [CLI, 'run', '--config', config], {
+async function serve(extraArgs: readonly string[] = []): Promise<Served> {
+  const proc = spawn(process.execPath, [CLI, 'run', '--config', config, ...extraArgs], {
     cwd: sandbox.workspace,
     env: { ...sandbox.env, OPENROUTER_API_KEY: 'sk-e2e', TELEGRAM_BOT_TOKEN: TOKEN },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -294,4 +295,27 @@ describe('trellis run follows its config', () => {
       expect(await served.exited).toBe(0);
     },
   );
+
+  it("gives a removed connector's running turn the grace period, then cancels it", { timeout: 120_000 }, async () => {
+    const served = await serve(['--grace', '1']);
+    telegram.pushMessage({ chatId: 7, text: 'hang' });
+    await telegram.waitFor(() => model.requests.length === 1, 30_000, 'the hanging turn');
+    const mark = served.logs().length;
+    writeConfig({ telegramEnabled: false });
+    expect(await served.waitForLog('the connector stopping', byMsg('connector stopping', { connector: 'telegram' }), mark)).toMatchObject({
+      running: 1,
+      reason: expect.stringContaining('enabled = false'),
+    });
+    expect(
+      await served.waitForLog('the end of the grace period', byMsg('grace period over', { connector: 'telegram' }), mark),
+    ).toMatchObject({ level: 'warn', running: 1 });
+    await served.waitForLog('the connector stopped', byMsg('connector stopped', { connector: 'telegram' }), mark);
+    // The cancelled turn's chat got the apology before the bot went away; the process keeps serving.
+    expect(telegram.sent).toEqual([{ chatId: 7, text: APOLOGY }]);
+    expect(child!.exitCode).toBe(null);
+
+    child!.kill('SIGINT');
+    expect(await served.exited).toBe(0);
+    expect(served.logs().at(-1)).toMatchObject({ msg: 'stopped', signal: 'SIGINT' });
+  });
 });

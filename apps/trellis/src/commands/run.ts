@@ -82,9 +82,13 @@ export async function runConnectors(
       logger.error('connector failed to start', { connector: failure.failed, code: 'CONNECTOR_FAILED', error: failure.error });
       return EXIT.FAILED;
     }
-    unfollow = live?.onReload?.((result) => {
-      if (result.status === 'applied') void supervisor.follow(result.generation);
-    });
+    if (live?.onReload !== undefined) {
+      unfollow = live.onReload((result) => {
+        if (result.status === 'applied') void supervisor.follow(result.generation);
+      });
+      // A reload applied while the connectors started is caught up now (a no-op when there was none).
+      void supervisor.follow(live.status().generation);
+    }
     // Loaded here, not at the CLI's start: node:net is not worth loading for every other command.
     const { openHostControl } = await import('../status/openHostControl.ts');
     control = await openHostControl({
