@@ -151,7 +151,11 @@ export interface AssemblyConnector {
 }
 
 /** Creates (does not start) the connector of one enabled connector plugin. Throws `AgentSetupError` (`CONNECTOR_FAILED`) when it cannot. */
-export async function createAssemblyConnector(source: PluginSource, entry: SnapshotEntry, logger: Logger = silentLogger): Promise<Connector> {
+export async function createAssemblyConnector(
+  source: PluginSource,
+  entry: SnapshotEntry,
+  logger: Logger = silentLogger,
+): Promise<Connector> {
   const { definition, context } = await loadBundled(source, entry, logger);
   if (definition.connector === undefined)
     throw new AgentSetupError(`${entry.id} is a connector plugin but exports no connector; rebuild Trellis`, 'CONNECTOR_FAILED');

@@ -127,93 +127,92 @@ async function serve(extraArgs: readonly string[] = []): Promise<Served> {
   return { logs, waitForLog, exited };
 }
 
-const byMsg = (prefix: string, fields: Record<string, unknown> = {}) => (line: LogLine) =>
-  typeof line.msg === 'string' && line.msg.startsWith(prefix) && Object.entries(fields).every(([k, v]) => line[k] === v);
+const byMsg =
+  (prefix: string, fields: Record<string, unknown> = {}) =>
+  (line: LogLine) =>
+    typeof line.msg === 'string' && line.msg.startsWith(prefix) && Object.entries(fields).every(([k, v]) => line[k] === v);
 const getMes = () => telegram.calls.filter((c) => c === 'getMe').length;
 const answered = (text: string) => telegram.sent.filter((s) => s.text === `re ${text}`).length;
 
 describe('trellis run follows its config', () => {
-  it(
-    'restarts the telegram connector with its changed settings, losing and repeating no update',
-    { timeout: 120_000 },
-    async () => {
-      const served = await serve();
-      expect(getMes()).toBe(1);
-      expect(telegram.polls.every((p) => p.timeout === 2)).toBe(true);
+  it('restarts the telegram connector with its changed settings, losing and repeating no update', { timeout: 120_000 }, async () => {
+    const served = await serve();
+    expect(getMes()).toBe(1);
+    expect(telegram.polls.every((p) => p.timeout === 2)).toBe(true);
 
-      // A turn in flight while the settings change: the old connector finishes it before it stops.
-      telegram.pushMessage({ chatId: 7, text: 'slow' });
-      await telegram.waitFor(() => model.requests.length === 1, 30_000, 'the slow turn');
-      const mark = served.logs().length;
-      writeConfig({ allowed: [7, 8], pollTimeout: 3 });
-      await served.waitForLog('the restart', byMsg('connector restarting', { connector: 'telegram' }), mark);
-      // The old bot no longer polls: whatever arrives now waits in the Bot API for the new one.
-      await served.waitForLog('the old bot to stop polling', byMsg('stopped polling', { component: 'telegram' }), mark);
-      const b = telegram.pushMessage({ chatId: 7, text: 'during the restart' });
-      const c = telegram.pushMessage({ chatId: 8, text: 'newly allowed' });
-      await served.waitForLog('the restarted connector', byMsg('connector restarted', { connector: 'telegram' }), mark);
-      await telegram.waitFor(() => answered('during the restart') > 0 && answered('newly allowed') > 0, 30_000, 'both answers');
-      // One more long poll after both: a redelivered update would have come before it.
-      await telegram.waitFor(() => telegram.polls.some((p) => p.offset > c), 30_000, 'a poll confirming both');
+    // A turn in flight while the settings change: the old connector finishes it before it stops.
+    telegram.pushMessage({ chatId: 7, text: 'slow' });
+    await telegram.waitFor(() => model.requests.length === 1, 30_000, 'the slow turn');
+    const mark = served.logs().length;
+    writeConfig({ allowed: [7, 8], pollTimeout: 3 });
+    await served.waitForLog('the restart', byMsg('connector restarting', { connector: 'telegram' }), mark);
+    // The old bot no longer polls: whatever arrives now waits in the Bot API for the new one.
+    await served.waitForLog('the old bot to stop polling', byMsg('stopped polling', { component: 'telegram' }), mark);
+    const b = telegram.pushMessage({ chatId: 7, text: 'during the restart' });
+    const c = telegram.pushMessage({ chatId: 8, text: 'newly allowed' });
+    await served.waitForLog('the restarted connector', byMsg('connector restarted', { connector: 'telegram' }), mark);
+    await telegram.waitFor(() => answered('during the restart') > 0 && answered('newly allowed') > 0, 30_000, 'both answers');
+    // One more long poll after both: a redelivered update would have come before it.
+    await telegram.waitFor(() => telegram.polls.some((p) => p.offset > c), 30_000, 'a poll confirming both');
 
-      expect(telegram.sent.map((s) => s.text).sort()).toEqual(['re during the restart', 're newly allowed', 're slow']);
-      expect(telegram.sent.find((s) => s.text === 're newly allowed')?.chatId).toBe(8);
-      // A new bot (getMe again) polling with the new timeout; every update delivered once.
-      expect(getMes()).toBe(2);
-      expect(telegram.polls.at(-1)?.timeout).toBe(3);
-      // Each reached a bot's long poll once (the old bot's last, one-update confirming request may see one too).
-      const polled = telegram.polls.filter((p) => p.limit > 1).flatMap((p) => p.delivered);
-      expect([b, c].map((id) => polled.filter((d) => d === id).length)).toEqual([1, 1]);
-      expect(model.requests.map((r) => lastUserText(r.body.messages)).sort()).toEqual(['during the restart', 'newly allowed', 'slow']);
+    expect(telegram.sent.map((s) => s.text).sort()).toEqual(['re during the restart', 're newly allowed', 're slow']);
+    expect(telegram.sent.find((s) => s.text === 're newly allowed')?.chatId).toBe(8);
+    // A new bot (getMe again) polling with the new timeout; every update delivered once.
+    expect(getMes()).toBe(2);
+    expect(telegram.polls.at(-1)?.timeout).toBe(3);
+    // Each reached a bot's long poll once (the old bot's last, one-update confirming request may see one too).
+    const polled = telegram.polls.filter((p) => p.limit > 1).flatMap((p) => p.delivered);
+    expect([b, c].map((id) => polled.filter((d) => d === id).length)).toEqual([1, 1]);
+    expect(model.requests.map((r) => lastUserText(r.body.messages)).sort()).toEqual(['during the restart', 'newly allowed', 'slow']);
 
-      child!.kill('SIGINT');
-      expect(await served.exited).toBe(0);
-    },
-  );
+    child!.kill('SIGINT');
+    expect(await served.exited).toBe(0);
+  });
 
-  it(
-    "uses the provider's new model for the next turn and keeps the unchanged connector's long poll",
-    { timeout: 120_000 },
-    async () => {
-      const served = await serve();
-      const first = telegram.pushMessage({ chatId: 7, text: 'one' });
-      await telegram.waitFor(() => answered('one') === 1, 30_000, 'the first answer');
-      const pollsBefore = telegram.polls.length;
+  it("uses the provider's new model for the next turn and keeps the unchanged connector's long poll", { timeout: 120_000 }, async () => {
+    const served = await serve();
+    const first = telegram.pushMessage({ chatId: 7, text: 'one' });
+    await telegram.waitFor(() => answered('one') === 1, 30_000, 'the first answer');
+    const pollsBefore = telegram.polls.length;
 
-      // A turn in flight across the change: held at its first model request, it finishes on the old model.
-      telegram.pushMessage({ chatId: 7, text: 'hold' });
-      await telegram.waitFor(() => model.requests.length === 2, 30_000, 'the held request');
-      const mark = served.logs().length;
-      writeConfig({ model: 'test/other-model' });
-      const changed = await served.waitForLog('the provider change', byMsg('provider changed', { provider: 'openrouter' }), mark);
-      releaseHeld();
-      await telegram.waitFor(() => answered('hold') === 1, 30_000, 'the held answer');
-      expect(changed).toMatchObject({
-        component: 'trellis',
-        level: 'info',
-        model: 'test/other-model',
-        previous: { provider: 'openrouter', model: 'test/model' },
-      });
-      telegram.pushMessage({ chatId: 7, text: 'two' });
-      await telegram.waitFor(() => answered('two') === 1, 30_000, 'the second answer');
+    // A turn in flight across the change: held at its first model request, it finishes on the old model.
+    telegram.pushMessage({ chatId: 7, text: 'hold' });
+    await telegram.waitFor(() => model.requests.length === 2, 30_000, 'the held request');
+    const mark = served.logs().length;
+    writeConfig({ model: 'test/other-model' });
+    const changed = await served.waitForLog('the provider change', byMsg('provider changed', { provider: 'openrouter' }), mark);
+    releaseHeld();
+    await telegram.waitFor(() => answered('hold') === 1, 30_000, 'the held answer');
+    expect(changed).toMatchObject({
+      component: 'trellis',
+      level: 'info',
+      model: 'test/other-model',
+      previous: { provider: 'openrouter', model: 'test/model' },
+    });
+    telegram.pushMessage({ chatId: 7, text: 'two' });
+    await telegram.waitFor(() => answered('two') === 1, 30_000, 'the second answer');
 
-      expect(model.requests.map((r) => [lastUserText(r.body.messages), r.body.model])).toEqual([
-        ['one', 'test/model'],
-        ['hold', 'test/model'],
-        ['hold', 'test/model'],
-        ['two', 'test/other-model'],
-      ]);
-      // The connector was not touched: no new bot (getMe), and its polls go on from the confirmed offset.
-      expect(getMes()).toBe(1);
-      const after = telegram.polls.slice(pollsBefore);
-      expect(after.length).toBeGreaterThan(0);
-      expect(after.every((p) => p.offset > first && p.timeout === 2)).toBe(true);
-      expect(served.logs().slice(mark).filter((l) => typeof l.connector === 'string')).toEqual([]);
+    expect(model.requests.map((r) => [lastUserText(r.body.messages), r.body.model])).toEqual([
+      ['one', 'test/model'],
+      ['hold', 'test/model'],
+      ['hold', 'test/model'],
+      ['two', 'test/other-model'],
+    ]);
+    // The connector was not touched: no new bot (getMe), and its polls go on from the confirmed offset.
+    expect(getMes()).toBe(1);
+    const after = telegram.polls.slice(pollsBefore);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.every((p) => p.offset > first && p.timeout === 2)).toBe(true);
+    expect(
+      served
+        .logs()
+        .slice(mark)
+        .filter((l) => typeof l.connector === 'string'),
+    ).toEqual([]);
 
-      child!.kill('SIGINT');
-      expect(await served.exited).toBe(0);
-    },
-  );
+    child!.kill('SIGINT');
+    expect(await served.exited).toBe(0);
+  });
 
   it(
     'keeps a connector with newly invalid settings running, stops answering without a provider, and stops and starts the connector',
@@ -254,7 +253,12 @@ describe('trellis run follows its config', () => {
       mark = served.logs().length;
       writeConfig();
       await served.waitForLog('the reload back', (l) => l.component === 'reload' && l.status === 'applied', mark);
-      expect(served.logs().slice(mark).filter((l) => typeof l.connector === 'string')).toEqual([]);
+      expect(
+        served
+          .logs()
+          .slice(mark)
+          .filter((l) => typeof l.connector === 'string'),
+      ).toEqual([]);
       const bots = getMes();
 
       // The provider disabled: turns fail with a clear log line and the chat gets the apology.

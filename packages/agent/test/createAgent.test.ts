@@ -175,7 +175,10 @@ describe('the agent loop', () => {
 
   it('reads a provider function at the start of each turn: a swap applies to the next turn, not to one running', async () => {
     const { catalog, runtime } = toolHost([echo]);
-    const before = { ...scriptedProvider([{ calls: [{ name: 't__echo', args: { text: 'x' } }] }, { text: ['old done'] }]), model: 'old/model' };
+    const before = {
+      ...scriptedProvider([{ calls: [{ name: 't__echo', args: { text: 'x' } }] }, { text: ['old done'] }]),
+      model: 'old/model',
+    };
     const after = { ...scriptedProvider([{ text: ['new'] }]), model: 'new/model' };
     let current: typeof before = before;
     const agent = createAgent({ provider: () => current, catalog, runtime });
@@ -186,7 +189,13 @@ describe('the agent loop', () => {
     for await (const e of running) if (e.type === 'tool_started') current = after;
     const first = await running.result;
     const second = await session.run('second').result;
-    expect([first.reply, first.model, second.reply, second.model, agent.model]).toEqual(['old done', 'old/model', 'new', 'new/model', 'new/model']);
+    expect([first.reply, first.model, second.reply, second.model, agent.model]).toEqual([
+      'old done',
+      'old/model',
+      'new',
+      'new/model',
+      'new/model',
+    ]);
     expect([before.requests.length, after.requests.length]).toEqual([2, 1]);
   });
 

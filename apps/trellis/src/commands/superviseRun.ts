@@ -54,8 +54,7 @@ interface RunningConnector {
 
 /** The provider turns start with now: a plugin's, or none (every turn then fails with the reason). */
 type CurrentProvider =
-  | { readonly id: string; readonly key: string; readonly provider: Provider }
-  | { readonly id: undefined; readonly provider: Provider };
+  { readonly id: string; readonly key: string; readonly provider: Provider } | { readonly id: undefined; readonly provider: Provider };
 
 /**
  * Creates `trellis run`'s agent (over the assembly's provider) and connectors. Throws
@@ -146,7 +145,8 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunSup
       });
       return;
     }
-    const why = was === undefined ? `${current.id} is no longer installed` : `${current.id} is ${was.state}: ${reason?.message ?? 'no reason given'}`;
+    const why =
+      was === undefined ? `${current.id} is no longer installed` : `${current.id} is ${was.state}: ${reason?.message ?? 'no reason given'}`;
     const message = `no model provider is enabled since generation ${generation} (${why}); enable one in runtime.toml and save — run applies it without a restart`;
     logger.error('no provider: turns that start now fail until one is enabled; running turns finish', {
       provider: current.id,
@@ -212,7 +212,13 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunSup
   }
 
   /** Stop the old connector, then start one with the new settings (Telegram allows one poller per bot); on failure, the old settings again. */
-  async function restart(running: RunningConnector, next: PluginSource, entry: SnapshotEntry, key: string, generation: number): Promise<void> {
+  async function restart(
+    running: RunningConnector,
+    next: PluginSource,
+    entry: SnapshotEntry,
+    key: string,
+    generation: number,
+  ): Promise<void> {
     let replacement: Connector;
     try {
       replacement = await createAssemblyConnector(next, entry, loggerFor(entry.id));
@@ -247,7 +253,10 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunSup
       const started = await startConnector(running.id, await running.recreate());
       if (started === undefined) return;
       connectors.set(running.id, { ...running, ...started });
-      logger.warn('connector runs with its previous settings; fix the new ones and save to apply them', { connector: running.id, generation });
+      logger.warn('connector runs with its previous settings; fix the new ones and save to apply them', {
+        connector: running.id,
+        generation,
+      });
     } catch (error) {
       logger.error('connector is stopped: it could not start again with its previous settings either; fix its settings and save', {
         connector: running.id,
@@ -259,7 +268,10 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunSup
   }
 
   /** Starts a connector on its own scope; undefined when run began stopping meanwhile (it is stopped again). Throws when it cannot start. */
-  async function startConnector(id: string, connector: Connector): Promise<Pick<RunningConnector, 'id' | 'connector' | 'scope'> | undefined> {
+  async function startConnector(
+    id: string,
+    connector: Connector,
+  ): Promise<Pick<RunningConnector, 'id' | 'connector' | 'scope'> | undefined> {
     const scope = scopeHost(host);
     try {
       await connector.start(scope.host);
@@ -282,7 +294,10 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunSup
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), options.graceSeconds * 1000)));
     if ((await Promise.race([stopping.then(() => 'stopped' as const), graceOver])) === 'timeout') {
-      logger.warn("grace period over: cancelling the connector's running turns", { connector: running.id, running: running.scope.running() });
+      logger.warn("grace period over: cancelling the connector's running turns", {
+        connector: running.id,
+        running: running.scope.running(),
+      });
       running.scope.cancel();
       await stopping;
     }
