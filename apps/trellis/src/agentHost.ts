@@ -1,6 +1,14 @@
 import { createAgent, type Agent, type AgentOptions } from '@trellis/agent';
 import type { SnapshotEntry } from '@trellis/registry';
-import { isProviderError, silentLogger, type Connector, type Logger, type PluginContext, type PluginDefinition } from '@trellis/sdk';
+import {
+  isProviderError,
+  silentLogger,
+  type Connector,
+  type Logger,
+  type PluginContext,
+  type PluginDefinition,
+  type Provider,
+} from '@trellis/sdk';
 import type { Assembly } from './assemble.ts';
 import { BUNDLED_PLUGINS } from './bundled.gen.ts';
 import { UsageError } from './errors.ts';
@@ -38,8 +46,28 @@ function unusable(entries: readonly SnapshotEntry[], kind: 'provider' | 'connect
   return entries.map((e) => `${e.id} is ${e.state}: ${e.reasons[0]?.message ?? 'no reason given'}`).join('; ');
 }
 
+/**
+ * What a provider or connector is made from: one generation's snapshot, resolved settings and host
+ * paths. A live host's assembly reads the current generation on every access, so take these at once.
+ */
+export type PluginSource = Pick<Assembly, 'snapshot' | 'registry' | 'workspace' | 'env'>;
+
+/** The fields of `assembly` that make its providers and connectors, read now. */
+export function pluginSourceOf(assembly: PluginSource): PluginSource {
+  return { snapshot: assembly.snapshot, registry: assembly.registry, workspace: assembly.workspace, env: assembly.env };
+}
+
+/**
+ * What a provider or connector plugin is built from, as one string: its manifest and resolved
+ * settings (the environment is the process's and does not change). Equal keys in two generations
+ * mean a running provider or connector need not be rebuilt.
+ */
+export function pluginSettingsKey(source: PluginSource, entry: SnapshotEntry): string {
+  return JSON.stringify([entry.bundled, entry.manifestSha256 ?? null, source.registry.settings.get(entry.id) ?? {}]);
+}
+
 async function loadBundled(
-  assembly: Assembly,
+  source: PluginSource,
   entry: SnapshotEntry,
   logger: Logger,
 ): Promise<{ definition: PluginDefinition; context: PluginContext }> {
@@ -53,22 +81,31 @@ async function loadBundled(
   }
   const definition = await descriptor.load();
   const context: PluginContext = {
-    config: assembly.registry.settings.get(entry.id) ?? {},
+    config: source.registry.settings.get(entry.id) ?? {},
     logger,
-    workspace: { root: assembly.workspace },
-    env: assembly.env,
+    workspace: { root: source.workspace },
+    env: source.env,
   };
   return { definition, context };
 }
 
+/** A provider plugin's provider, created, and the plugin it came from. */
+export interface AssemblyProvider {
+  readonly entry: SnapshotEntry;
+  readonly provider: Provider;
+}
+
 /**
- * An agent over an assembly: the enabled provider plugin's model driving the assembly's catalog
- * and runtime. Throws `AgentSetupError` (naming the variable or key to set) when no provider is
- * enabled and available.
+ * Creates the provider an agent over `source` uses: the enabled provider plugin named `provider`,
+ * or the first enabled one in snapshot order. Throws `AgentSetupError` (naming the variable or key
+ * to set) when none is enabled and available or it refuses to start.
  */
-export async function createAssemblyAgent(assembly: Assembly, options: AssemblyAgentOptions = {}): Promise<Agent> {
+export async function createAssemblyProvider(
+  source: PluginSource,
+  options: { readonly provider?: string; readonly logger?: Logger } = {},
+): Promise<AssemblyProvider> {
   const logger = options.logger ?? silentLogger;
-  const providers = assembly.snapshot.plugins.filter(
+  const providers = source.snapshot.plugins.filter(
     (p) => p.kind === 'provider' && (options.provider === undefined || p.id === options.provider),
   );
   const entry = providers.find((p) => p.state === 'enabled');
@@ -81,16 +118,28 @@ export async function createAssemblyAgent(assembly: Assembly, options: AssemblyA
       'PROVIDER_UNAVAILABLE',
     );
   }
-  const { definition, context } = await loadBundled(assembly, entry, logger);
+  const { definition, context } = await loadBundled(source, entry, logger);
   if (definition.provider === undefined)
     throw new AgentSetupError(`${entry.id} is a provider plugin but exports no provider; rebuild Trellis`, 'PROVIDER_UNAVAILABLE');
-  let provider;
   try {
-    provider = await definition.provider.create(context);
+    return { entry, provider: await definition.provider.create(context) };
   } catch (error) {
     if (isProviderError(error)) throw new AgentSetupError(`${entry.id}: ${error.message}`, error.code);
     throw error;
   }
+}
+
+/**
+ * An agent over an assembly: the enabled provider plugin's model driving the assembly's catalog
+ * and runtime. Throws `AgentSetupError` (naming the variable or key to set) when no provider is
+ * enabled and available.
+ */
+export async function createAssemblyAgent(assembly: Assembly, options: AssemblyAgentOptions = {}): Promise<Agent> {
+  const logger = options.logger ?? silentLogger;
+  const { provider } = await createAssemblyProvider(assembly, {
+    logger,
+    ...(options.provider !== undefined ? { provider: options.provider } : {}),
+  });
   const { provider: _id, logger: _logger, ...agentOptions } = options;
   return createAgent({ ...agentOptions, provider, catalog: () => assembly.catalog, runtime: assembly.runtime, logger });
 }
@@ -101,9 +150,25 @@ export interface AssemblyConnector {
   readonly connector: Connector;
 }
 
+/** Creates (does not start) the connector of one enabled connector plugin. Throws `AgentSetupError` (`CONNECTOR_FAILED`) when it cannot. */
+export async function createAssemblyConnector(
+  source: PluginSource,
+  entry: SnapshotEntry,
+  logger: Logger = silentLogger,
+): Promise<Connector> {
+  const { definition, context } = await loadBundled(source, entry, logger);
+  if (definition.connector === undefined)
+    throw new AgentSetupError(`${entry.id} is a connector plugin but exports no connector; rebuild Trellis`, 'CONNECTOR_FAILED');
+  try {
+    return await definition.connector.create(context);
+  } catch (error) {
+    throw new AgentSetupError(`${entry.id}: ${error instanceof Error ? error.message : String(error)}`, 'CONNECTOR_FAILED');
+  }
+}
+
 /** The enabled connector plugins, created (not started). Throws `AgentSetupError` when none is enabled and available. */
 export async function createAssemblyConnectors(
-  assembly: Assembly,
+  assembly: PluginSource,
   options: { readonly logger?: Logger; readonly loggerFor?: (id: string) => Logger } = {},
 ): Promise<AssemblyConnector[]> {
   const all = assembly.snapshot.plugins.filter((p) => p.kind === 'connector');
@@ -118,14 +183,7 @@ export async function createAssemblyConnectors(
   const out: AssemblyConnector[] = [];
   for (const entry of enabled) {
     const logger = options.loggerFor?.(entry.id) ?? options.logger ?? silentLogger;
-    const { definition, context } = await loadBundled(assembly, entry, logger);
-    if (definition.connector === undefined)
-      throw new AgentSetupError(`${entry.id} is a connector plugin but exports no connector; rebuild Trellis`, 'CONNECTOR_FAILED');
-    try {
-      out.push({ id: entry.id, connector: await definition.connector.create(context) });
-    } catch (error) {
-      throw new AgentSetupError(`${entry.id}: ${error instanceof Error ? error.message : String(error)}`, 'CONNECTOR_FAILED');
-    }
+    out.push({ id: entry.id, connector: await createAssemblyConnector(assembly, entry, logger) });
   }
   return out;
 }

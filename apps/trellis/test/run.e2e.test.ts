@@ -156,7 +156,7 @@ describe('trellis run with the telegram connector', () => {
     expect(telegram.sent).toEqual([{ chatId: ALLOWED, text: 'slow but complete' }]);
     expect(served.logs().find((l) => l.msg === 'stopping')).toMatchObject({ signal: 'SIGTERM', running: 1, graceSeconds: 20 });
     const messages = served.logs().map((l) => l.msg);
-    expect(messages.slice(messages.indexOf('stopping'))).toEqual(['stopping', 'answered', 'stopped']);
+    expect(messages.slice(messages.indexOf('stopping'))).toEqual(['stopping', 'stopped polling', 'answered', 'stopped']);
   });
 
   it('cancels a turn that outlives the grace period and still exits 0', async () => {

@@ -25,7 +25,11 @@ import {
 
 /** Options of {@link createAgent}. */
 export interface AgentOptions {
-  readonly provider: Provider;
+  /**
+   * The model provider; a function is read once at the start of every turn, so a host can swap
+   * providers (a live reload) while turns already running finish on the one they started with.
+   */
+  readonly provider: Provider | (() => Provider);
   /** The tools; read on every step, so a getter may hand out a newer catalog. */
   readonly catalog: ResourceCatalog | (() => ResourceCatalog);
   readonly runtime: ToolRuntime;
@@ -68,12 +72,13 @@ export interface AgentTurn extends AsyncIterable<AgentEvent> {
 
 /** The agent: a provider's model driving the catalog's tools through the runtime. */
 export interface Agent {
+  /** The model of the provider a turn starting now would use. */
   readonly model: string;
   session(): AgentSession;
 }
 
 interface LoopConfig {
-  readonly provider: Provider;
+  readonly provider: () => Provider;
   readonly catalog: () => ResourceCatalog;
   readonly runtime: ToolRuntime;
   readonly system: string | undefined;
@@ -105,9 +110,9 @@ const FIND_TOOLS_TOOL: ProviderTool = {
 
 /** Builds an agent. Cheap: nothing is sent until a session runs a turn. */
 export function createAgent(options: AgentOptions): Agent {
-  const catalog = options.catalog;
+  const { catalog, provider } = options;
   const config: LoopConfig = {
-    provider: options.provider,
+    provider: typeof provider === 'function' ? provider : () => provider,
     catalog: typeof catalog === 'function' ? catalog : () => catalog,
     runtime: options.runtime,
     system: options.system,
@@ -118,7 +123,12 @@ export function createAgent(options: AgentOptions): Agent {
     pinned: options.pinnedTools ?? DEFAULT_PINNED_TOOLS,
     logger: options.logger ?? silentLogger,
   };
-  return { model: options.provider.model, session: () => new Session(config) };
+  return {
+    get model() {
+      return config.provider().model;
+    },
+    session: () => new Session(config),
+  };
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {
@@ -201,7 +211,9 @@ class Session implements AgentSession {
   }
 
   private async turn(prompt: string, signal: AbortSignal, channel: EventChannel<AgentEvent>): Promise<TurnResult> {
-    const { provider, maxSteps } = this.config;
+    const { maxSteps } = this.config;
+    // Read once: every step of this turn talks to the provider it started with.
+    const provider = this.config.provider();
     const before = this.messages.length;
     const loadedBefore = this.loaded.length;
     const steps: ToolStep[] = [];

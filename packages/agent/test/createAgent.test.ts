@@ -173,6 +173,32 @@ describe('the agent loop', () => {
     expect((await second.result).finishReason).toBe('aborted');
   });
 
+  it('reads a provider function at the start of each turn: a swap applies to the next turn, not to one running', async () => {
+    const { catalog, runtime } = toolHost([echo]);
+    const before = {
+      ...scriptedProvider([{ calls: [{ name: 't__echo', args: { text: 'x' } }] }, { text: ['old done'] }]),
+      model: 'old/model',
+    };
+    const after = { ...scriptedProvider([{ text: ['new'] }]), model: 'new/model' };
+    let current: typeof before = before;
+    const agent = createAgent({ provider: () => current, catalog, runtime });
+    expect(agent.model).toBe('old/model');
+    const session = agent.session();
+    const running = session.run('first');
+    // Swapped while the first turn's tool call runs: its second model request still goes to the old provider.
+    for await (const e of running) if (e.type === 'tool_started') current = after;
+    const first = await running.result;
+    const second = await session.run('second').result;
+    expect([first.reply, first.model, second.reply, second.model, agent.model]).toEqual([
+      'old done',
+      'old/model',
+      'new',
+      'new/model',
+      'new/model',
+    ]);
+    expect([before.requests.length, after.requests.length]).toEqual([2, 1]);
+  });
+
   it('runs the turns of one session in order', async () => {
     const { catalog, runtime } = toolHost([echo]);
     const provider = scriptedProvider([{ text: ['a'] }, { text: ['b'] }]);

@@ -10,6 +10,15 @@ export interface SentMessage {
   readonly text: string;
 }
 
+/** One getUpdates request as the server saw it, and the update ids it answered with. */
+export interface ObservedPoll {
+  readonly offset: number;
+  readonly timeout: number;
+  readonly limit: number;
+  /** The update ids in the answer (empty when the poll timed out or was abandoned). */
+  readonly delivered: number[];
+}
+
 /** A running fake Bot API server. */
 export interface FakeBotApiServer {
   /** The `api_root` to give grammY (`http://127.0.0.1:<port>`). */
@@ -20,6 +29,8 @@ export interface FakeBotApiServer {
   readonly actions: Array<{ readonly chatId: number; readonly action: string }>;
   /** Every method called, in order (getUpdates included). */
   readonly calls: string[];
+  /** Every getUpdates, in the order they arrived: a bot's offsets show which updates it confirmed. */
+  readonly polls: ObservedPoll[];
   /** Queues a text message from a user in a private chat; returns its update id. */
   pushMessage(message: { readonly chatId: number; readonly text: string; readonly fromId?: number }): number;
   /** Resolves when `predicate` holds (checked after every request), or rejects after `timeoutMs`. */
@@ -35,6 +46,7 @@ export async function startFakeBotApiServer(options: { readonly token: string })
   const sent: SentMessage[] = [];
   const actions: Array<{ chatId: number; action: string }> = [];
   const calls: string[] = [];
+  const observedPolls: ObservedPoll[] = [];
   const polls = new Set<() => void>();
   const waiters = new Set<() => void>();
   let nextUpdateId = 1;
@@ -77,6 +89,13 @@ export async function startFakeBotApiServer(options: { readonly token: string })
           return reply(res, true);
         case 'getUpdates': {
           const offset = typeof body.offset === 'number' ? body.offset : 0;
+          const observed: ObservedPoll = {
+            offset,
+            timeout: typeof body.timeout === 'number' ? body.timeout : 0,
+            limit: typeof body.limit === 'number' ? body.limit : 100,
+            delivered: [],
+          };
+          observedPolls.push(observed);
           while (updates.length > 0 && updates[0]!.update_id < offset) updates.shift();
           if (updates.length === 0) {
             const timeoutSeconds = typeof body.timeout === 'number' ? body.timeout : 0;
@@ -93,8 +112,9 @@ export async function startFakeBotApiServer(options: { readonly token: string })
             while (updates.length > 0 && updates[0]!.update_id < offset) updates.shift();
           }
           if (res.destroyed) return;
-          const limit = typeof body.limit === 'number' ? body.limit : 100;
-          return reply(res, updates.slice(0, limit));
+          const answer = updates.slice(0, observed.limit);
+          observed.delivered.push(...answer.map((u) => u.update_id));
+          return reply(res, answer);
         }
         case 'sendMessage': {
           const chatId = Number(body.chat_id);
@@ -129,6 +149,7 @@ export async function startFakeBotApiServer(options: { readonly token: string })
     sent,
     actions,
     calls,
+    polls: observedPolls,
     pushMessage({ chatId, text, fromId }) {
       const updateId = nextUpdateId++;
       updates.push({

@@ -20,6 +20,8 @@ export type FakeReply =
       readonly chunkDelayMs?: number;
       /** Stops after the text and keeps the connection open until the client goes away. */
       readonly hang?: boolean;
+      /** Sends nothing until this settles: a test holds a turn at its model request while it changes something. */
+      readonly until?: Promise<unknown>;
     }
   /** A plain HTTP error answer. */
   | { readonly kind: 'status'; readonly status: number; readonly headers?: Readonly<Record<string, string>>; readonly message?: string }
@@ -115,6 +117,11 @@ export async function startFakeOpenAiServer(
         model,
         choices: [{ index: 0, delta, finish_reason: finish }],
       });
+      if (reply.kind === 'stream' && reply.until !== undefined) {
+        const t = performance.now();
+        await reply.until;
+        waited += performance.now() - t;
+      }
       const delay = reply.kind === 'stream' ? (reply.chunkDelayMs ?? 0) : 0;
       const comments = reply.kind === 'stream' && reply.comments === true;
       await send(chunk({ role: 'assistant', content: '' }), comments, delay);

@@ -1,5 +1,5 @@
 import { run, sequentialize, type RunnerHandle } from '@grammyjs/runner';
-import { Bot, type Context } from 'grammy';
+import { Bot, HttpError, type Context } from 'grammy';
 import { ERROR_CODES, type Connector, type ConnectorHost, type Logger } from '@trellis/sdk';
 import type { TelegramSettings } from './settings.ts';
 import { splitMessage } from './splitMessage.ts';
@@ -14,12 +14,25 @@ export interface CreateTelegramConnectorOptions {
 /** How often the typing indicator is renewed (Telegram shows it for about 5 seconds). */
 const TYPING_EVERY_MS = 4000;
 
+/** Pauses between getMe attempts at start when the Bot API cannot be reached (then start fails). */
+const START_RETRY_DELAYS_MS = [250, 1000, 2000];
+
 /** A Telegram bot on long polling (grammY + @grammyjs/runner) that hands allowed chats' messages to the host. */
 export function createTelegramConnector(options: CreateTelegramConnectorOptions): Connector {
   const { settings, logger } = options;
   const allowed = new Set(settings.allowed_chat_ids);
-  const working = new Set<Promise<void>>();
   let runner: RunnerHandle | undefined;
+  let bot: Bot | undefined;
+  // Getting an update from getUpdates does not confirm it to Telegram: only a later getUpdates with
+  // a higher offset does. These say what this bot took and finished, so stop() can confirm exactly that.
+  /** Updates the middleware is working on (waiting for their chat's turn included). */
+  const inFlight = new Set<Promise<void>>();
+  /** Update ids fetched and not yet through the middleware. */
+  const unhandled = new Set<number>();
+  let highestFetched: number | undefined;
+  let polling = false;
+  /** Aborts a start still waiting for the Bot API (stop() during start()). */
+  let starting: AbortController | undefined;
 
   const answer = async (ctx: Context, host: ConnectorHost): Promise<void> => {
     const chatId = ctx.chat!.id;
@@ -68,17 +81,29 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
 
   return {
     async start(host) {
+      unhandled.clear();
+      highestFetched = undefined;
       const created = new Bot(options.token, { client: { apiRoot: settings.api_root, fetch: nativeFetch } });
       // getUpdates failures are retried by the runner; log them as structured lines instead of its console output.
       created.api.config.use(async (prev, method, payload, signal) => {
         try {
           const result = await prev(method, payload, signal);
           if (!result.ok) logger.warn('Bot API error', { method, code: result.error_code, description: result.description });
+          else if (method === 'getUpdates' && polling) noteFetched(result.result as ReadonlyArray<{ readonly update_id: number }>);
           return result;
         } catch (error) {
           if (!(signal?.aborted ?? false)) logger.warn('Bot API request failed', { method, error: describeError(error) });
           throw error;
         }
+      });
+      created.use((ctx, next) => {
+        const id = ctx.update.update_id;
+        const passing: Promise<void> = next().finally(() => {
+          unhandled.delete(id);
+          inFlight.delete(passing);
+        });
+        inFlight.add(passing);
+        return passing;
       });
       created.use(sequentialize((ctx: Context) => ctx.chat?.id.toString()));
       created.on('message:text', (ctx) => {
@@ -90,21 +115,21 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
           });
           return;
         }
-        const job = answer(ctx, host).catch(async (error: unknown) => {
+        // Awaited so sequentialize keeps each chat's messages in order.
+        return answer(ctx, host).catch(async (error: unknown) => {
           logger.error('could not answer; sent an apology', {
             chat: chatId,
             error: error instanceof Error ? error.message : String(error),
           });
           await ctx.reply(settings.apology).catch(() => undefined);
         });
-        const tracked = job.finally(() => working.delete(tracked));
-        working.add(tracked);
-        // Awaited so sequentialize keeps each chat's messages in order.
-        return tracked;
       });
       created.catch((error) => logger.error('update handler failed', { error: error.message }));
+      starting = new AbortController();
       try {
-        await created.init();
+        // Not grammY's init(): it retries an unreachable server for ever, and a start (a restart
+        // with a mistyped api_root) must end, so the caller can fall back or report it.
+        created.botInfo = await getMe(created, starting.signal);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         throw Object.assign(
@@ -112,18 +137,69 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
           { code: ERROR_CODES.CONNECTOR_FAILED },
         );
       }
+      starting = undefined;
+      bot = created;
+      polling = true;
       runner = run(created, {
         runner: { silent: true, fetch: { timeout: settings.poll_timeout_seconds, allowed_updates: ['message'] } },
       });
       logger.info('polling', { bot: created.botInfo.username, api_root: settings.api_root, allowed_chats: allowed.size });
     },
     async stop() {
+      starting?.abort();
       const handle = runner;
       runner = undefined;
-      if (handle?.isRunning()) await handle.stop();
-      await Promise.allSettled([...working]);
+      if (handle === undefined) return;
+      if (handle.isRunning()) await handle.stop();
+      polling = false;
+      logger.info('stopped polling', { answering: inFlight.size });
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      await confirmHandled();
     },
   };
+
+  function noteFetched(updates: ReadonlyArray<{ readonly update_id: number }>): void {
+    for (const update of updates) {
+      unhandled.add(update.update_id);
+      if (highestFetched === undefined || update.update_id > highestFetched) highestFetched = update.update_id;
+    }
+  }
+
+  /**
+   * Confirms to the Bot API every update this bot took and answered (what grammY's own `bot.stop()`
+   * does), so a connector started after it — a restart with new settings, the next `trellis run` —
+   * is not handed them again. An update fetched but never handled stays unconfirmed: the next one gets it.
+   */
+  async function confirmHandled(): Promise<void> {
+    if (bot === undefined || highestFetched === undefined) return;
+    const offset = unhandled.size === 0 ? highestFetched + 1 : Math.min(...unhandled);
+    try {
+      await bot.api.getUpdates({ offset, limit: 1, timeout: 0 });
+    } catch (error) {
+      logger.warn('could not confirm the answered updates to the Bot API; the next start may get them again', {
+        offset,
+        error: describeError(error),
+      });
+    }
+  }
+}
+
+/** getMe, tried again a few times while the server cannot be reached; an answer (401 included) is final. */
+async function getMe(bot: Bot, signal: AbortSignal): Promise<Bot['botInfo']> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      // grammY types signals as its abort-controller polyfill's; a native one works the same (see nativeFetch).
+      return await bot.api.getMe(signal as Parameters<Bot['api']['getMe']>[0]);
+    } catch (error) {
+      const delay = START_RETRY_DELAYS_MS[attempt];
+      if (!(error instanceof HttpError) || delay === undefined || signal.aborted) throw error;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      if (signal.aborted) throw error;
+    }
+  }
 }
 
 /** An error's message with its cause (grammY's HttpError keeps the network error in `error`). */

@@ -128,6 +128,53 @@ describe('telegram connector against a local Bot API server', () => {
     expect(api.sent.map((s) => s.text)).toEqual(api.sent.length === 2 ? ['re first', 're second'] : ['re first']);
   });
 
+  it('on stop confirms the updates it handled, so a connector started after it neither repeats nor loses one', async () => {
+    let stopping: Promise<void> | undefined;
+    const host = scriptedHost((m) => {
+      // Stopped from inside the first turn: before the runner's next poll could confirm the update.
+      if (m.text === 'first') stopping ??= connector!.stop();
+      return [{ type: 'done', reply: `re ${m.text}` }];
+    });
+    await start(host);
+    const first = api.pushMessage({ chatId: 7, text: 'first' });
+    await api.waitFor(() => api.sent.length === 1, 20_000, 'the first answer');
+    await stopping;
+    expect(logs.find((l) => l.message === 'stopped polling')).toMatchObject({ level: 'info' });
+    // The last request of the stopped bot confirms everything up to the first update.
+    expect(api.polls.at(-1)).toMatchObject({ offset: first + 1, timeout: 0 });
+
+    const second = api.pushMessage({ chatId: 7, text: 'second' });
+    await start(host);
+    await api.waitFor(() => api.sent.some((s) => s.text === 're second'), 20_000, 'the second answer');
+    expect(api.sent.map((s) => s.text)).toEqual(['re first', 're second']);
+    expect(host.seen.map((m) => m.text)).toEqual(['first', 'second']);
+    expect(api.polls.flatMap((p) => p.delivered).filter((id) => id === second)).not.toHaveLength(0);
+  });
+
+  it('gives up starting when nothing answers at api_root, and stop() ends a start that is still trying', { timeout: 30_000 }, async () => {
+    const host = scriptedHost(() => []);
+    const unreachable = async () =>
+      plugin.connector!.create({
+        config: TelegramSettingsSchema.parse({ api_root: 'http://127.0.0.1:1' }),
+        logger,
+        workspace: { root: '/' },
+        env: { TELEGRAM_BOT_TOKEN: TOKEN },
+      });
+    await expect((await unreachable()).start(host)).rejects.toMatchObject({
+      code: 'CONNECTOR_FAILED',
+      message: expect.stringContaining('cannot start the bot at http://127.0.0.1:1'),
+    });
+    expect(logs.filter((l) => l.message === 'Bot API request failed' && l.fields?.method === 'getMe')).toHaveLength(4);
+
+    logs.length = 0;
+    const other = await unreachable();
+    const starting = other.start(host);
+    while (!logs.some((l) => l.message === 'Bot API request failed')) await new Promise((r) => setTimeout(r, 20));
+    await other.stop();
+    await expect(starting).rejects.toMatchObject({ code: 'CONNECTOR_FAILED' });
+    expect(logs.filter((l) => l.message === 'Bot API request failed')).toHaveLength(1);
+  });
+
   it('refuses to start with a token the server rejects, naming the token variable', async () => {
     const host = scriptedHost(() => []);
     const bad = await plugin.connector!.create({

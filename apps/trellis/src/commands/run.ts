@@ -1,6 +1,4 @@
-import { createConnectorHost } from '@trellis/agent';
 import type { Logger } from '@trellis/sdk';
-import { createAssemblyAgent, createAssemblyConnectors, type AssemblyConnector } from '../agentHost.ts';
 import type { Assembly } from '../assemble.ts';
 import { EXIT, UsageError } from '../errors.ts';
 import type { CommandIO } from '../io.ts';
@@ -8,6 +6,7 @@ import type { CommandLine } from '../parseCommandLine.ts';
 import { CHAT_SYSTEM_PROMPT } from './chat.ts';
 import type { HostControl } from '../status/openHostControl.ts';
 import type { LiveHost } from '../reload/startLiveHost.ts';
+import { superviseRun } from './superviseRun.ts';
 
 /** Default seconds `trellis run` lets running turns finish after SIGINT/SIGTERM. */
 export const DEFAULT_GRACE_SECONDS = 10;
@@ -43,13 +42,15 @@ function signals(again: () => void): { first: Promise<NodeJS.Signals>; dispose()
 /**
  * `trellis run`: starts every enabled connector on one agent and serves until SIGINT/SIGTERM; then
  * stops taking messages, lets running turns finish for the grace period, cancels the rest, and
- * returns (the caller disposes the assembly, so no plugin process outlives it).
+ * returns (the caller disposes the assembly, so no plugin process outlives it). On a live host it
+ * follows each applied reload: a changed provider serves the turns that start after it, connectors
+ * are started, stopped or restarted as their settings say (see docs/agent.md).
  */
 export async function runConnectors(
   line: CommandLine,
   io: CommandIO,
   assembly: Assembly,
-  live?: Pick<LiveHost, 'status'>,
+  live?: Pick<LiveHost, 'status'> & Partial<Pick<LiveHost, 'onReload'>>,
 ): Promise<number> {
   const graceText = line.options.grace;
   const graceSeconds = graceText === undefined ? DEFAULT_GRACE_SECONDS : Number(graceText);
@@ -59,26 +60,34 @@ export async function runConnectors(
   // Nobody answers prompts while serving: a tool that needs approval ends with APPROVAL_DENIED.
   (io as { ask?: CommandIO['ask'] }).ask = undefined;
   const logger = createJsonLogger(io.err, 'trellis');
-  const agent = await createAssemblyAgent(assembly, { system: CHAT_SYSTEM_PROMPT, logger: createJsonLogger(io.err, 'agent') });
-  const connectors = await createAssemblyConnectors(assembly, { loggerFor: (id) => createJsonLogger(io.err, id) });
-  const host = createConnectorHost({ agent, logger: createJsonLogger(io.err, 'agent') });
+  const supervisor = await superviseRun({
+    assembly,
+    system: CHAT_SYSTEM_PROMPT,
+    graceSeconds,
+    logger,
+    agentLogger: createJsonLogger(io.err, 'agent'),
+    loggerFor: (id) => createJsonLogger(io.err, id),
+  });
+  const { host } = supervisor;
   const trap = signals(() => {
     logger.warn('second signal: cancelling running turns now', { running: host.running() });
     host.cancelAll();
   });
-  const started: AssemblyConnector[] = [];
   let control: HostControl | undefined;
+  let unfollow: (() => void) | undefined;
+  let keepAlive: NodeJS.Timeout | undefined;
   try {
-    for (const item of connectors) {
-      try {
-        await item.connector.start(host);
-        started.push(item);
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        logger.error('connector failed to start', { connector: item.id, code: 'CONNECTOR_FAILED', error: message });
-        await Promise.allSettled(started.map((s) => s.connector.stop()));
-        return EXIT.FAILED;
-      }
+    const failure = await supervisor.start();
+    if (failure !== undefined) {
+      logger.error('connector failed to start', { connector: failure.failed, code: 'CONNECTOR_FAILED', error: failure.error });
+      return EXIT.FAILED;
+    }
+    if (live?.onReload !== undefined) {
+      unfollow = live.onReload((result) => {
+        if (result.status === 'applied') void supervisor.follow(result.generation);
+      });
+      // A reload applied while the connectors started is caught up now (a no-op when there was none).
+      void supervisor.follow(live.status().generation);
     }
     // Loaded here, not at the CLI's start: node:net is not worth loading for every other command.
     const { openHostControl } = await import('../status/openHostControl.ts');
@@ -89,14 +98,19 @@ export async function runConnectors(
       warn: (message) => logger.warn(message, { code: 'CONTROL_SOCKET' }),
     });
     logger.info('serving', {
-      connectors: started.map((s) => s.id),
-      model: agent.model,
+      connectors: supervisor.running(),
+      model: supervisor.agent.model,
       pid: process.pid,
       ...(control.path ? { control: control.path } : {}),
     });
+    // Serving holds the process even while no connector runs (a reload may start one): nothing
+    // else need keep the event loop alive until the signal.
+    keepAlive = setInterval(() => {}, 2 ** 30);
     const signal = await trap.first;
+    unfollow?.();
+    unfollow = undefined;
     logger.info('stopping', { signal, running: host.running(), graceSeconds });
-    const stopping = Promise.allSettled(started.map((s) => s.connector.stop()));
+    const stopping = supervisor.stop();
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceSeconds * 1000)));
     if ((await Promise.race([stopping.then(() => 'stopped' as const), graceOver])) === 'timeout') {
@@ -108,6 +122,8 @@ export async function runConnectors(
     logger.info('stopped', { signal });
     return EXIT.OK;
   } finally {
+    clearInterval(keepAlive);
+    unfollow?.();
     trap.dispose();
     await control?.close();
   }
