@@ -240,7 +240,9 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   // What plugins keep alive below their implementation: a live host's spans its generations.
   const keepAlive =
     internals.pool?.keepAlive ??
-    createKeepAliveHost((error) => logger.error(`closing a plugin's kept value failed: ${error instanceof Error ? error.message : String(error)}`));
+    createKeepAliveHost((error) =>
+      logger.error(`closing a plugin's kept value failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
 
   const makeImplementation = (entry: SnapshotEntry): PluginImplementation | undefined => {
     const pluginId = entry.id;
@@ -258,7 +260,9 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
         host,
         ...(descriptor.dynamicTools === true ? { toolSourceMode: options.refreshToolSources === true ? 'refresh' : 'cached' } : {}),
         keepAlive: keepAlive.forPlugin(pluginId),
-        ...(config.plugins.entries[pluginId]?.max_restarts !== undefined ? { maxRestarts: config.plugins.entries[pluginId]!.max_restarts } : {}),
+        ...(config.plugins.entries[pluginId]?.max_restarts !== undefined
+          ? { maxRestarts: config.plugins.entries[pluginId]!.max_restarts }
+          : {}),
       });
     } else if (external !== undefined && entry.manifest?.runtime !== undefined && entry.pluginDir !== null) {
       const overrides = config.plugins.entries[pluginId];

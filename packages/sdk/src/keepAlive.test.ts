@@ -23,10 +23,18 @@ describe('createKeepAliveHost', () => {
   it('keeps plugins apart, reports a disposal that throws, and tells reload listeners until they leave', async () => {
     const errors: unknown[] = [];
     const host = createKeepAliveHost((error) => errors.push(error));
-    const a = host.forPlugin('a').acquire('k', () => 'a', () => {
-      throw new Error('close failed');
-    });
-    const b = host.forPlugin('b').acquire('k', () => 'b', () => undefined);
+    const a = host.forPlugin('a').acquire(
+      'k',
+      () => 'a',
+      () => {
+        throw new Error('close failed');
+      },
+    );
+    const b = host.forPlugin('b').acquire(
+      'k',
+      () => 'b',
+      () => undefined,
+    );
     expect([a.value, b.value, host.size()]).toEqual(['a', 'b', 2]);
     await a.release();
     expect(errors).toEqual([new Error('close failed')]);

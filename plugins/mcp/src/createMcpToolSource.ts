@@ -100,7 +100,9 @@ class McpToolSource implements ToolSource {
     const stateDir = options.stateDir ?? resolveStateDir(options.env);
     const keepAlive =
       options.keepAlive ??
-      createKeepAliveHost((error) => options.logger.error(`mcp: ${error instanceof Error ? error.message : String(error)}`)).forPlugin('mcp');
+      createKeepAliveHost((error) => options.logger.error(`mcp: ${error instanceof Error ? error.message : String(error)}`)).forPlugin(
+        'mcp',
+      );
     for (const config of options.settings.servers) {
       if (config.enabled === false) continue;
       if (this.servers.has(config.name)) {

@@ -46,7 +46,11 @@ function track(source: Source): Record<string, number> {
   return pids;
 }
 
-async function call(source: ToolSource, tool: string, input: unknown = {}): Promise<{ ok: true; value: unknown } | { ok: false; code: string; message: string }> {
+async function call(
+  source: ToolSource,
+  tool: string,
+  input: unknown = {},
+): Promise<{ ok: true; value: unknown } | { ok: false; code: string; message: string }> {
   try {
     return { ok: true, value: await source.call(tool, input, toolContext(AbortSignal.timeout(20_000), `mcp.${tool}`)) };
   } catch (error) {
@@ -112,7 +116,9 @@ describe('bridged servers kept across generations', { timeout: 120_000 }, () => 
       /^failed to start: .*; gave up after 1 reconnect\(s\) \(max_restarts = 1\); fix the server, then change its \[\[plugins\.entries\.mcp\.config\.servers\]\] entry or reload the host \(SIGHUP to trellis serve or run\) to try again$/,
     );
     // Its problem and a direct call name the server and say it is disabled; no new try is made.
-    expect(source.problems?.()).toEqual([{ code: ERROR_CODES.PLUGIN_UNAVAILABLE, message: `mcp server flaky is disabled: ${report.lastError}` }]);
+    expect(source.problems?.()).toEqual([
+      { code: ERROR_CODES.PLUGIN_UNAVAILABLE, message: `mcp server flaky is disabled: ${report.lastError}` },
+    ]);
     const refused = await call(source, 'flaky.add', { a: 1, b: 1 });
     expect(refused).toEqual({
       ok: false,
@@ -127,7 +133,11 @@ describe('bridged servers kept across generations', { timeout: 120_000 }, () => 
     expect(await waitFor(() => source.health().find((p) => p.name === 'flaky')?.state === 'active', 30_000)).toBe(true);
     track(source);
     expect(source.health().find((p) => p.name === 'flaky')).toMatchObject({ state: 'active', restarts: 0 });
-    expect(transitions.slice(5).map((t) => `${t.from}→${t.to}`)).toEqual(['disabled→unloaded', 'unloaded→initializing', 'initializing→active']);
+    expect(transitions.slice(5).map((t) => `${t.from}→${t.to}`)).toEqual([
+      'disabled→unloaded',
+      'unloaded→initializing',
+      'initializing→active',
+    ]);
     expect(await waitFor(() => source.list().some((tool) => tool.name === 'flaky.add' && tool.unavailable === undefined))).toBe(true);
     expect(await call(source, 'flaky.add', { a: 1, b: 1 })).toEqual({ ok: true, value: { sum: 2 } });
   });

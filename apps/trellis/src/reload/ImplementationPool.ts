@@ -28,7 +28,9 @@ export interface ImplementationPool {
 export function createImplementationPool(options: { readonly logger?: Logger } = {}): ImplementationPool {
   const logger = options.logger ?? silentLogger;
   const keepAlive = createKeepAliveHost((error) =>
-    logger.error(`closing a value kept across reloads, or a reload listener, failed: ${error instanceof Error ? error.message : String(error)}`),
+    logger.error(
+      `closing a value kept across reloads, or a reload listener, failed: ${error instanceof Error ? error.message : String(error)}`,
+    ),
   );
   // Keyed by plugin id and fingerprint: while an old generation drains, a changed plugin has two
   // live implementations (the old one serving the old generation's calls, the new one the new's).

@@ -90,7 +90,12 @@ describe('live reload of the mcp bridge, per server', () => {
     'a changed server reconnects; an unchanged one keeps its process and session; a call on the old generation ends on the old connection',
     { timeout: 90_000 },
     async () => {
-      sandbox.writeConfig(config([{ name: 'steady', tag: 'steady-1' }, { name: 'edited', tag: 'edited-1' }]));
+      sandbox.writeConfig(
+        config([
+          { name: 'steady', tag: 'steady-1' },
+          { name: 'edited', tag: 'edited-1' },
+        ]),
+      );
       const live = await start();
       const steady = await whoami(live, 'steady');
       const edited = await whoami(live, 'edited');
@@ -101,7 +106,12 @@ describe('live reload of the mcp bridge, per server', () => {
 
       // Started on generation 1, still running (on the server) while the reload swaps `edited`.
       const inFlight = live.invoke({ name: 'mcp.edited.whoami', input: { ms: 1500 } });
-      sandbox.writeConfig(config([{ name: 'steady', tag: 'steady-1' }, { name: 'edited', tag: 'edited-2' }]));
+      sandbox.writeConfig(
+        config([
+          { name: 'steady', tag: 'steady-1' },
+          { name: 'edited', tag: 'edited-2' },
+        ]),
+      );
       expect(await live.reload()).toMatchObject({ status: 'applied', generation: 2, changes: { changed: ['mcp'] } });
 
       expect(answer(await inFlight)).toEqual({ ...edited, calls: 2, generation: 1 });
@@ -118,14 +128,24 @@ describe('live reload of the mcp bridge, per server', () => {
   );
 
   it('a removed server closes, an added one connects, the others keep their sessions', { timeout: 90_000 }, async () => {
-    sandbox.writeConfig(config([{ name: 'kept', tag: 'kept' }, { name: 'gone', tag: 'gone' }]));
+    sandbox.writeConfig(
+      config([
+        { name: 'kept', tag: 'kept' },
+        { name: 'gone', tag: 'gone' },
+      ]),
+    );
     const live = await start();
     const kept = await whoami(live, 'kept');
     await whoami(live, 'gone');
     const keptPids = pidsOf('kept');
     expect(pidsOf('gone').length).toBeGreaterThan(0);
 
-    sandbox.writeConfig(config([{ name: 'kept', tag: 'kept' }, { name: 'new', tag: 'new' }]));
+    sandbox.writeConfig(
+      config([
+        { name: 'kept', tag: 'kept' },
+        { name: 'new', tag: 'new' },
+      ]),
+    );
     expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['mcp'] } });
     expect(await waitFor(() => pidsOf('gone').length === 0)).toBe(true);
     expect(await live.invoke({ name: 'mcp.gone.whoami', input: {} })).toMatchObject({
@@ -136,12 +156,13 @@ describe('live reload of the mcp bridge, per server', () => {
     expect(await whoami(live, 'new')).toMatchObject({ calls: 1, generation: 2, tag: join(sandbox.dir, 'new') });
     expect(await whoami(live, 'kept')).toEqual({ ...kept, calls: 2, generation: 2 });
     expect(pidsOf('kept')).toEqual(keptPids);
-    expect(live.catalog.offered().map((tool) => tool.name).filter((name) => name.startsWith('mcp.')).sort()).toEqual([
-      'mcp.kept.crash',
-      'mcp.kept.whoami',
-      'mcp.new.crash',
-      'mcp.new.whoami',
-    ]);
+    expect(
+      live.catalog
+        .offered()
+        .map((tool) => tool.name)
+        .filter((name) => name.startsWith('mcp.'))
+        .sort(),
+    ).toEqual(['mcp.kept.crash', 'mcp.kept.whoami', 'mcp.new.crash', 'mcp.new.whoami']);
   });
 
   it(
@@ -149,7 +170,15 @@ describe('live reload of the mcp bridge, per server', () => {
     { timeout: 120_000 },
     async () => {
       const crashFile = (tag: string) => join(sandbox.dir, `${tag}.crash`);
-      sandbox.writeConfig(config([{ name: 'other', tag: 'other' }, { name: 'flaky', tag: 'flaky-1' }], 'max_restarts = 1'));
+      sandbox.writeConfig(
+        config(
+          [
+            { name: 'other', tag: 'other' },
+            { name: 'flaky', tag: 'flaky-1' },
+          ],
+          'max_restarts = 1',
+        ),
+      );
       const live = await start();
       const other = await whoami(live, 'other');
       const first = await whoami(live, 'flaky');
@@ -191,7 +220,15 @@ describe('live reload of the mcp bridge, per server', () => {
       writeFileSync(crashFile('flaky-1'), '');
       await live.invoke({ name: 'mcp.flaky.crash', input: {} });
       expect(await waitFor(() => part(live, 'flaky')?.state === 'disabled', 30_000)).toBe(true);
-      sandbox.writeConfig(config([{ name: 'other', tag: 'other' }, { name: 'flaky', tag: 'flaky-2' }], 'max_restarts = 1'));
+      sandbox.writeConfig(
+        config(
+          [
+            { name: 'other', tag: 'other' },
+            { name: 'flaky', tag: 'flaky-2' },
+          ],
+          'max_restarts = 1',
+        ),
+      );
       expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['mcp'] } });
       expect(await whoamiEventually(live, 'flaky')).toMatchObject({ calls: 1, tag: join(sandbox.dir, 'flaky-2') });
       expect(await whoami(live, 'other')).toMatchObject({ session: other.session, calls: 3 });
