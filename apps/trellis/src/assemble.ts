@@ -24,7 +24,7 @@ import {
   type ToolRuntime,
 } from '@trellis/runtime';
 import { silentLogger, type HostServices, type LifecycleTransition, type Logger, type ProfileName, type ToolSpec } from '@trellis/sdk';
-import { Listeners } from '@trellis/sdk/internal';
+import { Listeners, createKeepAliveHost } from '@trellis/sdk/internal';
 import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
 import { applyCommandLineSwitches } from './applyCommandLineSwitches.ts';
 import { ConfigError } from './errors.ts';
@@ -237,6 +237,13 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
     );
   }
 
+  // What plugins keep alive below their implementation: a live host's spans its generations.
+  const keepAlive =
+    internals.pool?.keepAlive ??
+    createKeepAliveHost((error) =>
+      logger.error(`closing a plugin's kept value failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
+
   const makeImplementation = (entry: SnapshotEntry): PluginImplementation | undefined => {
     const pluginId = entry.id;
     const settings = registry.settings.get(pluginId) ?? {};
@@ -252,6 +259,10 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
         logger,
         host,
         ...(descriptor.dynamicTools === true ? { toolSourceMode: options.refreshToolSources === true ? 'refresh' : 'cached' } : {}),
+        keepAlive: keepAlive.forPlugin(pluginId),
+        ...(config.plugins.entries[pluginId]?.max_restarts !== undefined
+          ? { maxRestarts: config.plugins.entries[pluginId]!.max_restarts }
+          : {}),
       });
     } else if (external !== undefined && entry.manifest?.runtime !== undefined && entry.pluginDir !== null) {
       const overrides = config.plugins.entries[pluginId];
@@ -320,6 +331,8 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   }
 
   internals.onPlanned?.({ snapshot, fingerprints });
+  // A reload (not the first generation): plugins may give parts they gave up a fresh start.
+  if (internals.pool !== undefined && (internals.generation ?? 1) > 1) keepAlive.reloaded();
 
   // A reload: take over every unchanged plugin that is running in the generation before, now, so
   // disposing that generation does not stop it.

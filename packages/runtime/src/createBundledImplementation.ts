@@ -7,6 +7,7 @@ import {
   silentLogger,
   ToolError,
   type HostServices,
+  type KeepAliveStore,
   type Logger,
   type PluginContext,
   type PluginDefinition,
@@ -48,6 +49,10 @@ export interface CreateBundledImplementationOptions {
   readonly maxWorkerThreads?: number;
   /** How much a plugin's `toolSource` learns on `start` (see `ToolSourceStartOptions.mode`). Default `cached`. */
   readonly toolSourceMode?: 'cached' | 'refresh';
+  /** Values the plugin keeps alive across a live host's generations (`PluginContext.keepAlive`). */
+  readonly keepAlive?: KeepAliveStore;
+  /** `[plugins.entries.<id>] max_restarts`, when set (`PluginContext.maxRestarts`). */
+  readonly maxRestarts?: number;
 }
 
 /** The default limits of a worker-isolated call. */
@@ -345,7 +350,14 @@ class BundledImplementation implements PluginImplementation {
 
   private pluginContext(): PluginContext {
     const o = this.options;
-    return { config: o.settings, logger: this.logger, workspace: o.workspace, env: o.env };
+    return {
+      config: o.settings,
+      logger: this.logger,
+      workspace: o.workspace,
+      env: o.env,
+      ...(o.keepAlive !== undefined ? { keepAlive: o.keepAlive } : {}),
+      ...(o.maxRestarts !== undefined ? { maxRestarts: o.maxRestarts } : {}),
+    };
   }
 
   /** Imports the plugin module and runs `setup`, once; a failure sticks and every later call reports it. */

@@ -5,6 +5,7 @@ import type { PluginManifest } from './manifest.ts';
 import type { ToolSourceFactory } from './toolSource.ts';
 import type { ProviderDefinition } from './provider.ts';
 import type { ConnectorDefinition } from './connector.ts';
+import type { KeepAliveStore } from './keepAlive.ts';
 
 /** A plugin's settings: read from `[runtime.tools.<key>]`, deep-merged over the schema's defaults. */
 export interface PluginSettings<Settings = unknown> {
@@ -20,6 +21,16 @@ export interface PluginContext<Settings = unknown> {
   readonly logger: Logger;
   readonly workspace: WorkspacePaths;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /**
+   * Values kept alive across a live host's generations (connections an unchanged part keeps using);
+   * see `KeepAliveStore`. Absent in hosts that do not offer one: make and close values yourself.
+   */
+  readonly keepAlive?: KeepAliveStore;
+  /**
+   * `[plugins.entries.<id>] max_restarts`, when the user set it: how many times a part the plugin
+   * supervises itself (a bridged MCP server) may be restarted before it is given up (`disabled`).
+   */
+  readonly maxRestarts?: number;
 }
 
 /** A bundled plugin's implementation: the default export of nothing, the named `plugin` export of its package. */

@@ -43,3 +43,4 @@ export type {
 } from './provider.ts';
 export type { Connector, ConnectorDefinition, ConnectorHost, InboundMessage, ReplyEvent } from './connector.ts';
 export type { LifecycleState, LifecycleReport, PartLifecycleReport, LifecycleTransition, HealthCheckRecord } from './lifecycle.ts';
+export type { KeepAliveStore, KeepAliveLease } from './keepAlive.ts';

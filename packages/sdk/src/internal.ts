@@ -37,3 +37,5 @@ export { describeFileKind } from './describeFileKind.ts';
 export { LifecycleMachine, LIFECYCLE_TRANSITIONS } from './lifecycle.ts';
 export type { LifecycleMachineOptions } from './lifecycle.ts';
 export { Listeners } from './listeners.ts';
+export { createKeepAliveHost } from './keepAlive.ts';
+export type { KeepAliveHost } from './keepAlive.ts';

@@ -48,6 +48,8 @@ const PUBLIC_TYPES = [
   'HostToolHit',
   'InboundMessage',
   'IsolationMode',
+  'KeepAliveLease',
+  'KeepAliveStore',
   'LifecycleReport',
   'LifecycleState',
   'LifecycleTransition',

@@ -1,14 +1,17 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { CallToolResult, Client, Tool, Transport } from '@modelcontextprotocol/client';
 import { ERROR_CODES, ToolError, type Logger } from '@trellis/sdk';
-import { LifecycleMachine } from '@trellis/sdk/internal';
+import { LifecycleMachine, canonicalJson } from '@trellis/sdk/internal';
 import { GroupStdioTransport } from './GroupStdioTransport.ts';
 import type { McpToolSnapshot } from './pinStore.ts';
 import type { McpServerConfig } from './settings.ts';
 import { withStandardHeaders } from './standardHeaders.ts';
 
-/** Where a server connection stands. */
-export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'failed' | 'closed';
+/**
+ * Where a server connection stands. `failed`: down, reconnecting with backoff; `disabled`: given up
+ * past `max_restarts` until a reload revives it or its entry changes.
+ */
+export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'failed' | 'disabled' | 'closed';
 
 /** Options of {@link McpServerConnection}. */
 export interface McpServerConnectionOptions {
@@ -16,14 +19,28 @@ export interface McpServerConnectionOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly workspaceRoot: string;
   readonly logger: Logger;
-  /** Called with the server's tools after every successful list (connect, `tools/list_changed`). */
-  readonly onTools: (tools: readonly McpToolSnapshot[]) => void;
-  /** Called whenever `state()` or `reason()` changes. */
-  readonly onState: () => void;
   /** First reconnect delay; doubles up to `maxBackoffMs`. Default 1000 ms. */
   readonly backoffMs?: number;
   readonly maxBackoffMs?: number;
+  /** Reconnects after failures before the server is `disabled`. Default {@link DEFAULT_MAX_RESTARTS}. */
+  readonly maxRestarts?: number;
+  /** A session that stayed up this long resets the restart count. Default {@link STABLE_UPTIME_MS}. */
+  readonly stableUptimeMs?: number;
 }
+
+/** What a holder of a connection hears from it (several generations of the bridge may hold one). */
+export interface ConnectionSubscriber {
+  /** The server's tools after every successful list (connect, `tools/list_changed`). */
+  readonly onTools?: (tools: readonly McpToolSnapshot[]) => void;
+  /** Whenever `state()` or `reason()` changes. */
+  readonly onState?: () => void;
+}
+
+/** Reconnects a bridged server gets when neither its entry nor `[plugins.entries.mcp]` sets `max_restarts` (as process plugins). */
+export const DEFAULT_MAX_RESTARTS = 3;
+
+/** A session that stays up this long has its restart count reset (5 minutes, as process plugins). */
+export const STABLE_UPTIME_MS = 5 * 60 * 1000;
 
 // The variables a stdio server inherits when its entry lists none, as the SDK's default environment.
 const SAFE_ENV = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'];
@@ -123,16 +140,42 @@ export class McpServerConnection {
   private readonly timeoutMs: number;
   private pingTimer: ReturnType<typeof setInterval> | undefined;
   private pinging = false;
+  private connectedAt = 0;
+  private listed: readonly McpToolSnapshot[] | undefined;
+  private readonly subscribers = new Set<ConnectionSubscriber>();
+  private readonly maxRestarts: number;
   /**
    * The server's lifecycle: `initializing` on the first connect, `active` while connected, `error`
-   * when it died or failed, then `recovering` while Trellis reconnects with backoff. The bridge
-   * reconnects without limit (at most a minute apart), so a server is never `disabled` here.
+   * when it died or failed, then `recovering` while Trellis reconnects with backoff, or `disabled`
+   * once `max_restarts` reconnects in a row have failed (a session that stays up five minutes
+   * resets the count, as for process plugins).
    */
   readonly life: LifecycleMachine;
 
   constructor(private readonly options: McpServerConnectionOptions) {
     this.timeoutMs = Math.round(options.config.timeout_seconds * 1000);
-    this.life = new LifecycleMachine({ plugin: 'mcp', part: options.config.name, logger: options.logger });
+    this.maxRestarts = options.maxRestarts ?? DEFAULT_MAX_RESTARTS;
+    this.life = new LifecycleMachine({ plugin: 'mcp', part: options.config.name, logger: options.logger, maxRestarts: this.maxRestarts });
+  }
+
+  /** Subscribes a holder; returns the function that unsubscribes it. */
+  subscribe(subscriber: ConnectionSubscriber): () => void {
+    this.subscribers.add(subscriber);
+    return () => void this.subscribers.delete(subscriber);
+  }
+
+  /** The tools the server listed last (undefined until it answered once). */
+  tools(): readonly McpToolSnapshot[] | undefined {
+    return this.listed;
+  }
+
+  private notifyTools(tools: readonly McpToolSnapshot[]): void {
+    this.listed = tools;
+    for (const subscriber of [...this.subscribers]) subscriber.onTools?.(tools);
+  }
+
+  private notifyState(): void {
+    for (const subscriber of [...this.subscribers]) subscriber.onState?.();
   }
 
   get name(): string {
@@ -155,7 +198,7 @@ export class McpServerConnection {
 
   /** Connects (once at a time) and lists the tools; never rejects: a failure is kept in `reason()`. */
   connect(): Promise<void> {
-    if (this.status === 'closed') return Promise.resolve();
+    if (this.status === 'closed' || this.status === 'disabled') return Promise.resolve();
     if (this.status === 'connected') return Promise.resolve();
     this.wanted = true;
     this.connecting ??= this.attempt().finally(() => {
@@ -177,7 +220,7 @@ export class McpServerConnection {
       this.life.lastError = failure;
       this.life.moveTo('error');
     }
-    this.options.onState();
+    this.notifyState();
   }
 
   /** Every `health_check_interval_seconds` while connected: MCP `ping`; no answer in time means the server is lost. */
@@ -239,7 +282,7 @@ export class McpServerConnection {
                 );
                 return;
               }
-              this.options.onTools(tools.map(snapshotTool));
+              this.notifyTools(tools.map(snapshotTool));
             },
           },
         },
@@ -282,9 +325,10 @@ export class McpServerConnection {
         if (this.client === client) this.lost('the connection closed (the server exited or hung up)');
       };
       this.attempts = 0;
+      this.connectedAt = Date.now();
       this.setState('connected');
       this.startPing(client);
-      this.options.onTools(listed.tools.map(snapshotTool));
+      this.notifyTools(listed.tools.map(snapshotTool));
     } catch (error) {
       if (this.client !== client) return;
       const timedOut = deadline.aborted;
@@ -297,7 +341,14 @@ export class McpServerConnection {
   }
 
   private fail(message: string): void {
-    if (this.status === 'closed') return;
+    if (this.status === 'closed' || this.status === 'disabled') return;
+    // A session that stayed up long enough was a success: the count of restarts starts over.
+    if (this.connectedAt > 0 && Date.now() - this.connectedAt >= (this.options.stableUptimeMs ?? STABLE_UPTIME_MS)) this.life.restarts = 0;
+    this.connectedAt = 0;
+    if (this.wanted && this.life.restarts >= this.maxRestarts) {
+      this.disable(message);
+      return;
+    }
     this.attempts += 1;
     const delay = Math.min((this.options.backoffMs ?? 1000) * 2 ** (this.attempts - 1), this.options.maxBackoffMs ?? 60_000);
     this.retryAt = Date.now() + delay;
@@ -313,6 +364,30 @@ export class McpServerConnection {
       }, delay);
       this.retryTimer.unref();
     }
+  }
+
+  /** Gives up after `max_restarts` failed reconnects: no more tries until {@link revive}. */
+  private disable(message: string): void {
+    this.setState('failed', message);
+    const reason = `${message}; gave up after ${this.life.restarts} reconnect(s) (max_restarts = ${this.maxRestarts}); fix the server, then change its [[plugins.entries.mcp.config.servers]] entry or reload the host (SIGHUP to trellis serve or run) to try again`;
+    this.status = 'disabled';
+    this.failure = reason;
+    this.life.lastError = reason;
+    this.life.moveTo('disabled');
+    this.options.logger.error(`mcp server ${this.name} is disabled: ${reason}`);
+    this.notifyState();
+  }
+
+  /** A fresh start for a `disabled` server (the host reloaded): the restart count starts over and it connects again. */
+  revive(): void {
+    if (this.status !== 'disabled') return;
+    this.options.logger.info(`mcp server ${this.name}: reconnecting after a reload (it was disabled)`);
+    this.life.restarts = 0;
+    this.attempts = 0;
+    this.retryAt = 0;
+    this.status = 'idle';
+    this.life.moveTo('unloaded');
+    void this.connect();
   }
 
   private lost(message: string): void {
@@ -337,6 +412,11 @@ export class McpServerConnection {
 
   /** Runs one tool call under `signal` (the call's deadline and the caller's cancellation). */
   async call(tool: string, input: unknown, signal: AbortSignal, deadlineMs: number): Promise<CallToolResult> {
+    if (this.status === 'disabled') {
+      throw new ToolError(ERROR_CODES.PLUGIN_UNAVAILABLE, `mcp server ${this.name} is disabled: ${this.failure ?? 'it kept failing'}`, {
+        retryable: false,
+      });
+    }
     if (this.status !== 'connected') {
       if (this.status === 'failed' && Date.now() < this.retryAt) {
         throw new ToolError(
@@ -386,7 +466,37 @@ export class McpServerConnection {
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.status = 'closed';
+    this.subscribers.clear();
     this.life.moveTo('unloaded');
     await this.dropClient();
   }
+}
+
+/**
+ * Everything a server's connection is made from, as one string: two generations of the bridge
+ * whose entries give the same key share one connection (one process, one MCP session); any
+ * difference — a changed argument, variable, header, deadline or restart budget — makes a new one.
+ * `include_tools`/`exclude_tools` only filter what is offered and are left out.
+ */
+export function connectionKey(options: Omit<McpServerConnectionOptions, 'logger'>): string {
+  const { config } = options;
+  const safeEnv: Record<string, string | undefined> = {};
+  for (const key of SAFE_ENV) safeEnv[key] = options.env[key];
+  return canonicalJson({
+    name: config.name,
+    command: config.command ?? null,
+    args: config.args,
+    env: config.env,
+    cwd: config.cwd ?? null,
+    url: config.url ?? null,
+    headers: config.headers,
+    timeout_seconds: config.timeout_seconds,
+    health_check_interval_seconds: config.health_check_interval_seconds,
+    hostEnv: safeEnv,
+    workspaceRoot: options.workspaceRoot,
+    backoffMs: options.backoffMs ?? null,
+    maxBackoffMs: options.maxBackoffMs ?? null,
+    maxRestarts: options.maxRestarts ?? DEFAULT_MAX_RESTARTS,
+    stableUptimeMs: options.stableUptimeMs ?? null,
+  });
 }

@@ -3,6 +3,8 @@ import {
   ERROR_CODES,
   ToolError,
   type DynamicToolSpec,
+  type KeepAliveLease,
+  type KeepAliveStore,
   type LifecycleTransition,
   type Logger,
   type PartLifecycleReport,
@@ -11,23 +13,10 @@ import {
   type ToolSourceReason,
   type ToolSourceStartOptions,
 } from '@trellis/sdk';
-import { compileToolGlob } from '@trellis/sdk/internal';
-import { McpServerConnection, serverConfigProblem } from './McpServerConnection.ts';
-import {
-  comparePin,
-  emptyPinFile,
-  fingerprintTool,
-  pinFilePath,
-  pinTool,
-  readPinFile,
-  resolveStateDir,
-  writePinFile,
-  type McpToolSnapshot,
-  type PinChange,
-  type PinFile,
-  type PinParts,
-  type PinProblem,
-} from './pinStore.ts';
+import { compileToolGlob, createKeepAliveHost } from '@trellis/sdk/internal';
+import { McpServerConnection, connectionKey, serverConfigProblem, type McpServerConnectionOptions } from './McpServerConnection.ts';
+import { comparePin, fingerprintTool, pinFilePath, resolveStateDir, type McpToolSnapshot, type PinParts } from './pinStore.ts';
+import { ServerPins, describeChanges } from './ServerPins.ts';
 import type { McpServerConfig, McpSettings } from './settings.ts';
 
 /** Options of {@link createMcpToolSource}. */
@@ -40,23 +29,30 @@ export interface McpToolSourceOptions {
   readonly stateDir?: string;
   /** First reconnect delay (doubles up to a minute). Default 1000 ms. */
   readonly backoffMs?: number;
+  /**
+   * Where server connections and pins are kept (the host's `PluginContext.keepAlive`): a live host
+   * hands the next generation's bridge the connections of the servers whose entry did not change.
+   * Default: a store of this source's own (everything closes with it).
+   */
+  readonly keepAlive?: KeepAliveStore;
+  /** `[plugins.entries.mcp] max_restarts`: each server's reconnect budget unless its entry sets `max_restarts`. Default 3. */
+  readonly maxRestarts?: number;
+  /** A session up this long resets a server's restart count. Default five minutes (tests shorten it). */
+  readonly stableUptimeMs?: number;
 }
 
 interface ServerEntry {
   readonly config: McpServerConfig;
   readonly problem?: string;
   readonly connection?: McpServerConnection;
-  readonly pinPath: string;
   readonly include: ReadonlyArray<(name: string) => boolean>;
   readonly exclude: ReadonlyArray<(name: string) => boolean>;
-  pins: PinFile;
-  pinProblem?: PinProblem;
-  pinsRead?: Promise<void>;
-  /** The tools as the server listed them last in this process; undefined until it answered. */
+  /** The server's pins, shared by every holder of its pin file. */
+  readonly pins?: ServerPins;
+  /** The tools as the server listed them last; undefined until it answered. */
   live?: readonly McpToolSnapshot[];
   /** `live` by name, with each tool's fingerprint (hashed once per list, not per call). */
   liveByName?: ReadonlyMap<string, { tool: McpToolSnapshot; fingerprint: { hash: string; parts: PinParts } }>;
-  writing: Promise<void>;
   /** The last list being compared with the pins. */
   receiving?: Promise<void>;
 }
@@ -85,9 +81,9 @@ export function valueOfResult(result: CallToolResult, name: string): unknown {
   return { content };
 }
 
-function describeChanges(changes: readonly PinChange[]): string {
-  if (changes.length === 1) return `its ${changes[0]} changed`;
-  return `its ${changes.slice(0, -1).join(', ')} and ${changes[changes.length - 1]} changed`;
+/** Why a tool of a disabled server is not run, and how to bring the server back. */
+function disabledMessage(name: string, server: string, connection: McpServerConnection): string {
+  return `${name} is unavailable: mcp server ${server} is disabled: ${connection.reason() ?? 'it kept failing'}`;
 }
 
 class McpToolSource implements ToolSource {
@@ -95,10 +91,18 @@ class McpToolSource implements ToolSource {
   private readonly duplicates: string[] = [];
   private readonly listeners = new Set<() => void>();
   private readonly lifecycleListeners = new Set<(transition: LifecycleTransition) => void>();
+  /** Holds on kept connections and pins, and subscriptions to them: given up on close. */
+  private readonly leases: Array<KeepAliveLease<unknown>> = [];
+  private readonly unsubscribers: Array<() => void> = [];
   private closed = false;
 
   constructor(private readonly options: McpToolSourceOptions) {
     const stateDir = options.stateDir ?? resolveStateDir(options.env);
+    const keepAlive =
+      options.keepAlive ??
+      createKeepAliveHost((error) => options.logger.error(`mcp: ${error instanceof Error ? error.message : String(error)}`)).forPlugin(
+        'mcp',
+      );
     for (const config of options.settings.servers) {
       if (config.enabled === false) continue;
       if (this.servers.has(config.name)) {
@@ -106,39 +110,68 @@ class McpToolSource implements ToolSource {
         continue;
       }
       const problem = serverConfigProblem(config);
-      const entry: ServerEntry = {
+      const base = {
         config,
-        ...(problem !== undefined ? { problem } : {}),
-        pinPath: pinFilePath(stateDir, config.name),
         include: config.include_tools.map(compileToolGlob),
         exclude: config.exclude_tools.map(compileToolGlob),
-        pins: emptyPinFile(config.name),
-        writing: Promise.resolve(),
       };
-      if (problem === undefined) {
-        (entry as { connection?: McpServerConnection }).connection = new McpServerConnection({
-          config,
-          env: options.env,
-          workspaceRoot: options.workspaceRoot,
-          logger: options.logger,
-          ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
-          onTools: (tools) => this.receive(entry, tools),
-          onState: () => this.emit(),
-        });
-        entry.connection!.life.onTransition((transition) => {
-          for (const listener of [...this.lifecycleListeners]) listener(transition);
-        });
+      if (problem !== undefined) {
+        this.servers.set(config.name, { ...base, problem });
+        continue;
       }
+      const pinPath = pinFilePath(stateDir, config.name);
+      const pins = this.hold(
+        keepAlive.acquire(
+          `pins\u0000${pinPath}`,
+          () => new ServerPins(config.name, pinPath, options.logger),
+          (kept) => kept.written(),
+        ),
+      );
+      const maxRestarts = config.max_restarts ?? options.maxRestarts;
+      const connectionOptions: McpServerConnectionOptions = {
+        config,
+        env: options.env,
+        workspaceRoot: options.workspaceRoot,
+        logger: options.logger,
+        ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
+        ...(options.stableUptimeMs !== undefined ? { stableUptimeMs: options.stableUptimeMs } : {}),
+        ...(maxRestarts !== undefined ? { maxRestarts } : {}),
+      };
+      // An entry that did not change since the last generation gets that generation's connection:
+      // the same process, the same MCP session.
+      const connection = this.hold(
+        keepAlive.acquire(
+          `server\u0000${connectionKey(connectionOptions)}`,
+          () => new McpServerConnection(connectionOptions),
+          (kept) => kept.close(),
+        ),
+      );
+      const entry: ServerEntry = { ...base, pins, connection };
+      this.unsubscribers.push(
+        connection.subscribe({ onTools: (tools) => this.receive(entry, tools), onState: () => this.emit() }),
+        connection.life.onTransition((transition) => {
+          for (const listener of [...this.lifecycleListeners]) listener(transition);
+        }),
+      );
       this.servers.set(config.name, entry);
+      const known = connection.tools();
+      if (known !== undefined) this.receive(entry, known);
     }
+    // A reload gives servers that were given up (disabled past max_restarts) a fresh start.
+    this.unsubscribers.push(
+      keepAlive.onReload(() => {
+        for (const entry of this.servers.values()) entry.connection?.revive();
+      }),
+    );
+  }
+
+  private hold<T>(lease: KeepAliveLease<T>): T {
+    this.leases.push(lease as KeepAliveLease<unknown>);
+    return lease.value;
   }
 
   private readPins(entry: ServerEntry): Promise<void> {
-    entry.pinsRead ??= readPinFile(entry.pinPath, entry.config.name).then((read) => {
-      if (read.problem !== undefined) entry.pinProblem = read.problem;
-      else if (read.value !== undefined) entry.pins = read.value;
-    });
-    return entry.pinsRead;
+    return entry.pins?.read() ?? Promise.resolve();
   }
 
   async start(options: ToolSourceStartOptions = {}): Promise<void> {
@@ -147,61 +180,23 @@ class McpToolSource implements ToolSource {
     const refresh = options.mode === 'refresh';
     await Promise.all(
       entries
-        .filter((entry) => entry.connection !== undefined && entry.pinProblem === undefined)
-        .filter((entry) => refresh || Object.keys(entry.pins.tools).length === 0)
+        .filter((entry) => entry.connection !== undefined && entry.pins?.problem === undefined)
+        .filter((entry) => refresh || Object.keys(entry.pins?.pins.tools ?? {}).length === 0)
         .map((entry) => entry.connection!.connect()),
     );
     // The first list is pinned before start resolves, so a host that exits right away keeps it.
     await Promise.all(entries.map((entry) => entry.receiving));
-    await Promise.all(entries.map((entry) => entry.writing));
+    await Promise.all(entries.map((entry) => entry.pins?.written()));
     this.emit();
   }
 
-  /** Pins first-seen tools, records changed ones as pending, and keeps the list. */
+  /** Keeps the list, pins first-seen tools and records changed ones as pending. */
   private receive(entry: ServerEntry, tools: readonly McpToolSnapshot[]): void {
     entry.receiving = this.readPins(entry).then(() => {
       if (this.closed) return;
       entry.live = tools;
       entry.liveByName = new Map(tools.map((tool) => [tool.name, { tool, fingerprint: fingerprintTool(tool) }]));
-      if (entry.pinProblem !== undefined) {
-        this.emit();
-        return;
-      }
-      const pinned = { ...entry.pins.tools };
-      const pending = { ...entry.pins.pending };
-      let dirty = false;
-      for (const tool of tools) {
-        const current = entry.liveByName.get(tool.name)?.fingerprint ?? fingerprintTool(tool);
-        const pin = pinned[tool.name];
-        if (pin === undefined) {
-          pinned[tool.name] = pinTool(tool);
-          dirty = true;
-          continue;
-        }
-        if (comparePin(pin, current).length === 0) {
-          if (pending[tool.name] !== undefined) {
-            delete pending[tool.name];
-            dirty = true;
-          }
-        } else if (pending[tool.name]?.hash !== current.hash) {
-          pending[tool.name] = pinTool(tool);
-          dirty = true;
-          this.options.logger.warn(
-            `mcp.${entry.config.name}.${tool.name} is withheld: ${describeChanges(comparePin(pin, current))} since it was pinned; run trellis mcp approve ${entry.config.name} ${tool.name}`,
-          );
-        }
-      }
-      if (dirty) {
-        entry.pins = { version: 1, server: entry.config.name, tools: pinned, pending };
-        const snapshot = entry.pins;
-        entry.writing = entry.writing
-          .then(() => writePinFile(entry.pinPath, snapshot))
-          .catch((error: unknown) => {
-            this.options.logger.error(
-              `mcp server ${entry.config.name}: cannot write its pin file ${entry.pinPath}: ${error instanceof Error ? error.message : String(error)}`,
-            );
-          });
-      }
+      entry.pins?.record(tools, entry.liveByName);
       this.emit();
     });
   }
@@ -218,15 +213,19 @@ class McpToolSource implements ToolSource {
   /** Why one of a server's tools is withheld now, or undefined when it may be called. */
   private withheld(entry: ServerEntry, tool: McpToolSnapshot): ToolSourceReason | undefined {
     const name = `mcp.${entry.config.name}.${tool.name}`;
-    if (entry.pinProblem !== undefined) return { code: entry.pinProblem.code, message: `${name} is withheld: ${entry.pinProblem.message}` };
+    const pinProblem = entry.pins?.problem;
+    if (pinProblem !== undefined) return { code: pinProblem.code, message: `${name} is withheld: ${pinProblem.message}` };
     const connection = entry.connection;
+    if (connection !== undefined && connection.state() === 'disabled') {
+      return { code: ERROR_CODES.PLUGIN_UNAVAILABLE, message: disabledMessage(name, entry.config.name, connection) };
+    }
     if (connection !== undefined && connection.state() === 'failed') {
       return {
         code: ERROR_CODES.MCP_SERVER_UNAVAILABLE,
         message: `${name} is unavailable: mcp server ${entry.config.name} ${connection.reason() ?? 'is down'}; Trellis reconnects with backoff`,
       };
     }
-    const pin = entry.pins.tools[tool.name];
+    const pin = entry.pins?.pins.tools[tool.name];
     if (pin === undefined) return undefined;
     const live = entry.liveByName?.get(tool.name);
     const changes = comparePin(pin, live?.tool === tool ? live.fingerprint : fingerprintTool(tool));
@@ -241,12 +240,12 @@ class McpToolSource implements ToolSource {
     const specs: DynamicToolSpec[] = [];
     for (const entry of this.servers.values()) {
       if (entry.problem !== undefined) continue;
-      const tools = entry.live ?? Object.values(entry.pins.tools).map((pin) => pin.tool);
+      const tools = entry.live ?? Object.values(entry.pins?.pins.tools ?? {}).map((pin) => pin.tool);
       for (const tool of tools) {
         if (!this.offeredByFilter(entry, tool.name)) continue;
         const reason = this.withheld(entry, tool);
         // A changed tool is listed as it was approved: its new text is the server's unreviewed word.
-        const shown = reason?.code === ERROR_CODES.TOOL_CHANGED ? (entry.pins.tools[tool.name]?.tool ?? tool) : tool;
+        const shown = reason?.code === ERROR_CODES.TOOL_CHANGED ? (entry.pins?.pins.tools[tool.name]?.tool ?? tool) : tool;
         const annotations = { ...(shown.annotations ?? {}), ...(shown.title !== undefined ? { title: shown.title } : {}) };
         specs.push({
           name: `${entry.config.name}.${shown.name}`,
@@ -288,6 +287,9 @@ class McpToolSource implements ToolSource {
       );
     }
     const connection = entry.connection;
+    if (connection.state() === 'disabled') {
+      throw new ToolError(ERROR_CODES.PLUGIN_UNAVAILABLE, disabledMessage(name, entry.config.name, connection));
+    }
     // A tool known only from the pin cache is checked against the live server before it runs.
     if (connection.state() !== 'connected') {
       await this.readPins(entry);
@@ -295,7 +297,11 @@ class McpToolSource implements ToolSource {
       await this.readPins(entry);
       await entry.receiving;
     }
-    if (entry.pinProblem !== undefined) throw new ToolError(entry.pinProblem.code, `${name} is withheld: ${entry.pinProblem.message}`);
+    const pinProblem = entry.pins?.problem;
+    if (pinProblem !== undefined) throw new ToolError(pinProblem.code, `${name} is withheld: ${pinProblem.message}`);
+    if (connection.state() === 'disabled') {
+      throw new ToolError(ERROR_CODES.PLUGIN_UNAVAILABLE, disabledMessage(name, entry.config.name, connection));
+    }
     if (connection.state() !== 'connected') {
       throw new ToolError(
         ERROR_CODES.MCP_SERVER_UNAVAILABLE,
@@ -327,14 +333,19 @@ class McpToolSource implements ToolSource {
     }));
     for (const entry of this.servers.values()) {
       if (entry.problem !== undefined) out.push({ code: ERROR_CODES.MCP_SERVER_INVALID, message: entry.problem });
-      else if (entry.pinProblem !== undefined) out.push(entry.pinProblem);
-      else if (entry.connection?.state() === 'failed') {
+      else if (entry.pins?.problem !== undefined) out.push(entry.pins.problem);
+      else if (entry.connection?.state() === 'disabled') {
+        out.push({
+          code: ERROR_CODES.PLUGIN_UNAVAILABLE,
+          message: `mcp server ${entry.config.name} is disabled: ${entry.connection.reason() ?? 'it kept failing'}`,
+        });
+      } else if (entry.connection?.state() === 'failed') {
         out.push({
           code: ERROR_CODES.MCP_SERVER_UNAVAILABLE,
           message: `mcp server ${entry.config.name} ${entry.connection.reason() ?? 'is down'}`,
         });
       }
-      const pending = Object.keys(entry.pins.pending);
+      const pending = Object.keys(entry.pins?.pins.pending ?? {});
       if (pending.length > 0) {
         out.push({
           code: ERROR_CODES.TOOL_CHANGED,
@@ -369,12 +380,16 @@ class McpToolSource implements ToolSource {
     return out;
   }
 
+  /**
+   * Gives up this source's holds: a server no other generation holds is closed (its process group
+   * ended), one still held keeps running; resolves when what this source closed is gone.
+   */
   async close(): Promise<void> {
     this.closed = true;
     this.listeners.clear();
     this.lifecycleListeners.clear();
-    await Promise.allSettled([...this.servers.values()].map((entry) => entry.connection?.close()));
-    await Promise.allSettled([...this.servers.values()].map((entry) => entry.writing));
+    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
+    await Promise.allSettled(this.leases.splice(0).map((lease) => lease.release()));
   }
 }
 

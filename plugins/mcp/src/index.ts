@@ -17,6 +17,9 @@ export const plugin = definePlugin<McpSettings>({
       env: ctx.env,
       workspaceRoot: ctx.workspace.root,
       logger: ctx.logger,
+      // Servers whose entry did not change keep their connection across a live host's reloads.
+      ...(ctx.keepAlive !== undefined ? { keepAlive: ctx.keepAlive } : {}),
+      ...(ctx.maxRestarts !== undefined ? { maxRestarts: ctx.maxRestarts } : {}),
     }),
 });
 

@@ -24,6 +24,12 @@ export const McpServerConfigSchema = z
     exclude_tools: z.array(z.string()).default([]),
     /** Seconds between MCP `ping` health checks while connected; 0 = none. A ping unanswered within timeout_seconds reconnects. */
     health_check_interval_seconds: z.number().min(0).max(86_400).default(30),
+    /**
+     * Reconnects after failures before the server is given up (`disabled`) until a reload or a
+     * change of this entry; default `[plugins.entries.mcp] max_restarts`, else 3. A session that
+     * stays up five minutes resets the count.
+     */
+    max_restarts: z.number().int().min(0).max(100).optional(),
     /** `false` keeps the entry without starting the server. */
     enabled: z.boolean().default(true),
   })

@@ -134,7 +134,11 @@ describe('an HTTP server that goes away', { timeout: 90_000 }, () => {
     const port = await freePort();
     const first = startEverything(port);
     expect(await waitFor(() => first.log().includes('listening'), 20_000)).toBe(true);
-    const { source } = makeSource([{ name: 'web', url: `http://127.0.0.1:${port}/mcp`, include_tools: ['echo'] }], { backoffMs: 300 });
+    // A restart budget that outlasts the server's restart below (the default 3 reconnects, 300 ms
+    // apart and doubling, would give up after about 2 s: see the disabled tests in keepAlive.test.ts).
+    const { source } = makeSource([{ name: 'web', url: `http://127.0.0.1:${port}/mcp`, include_tools: ['echo'], max_restarts: 20 }], {
+      backoffMs: 300,
+    });
     await source.start();
     expect(await call(source, 'web.echo', { message: 'one' })).toEqual({ ok: true, value: 'Echo: one' });
 
@@ -243,7 +247,8 @@ describe('a tiny SDK server', { timeout: 60_000 }, () => {
   });
 
   it('a crash makes only that server unavailable, with the reason, and it reconnects with backoff', async () => {
-    const { source } = makeSource([tiny(), { name: 'missing', command: '/nonexistent/mcp-server' }], { backoffMs: 200 });
+    // `missing` keeps retrying while the test looks (its budget is not the point here; see keepAlive.test.ts).
+    const { source } = makeSource([tiny(), { name: 'missing', command: '/nonexistent/mcp-server', max_restarts: 100 }], { backoffMs: 200 });
     await source.start();
     track(source);
     const before = source.pids().tiny!;

@@ -1,4 +1,6 @@
 import { shareImplementation, type PluginImplementation, type SharedImplementation } from '@trellis/runtime';
+import { silentLogger, type Logger } from '@trellis/sdk';
+import { createKeepAliveHost, type KeepAliveHost } from '@trellis/sdk/internal';
 
 /**
  * The plugin implementations a live host keeps across reload generations. A generation leases a
@@ -14,10 +16,22 @@ export interface ImplementationPool {
   lease(pluginId: string, fingerprint: string, make: () => PluginImplementation | undefined): PluginImplementation | undefined;
   /** Implementations not yet disposed (for status and tests). */
   size(): number;
+  /**
+   * What plugins keep alive below the implementation (`PluginContext.keepAlive`): a changed plugin
+   * gets a fresh implementation, but its parts that did not change (one bridged MCP server of
+   * several) carry over through this store, from generation to generation.
+   */
+  readonly keepAlive: KeepAliveHost;
 }
 
 /** Creates an empty {@link ImplementationPool}. */
-export function createImplementationPool(): ImplementationPool {
+export function createImplementationPool(options: { readonly logger?: Logger } = {}): ImplementationPool {
+  const logger = options.logger ?? silentLogger;
+  const keepAlive = createKeepAliveHost((error) =>
+    logger.error(
+      `closing a value kept across reloads, or a reload listener, failed: ${error instanceof Error ? error.message : String(error)}`,
+    ),
+  );
   // Keyed by plugin id and fingerprint: while an old generation drains, a changed plugin has two
   // live implementations (the old one serving the old generation's calls, the new one the new's).
   const entries = new Map<string, SharedImplementation>();
@@ -31,6 +45,7 @@ export function createImplementationPool(): ImplementationPool {
     return shared;
   };
   return {
+    keepAlive,
     has: (pluginId, fingerprint) => live(keyOf(pluginId, fingerprint)) !== undefined,
     lease(pluginId, fingerprint, make) {
       const key = keyOf(pluginId, fingerprint);
