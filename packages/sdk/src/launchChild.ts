@@ -86,18 +86,32 @@ function candidatePrefixes(): Array<{ prefix: string[]; userNamespace: boolean; 
   const setpriv = findSystemProgram('setpriv');
   const dropCaps = setpriv === undefined ? undefined : [setpriv, '--bounding-set=-all', '--inh-caps=-all', '--'];
   const pidNs = ['--pid', '--fork', '--mount-proc', '--kill-child'];
+  // A host that dies without running its exit hook (SIGKILL, the OOM killer, a signal it does not
+  // trap) cannot stop its children. The kernel can: unshare gets SIGKILL when the host dies
+  // (parent-death signal, kept across exec), and --kill-child passes it on to the namespace's pid 1,
+  // whose death ends everything inside. Without setpriv, unshare alone (the host's exit hook still
+  // covers every way out that runs JavaScript).
+  const reap = setpriv === undefined ? [] : [setpriv, '--pdeathsig', 'KILL', '--'];
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   const list: Array<{ prefix: string[]; userNamespace: boolean; label: string }> = [];
   if (root) {
     if (dropCaps)
-      list.push({ prefix: [unshare, ...pidNs, '--', ...dropCaps], userNamespace: false, label: 'unshare --pid, capabilities dropped' });
+      list.push({
+        prefix: [...reap, unshare, ...pidNs, '--', ...dropCaps],
+        userNamespace: false,
+        label: 'unshare --pid, capabilities dropped',
+      });
   } else {
-    list.push({ prefix: [unshare, '--user', '--map-current-user', ...pidNs, '--'], userNamespace: true, label: 'unshare --user --pid' });
+    list.push({
+      prefix: [...reap, unshare, '--user', '--map-current-user', ...pidNs, '--'],
+      userNamespace: true,
+      label: 'unshare --user --pid',
+    });
   }
   // Older util-linux (no --map-current-user), or root without CAP_SYS_ADMIN (a container).
   if (dropCaps)
     list.push({
-      prefix: [unshare, '--user', '--map-root-user', ...pidNs, '--', ...dropCaps],
+      prefix: [...reap, unshare, '--user', '--map-root-user', ...pidNs, '--', ...dropCaps],
       userNamespace: true,
       label: 'unshare --user --pid, capabilities dropped',
     });
