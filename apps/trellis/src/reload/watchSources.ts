@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 
 /** What a live host watches: the config files in use and the plugin discovery roots. */
@@ -88,6 +88,20 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
     },
   });
   for (const event of ['add', 'change', 'unlink', 'addDir', 'unlinkDir'] as const) watcher.on(event, (path: string) => noteEvent(path));
+  // chokidar reports a change only when a file's content (its mtime) changed, but admission also
+  // judges modes, owners and link counts: a plugin folder made world-writable, a manifest given to
+  // another user or hard-linked elsewhere must be rejected without waiting for the next edit. The
+  // raw events carry those (inotify IN_ATTRIB; a polled stat whose mode, owner or ctime changed).
+  watcher.on('raw', (_event: string, path: unknown, details: unknown) => {
+    if (typeof path !== 'string' || path === '') return;
+    const watched = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
+    if (typeof watched !== 'string') return noteEvent(resolve(path)); // polling: the path itself
+    // Native: `path` names an entry of the watched folder, or the watched path itself: its own
+    // attributes (a root has no watched parent to report them) or its link count (the kernel tells
+    // only the file's own watch that it gained a name elsewhere).
+    noteEvent(resolve(watched, path));
+    if (path === basename(watched)) noteEvent(resolve(watched));
+  });
   watcher.on('error', (error) => options.onError?.(error instanceof Error ? error : new Error(String(error))));
   // chokidar never says `ready` for an empty list (nothing exists yet: no config file, no root).
   const ready = targets.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
