@@ -1,4 +1,5 @@
-import { appendFileSync, chmodSync, chownSync, linkSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, linkSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { realWorkspacePath, saveTrustStore, trustStorePath } from '@trellis/config';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NOBODY, pidsMentioning } from '@trellis/test-support';
@@ -34,6 +35,7 @@ async function expectRejectedOnItsOwn(
   change: () => void,
   id: string,
   code: string,
+  state: 'rejected' | 'disabled' = 'rejected',
 ): Promise<ReloadResult> {
   expect(stateOf(live, id)?.state).toBe('enabled');
   expect((await live.invoke({ name: `${id}.where` })).ok).toBe(true);
@@ -45,7 +47,7 @@ async function expectRejectedOnItsOwn(
   ]);
   expect(result, 'the watcher did not notice the change').toBeDefined();
   expect(result).toMatchObject({ status: 'applied', changes: { removed: [id] } });
-  expect(stateOf(live, id)).toMatchObject({ state: 'rejected' });
+  expect(stateOf(live, id)).toMatchObject({ state });
   expect(stateOf(live, id)?.reasons[0]?.code).toBe(code);
   const after = await live.invoke({ name: `${id}.where` });
   expect(after.ok).toBe(false);
@@ -124,5 +126,19 @@ describe('a live host notices who may write its plugins', () => {
     appendFileSync(join(sandbox.root, 'alpha', 'plugin.toml'), '# edited\n');
     await reloaded;
     expect(reloads).toBe(1);
+  });
+
+  it('stops a workspace plugin when its workspace\'s trust is revoked while it runs', { timeout: 60_000 }, async () => {
+    const workspace = join(sandbox.dir, 'ws');
+    mkdirSync(join(workspace, '.trellis', 'plugins'), { recursive: true });
+    sandbox.writePlugin('wsp');
+    renameSync(join(sandbox.root, 'wsp'), join(workspace, '.trellis', 'plugins', 'wsp'));
+    writeFileSync(join(workspace, '.trellis', 'runtime.toml'), '[plugins]\nallow = ["wsp"]\n');
+    sandbox.writeConfig(`[plugins]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    const store = trustStorePath(join(sandbox.home, '.config', 'trellis'));
+    saveTrustStore(store, { version: 1, workspaces: [{ path: realWorkspacePath(workspace), trusted_at: new Date().toISOString() }] });
+    host = await startLiveHost({ configPath: sandbox.config, workspace, home: sandbox.home, env: sandbox.env, debounceMs: 100 });
+    // `trellis trust --revoke` writes the store this way (a temp file renamed over it).
+    await expectRejectedOnItsOwn(host, () => saveTrustStore(store, { version: 1, workspaces: [] }), 'wsp', 'WORKSPACE_UNTRUSTED', 'disabled');
   });
 });
