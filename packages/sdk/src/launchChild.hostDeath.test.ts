@@ -34,15 +34,20 @@ async function waitFor(check: () => boolean, limitMs = 20_000): Promise<boolean>
   return check();
 }
 
-function startHost(asNobody: boolean, tag: string): { child: ChildProcess; ready: Promise<{ mechanism: string; pid: number }> } {
+function startHost(
+  asNobody: boolean,
+  tag: string,
+  extraEnv: Record<string, string> = {},
+): { child: ChildProcess; ready: Promise<{ mechanism: string; pid: number }> } {
   const argv = [host.file, tag];
+  const env = { PATH: '/usr/bin:/bin', ...extraEnv };
   const child = asNobody
     ? spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', process.execPath, ...argv], {
         cwd: host.dir,
-        env: { PATH: '/usr/bin:/bin' },
+        env,
         stdio: ['ignore', 'pipe', 'pipe'],
       })
-    : spawn(process.execPath, argv, { cwd: host.dir, env: { PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    : spawn(process.execPath, argv, { cwd: host.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
@@ -77,4 +82,19 @@ describe('a host killed outright leaves no child behind', () => {
       }
     });
   }
+
+  it('SIGKILL of the host ends its child also without isolation (TRELLIS_CHILD_ISOLATION=off)', { timeout: 60_000 }, async () => {
+    const tag = `86400.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+    const { child, ready } = startHost(false, tag, { TRELLIS_CHILD_ISOLATION: 'off' });
+    try {
+      expect((await ready).mechanism).toBe('none');
+      expect(await waitFor(() => pidsMentioning(tag).length > 0)).toBe(true);
+      child.kill('SIGKILL');
+      expect(await waitFor(() => child.exitCode !== null || child.signalCode !== null)).toBe(true);
+      expect(await waitFor(() => pidsMentioning(tag).length === 0, 10_000)).toBe(true);
+    } finally {
+      if (child.pid !== undefined && isAlive(child.pid)) child.kill('SIGKILL');
+      for (const pid of pidsMentioning(tag)) process.kill(pid, 'SIGKILL');
+    }
+  });
 });

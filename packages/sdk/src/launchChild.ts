@@ -63,6 +63,8 @@ const PRLIMIT = findSystemProgram('prlimit');
 interface Prepared {
   readonly spawn: typeof SpawnFunction;
   readonly prefix: readonly string[] | undefined;
+  /** Without isolation: `setpriv --pdeathsig KILL --`, so a child still dies with a host killed outright. */
+  readonly reaper?: readonly string[];
   readonly isolation: SecretIsolation;
 }
 
@@ -170,7 +172,13 @@ export function prepareChildLauncher(): Promise<SecretIsolation> {
         }
       }
     }
-    result ??= { spawn, prefix: undefined, isolation: { mechanism: 'none', userNamespace: false, mode, detail: noIsolationDetail(mode) } };
+    const setpriv = process.platform === 'linux' ? findSystemProgram('setpriv') : undefined;
+    result ??= {
+      spawn,
+      prefix: undefined,
+      ...(setpriv !== undefined ? { reaper: [setpriv, '--pdeathsig', 'KILL', '--'] } : {}),
+      isolation: { mechanism: 'none', userNamespace: false, mode, detail: noIsolationDetail(mode) },
+    };
     prepared = result;
     return result;
   })();
@@ -197,7 +205,8 @@ export function describeSecretIsolation(): Promise<SecretIsolation> {
 /**
  * The command line that runs `command args` isolated (the wrapper, then prlimit when a limit is
  * asked for, then the command), for spawners Trellis does not own (e.g. an MCP stdio transport).
- * Call `prepareChildLauncher` first; without isolation the command is returned as is.
+ * Call `prepareChildLauncher` first; without isolation the command is returned as is, behind
+ * `setpriv --pdeathsig KILL` where setpriv exists (the child dies with a host killed outright).
  */
 export function isolatedCommandLine(options: Pick<LaunchChildOptions, 'command' | 'args' | 'maxMemoryMb' | 'maxCpuSeconds'>): {
   command: string;
@@ -219,6 +228,7 @@ export function isolatedCommandLine(options: Pick<LaunchChildOptions, 'command' 
     line = [PRLIMIT!, ...limits, '--', ...line];
   }
   if (prepared.prefix) line = [...prepared.prefix, ...line];
+  else if (prepared.reaper) line = [...prepared.reaper, ...line];
   const [command, ...args] = line;
   return { command: command!, args, isolated: prepared.prefix !== undefined, limits: { memory, cpu } };
 }
