@@ -109,15 +109,19 @@ describe('live serve: every way out ends it and leaves nothing behind', () => {
     expect(await waitFor(() => pidsMentioning(tagOf('slow')).length === 0)).toBe(true);
   });
 
-  it('stdin closed while a reload waits on a plugin that never answers: serve ends within its shutdown limit', { timeout: 90_000 }, async () => {
-    const { child } = await serveWithReloadWaitingOnMute();
-    const closedAt = Date.now();
-    child.stdin!.end();
-    // The limit is 10 s; a generous bound still far below the plugin's 600 s handshake.
-    expect(await waitFor(() => exited(child), 45_000)).toBe(true);
-    expect(Date.now() - closedAt).toBeLessThan(45_000);
-    expect(await waitFor(() => pidsMentioning(`${sandbox.dir}/tag-`).length === 0)).toBe(true);
-  });
+  it(
+    'stdin closed while a reload waits on a plugin that never answers: serve ends within its shutdown limit',
+    { timeout: 90_000 },
+    async () => {
+      const { child } = await serveWithReloadWaitingOnMute();
+      const closedAt = Date.now();
+      child.stdin!.end();
+      // The limit is 10 s; a generous bound still far below the plugin's 600 s handshake.
+      expect(await waitFor(() => exited(child), 45_000)).toBe(true);
+      expect(Date.now() - closedAt).toBeLessThan(45_000);
+      expect(await waitFor(() => pidsMentioning(`${sandbox.dir}/tag-`).length === 0)).toBe(true);
+    },
+  );
 
   it('a SIGTERM while serve closes is still a clean exit, not a death that orphans plugins', { timeout: 90_000 }, async () => {
     const { child } = await serveWithReloadWaitingOnMute();

@@ -64,23 +64,27 @@ function startHost(
 describe('a host killed outright leaves no child behind', () => {
   const users = process.getuid?.() === 0 ? [false, true] : [false];
   for (const asNobody of users) {
-    it(`SIGKILL of the host ends its isolated child (host runs as ${asNobody ? 'nobody' : 'the current user'})`, { timeout: 60_000 }, async () => {
-      // `sleep` takes fractional seconds: a unique duration tags this test's processes.
-      const tag = `86400.${process.pid}${Math.floor(Math.random() * 1e6)}`;
-      const { child, ready } = startHost(asNobody, tag);
-      try {
-        const { mechanism } = await ready;
-        if (mechanism !== 'pid-namespace') return; // nothing to hold the child without a namespace
-        expect(await waitFor(() => pidsMentioning(tag).length > 0)).toBe(true);
-        child.kill('SIGKILL');
-        expect(await waitFor(() => child.exitCode !== null || child.signalCode !== null)).toBe(true);
-        // The wrapper and the child inside it both end.
-        expect(await waitFor(() => pidsMentioning(tag).length === 0, 10_000)).toBe(true);
-      } finally {
-        if (child.pid !== undefined && isAlive(child.pid)) child.kill('SIGKILL');
-        for (const pid of pidsMentioning(tag)) process.kill(pid, 'SIGKILL');
-      }
-    });
+    it(
+      `SIGKILL of the host ends its isolated child (host runs as ${asNobody ? 'nobody' : 'the current user'})`,
+      { timeout: 60_000 },
+      async () => {
+        // `sleep` takes fractional seconds: a unique duration tags this test's processes.
+        const tag = `86400.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+        const { child, ready } = startHost(asNobody, tag);
+        try {
+          const { mechanism } = await ready;
+          if (mechanism !== 'pid-namespace') return; // nothing to hold the child without a namespace
+          expect(await waitFor(() => pidsMentioning(tag).length > 0)).toBe(true);
+          child.kill('SIGKILL');
+          expect(await waitFor(() => child.exitCode !== null || child.signalCode !== null)).toBe(true);
+          // The wrapper and the child inside it both end.
+          expect(await waitFor(() => pidsMentioning(tag).length === 0, 10_000)).toBe(true);
+        } finally {
+          if (child.pid !== undefined && isAlive(child.pid)) child.kill('SIGKILL');
+          for (const pid of pidsMentioning(tag)) process.kill(pid, 'SIGKILL');
+        }
+      },
+    );
   }
 
   it('SIGKILL of the host ends its child also without isolation (TRELLIS_CHILD_ISOLATION=off)', { timeout: 60_000 }, async () => {

@@ -41,10 +41,7 @@ async function expectRejectedOnItsOwn(
   expect((await live.invoke({ name: `${id}.where` })).ok).toBe(true);
   const reloaded = nextReload(live, (r) => r.status === 'applied');
   change();
-  const result = await Promise.race([
-    reloaded,
-    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 15_000)),
-  ]);
+  const result = await Promise.race([reloaded, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 15_000))]);
   expect(result, 'the watcher did not notice the change').toBeDefined();
   expect(result).toMatchObject({ status: 'applied', changes: { removed: [id] } });
   expect(stateOf(live, id)).toMatchObject({ state });
@@ -105,7 +102,9 @@ describe('a live host notices who may write its plugins', () => {
 
   it('notices a folder made world-writable when it polls ([runtime] config_poll_interval)', { timeout: 60_000 }, async () => {
     sandbox.writePlugin('alpha');
-    sandbox.writeConfig(`[runtime]\nconfig_poll_interval = 0.2\n\n[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    sandbox.writeConfig(
+      `[runtime]\nconfig_poll_interval = 0.2\n\n[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}]\n`,
+    );
     const live = await startWatching();
     await expectRejectedOnItsOwn(live, () => chmodSync(join(sandbox.root, 'alpha'), 0o777), 'alpha', 'WORLD_WRITABLE');
   });
@@ -128,7 +127,7 @@ describe('a live host notices who may write its plugins', () => {
     expect(reloads).toBe(1);
   });
 
-  it('stops a workspace plugin when its workspace\'s trust is revoked while it runs', { timeout: 60_000 }, async () => {
+  it("stops a workspace plugin when its workspace's trust is revoked while it runs", { timeout: 60_000 }, async () => {
     const workspace = join(sandbox.dir, 'ws');
     mkdirSync(join(workspace, '.trellis', 'plugins'), { recursive: true });
     sandbox.writePlugin('wsp');
@@ -139,6 +138,12 @@ describe('a live host notices who may write its plugins', () => {
     saveTrustStore(store, { version: 1, workspaces: [{ path: realWorkspacePath(workspace), trusted_at: new Date().toISOString() }] });
     host = await startLiveHost({ configPath: sandbox.config, workspace, home: sandbox.home, env: sandbox.env, debounceMs: 100 });
     // `trellis trust --revoke` writes the store this way (a temp file renamed over it).
-    await expectRejectedOnItsOwn(host, () => saveTrustStore(store, { version: 1, workspaces: [] }), 'wsp', 'WORKSPACE_UNTRUSTED', 'disabled');
+    await expectRejectedOnItsOwn(
+      host,
+      () => saveTrustStore(store, { version: 1, workspaces: [] }),
+      'wsp',
+      'WORKSPACE_UNTRUSTED',
+      'disabled',
+    );
   });
 });
