@@ -1,10 +1,10 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { HostStatus } from './HostStatus.ts';
-import { askHost } from './listRunningHosts.ts';
+import { askHost, listRunningHosts } from './listRunningHosts.ts';
 import { startControlServer } from './startControlServer.ts';
 
 // A client of the control socket must not be able to hold a connection (and the memory of its
@@ -75,4 +75,25 @@ it('lets go of a client that keeps sending after its request was refused, half-o
   const result = await Promise.race([closed, new Promise<false>((resolve) => setTimeout(() => resolve(false), 30_000))]);
   expect(result, 'the host kept reading from a refused client').toBe(true);
   expect(answer).toContain('larger than');
+});
+
+it('never removes the socket of a live host whose pid it cannot see (another PID namespace)', { timeout: 60_000 }, async () => {
+  // `trellis status` run in a container sharing the folder, or by any child of a Trellis host
+  // (each runs in its own PID namespace, with HOME, so the state-folder fallback matches), sees
+  // no process with the host's pid. Its socket still answers: it is not stale.
+  const base = mkdtempSync(join(tmpdir(), 'trellis-ctl-attack-'));
+  chmodSync(base, 0o700);
+  cleanups.push(() => rmSync(base, { recursive: true, force: true }));
+  const dir = join(base, 'trellis');
+  const server = await startControlServer({ dir, status: () => STATUS, warn: () => {} });
+  cleanups.push(() => server!.close());
+  let invisible = 4_194_000;
+  while (existsSync(`/proc/${invisible}`)) invisible += 1;
+  const moved = join(dir, `${invisible}.sock`);
+  renameSync(server!.path, moved);
+
+  const found = await listRunningHosts(dir);
+  expect(found.stale).toEqual([]);
+  expect(existsSync(moved)).toBe(true);
+  expect(found.hosts.map((h) => h.pid)).toEqual([process.pid]);
 });
