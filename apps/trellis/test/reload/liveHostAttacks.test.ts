@@ -146,4 +146,27 @@ describe('a live host notices who may write its plugins', () => {
       'disabled',
     );
   });
+
+  it('keeps ignoring an untrusted workspace whose runtime.toml and plugin appear while it runs', { timeout: 60_000 }, async () => {
+    const workspace = join(sandbox.dir, 'ws');
+    mkdirSync(join(workspace, '.trellis', 'plugins'), { recursive: true });
+    sandbox.writeConfig(`[plugins]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    const live = (host = await startLiveHost({
+      configPath: sandbox.config,
+      workspace,
+      home: sandbox.home,
+      env: sandbox.env,
+      debounceMs: 100,
+    }));
+    const reloaded = nextReload(live);
+    sandbox.writePlugin('wsp');
+    renameSync(join(sandbox.root, 'wsp'), join(workspace, '.trellis', 'plugins', 'wsp'));
+    writeFileSync(join(workspace, '.trellis', 'runtime.toml'), '[plugins]\nallow = ["wsp"]\n\n[runtime]\nreload_queue_timeout = 123\n');
+    expect((await reloaded).status).not.toBe('rejected');
+    expect(stateOf(live, 'wsp')).toMatchObject({ state: 'disabled' });
+    expect(stateOf(live, 'wsp')?.reasons[0]?.code).toBe('WORKSPACE_UNTRUSTED');
+    expect(live.assembly.config.runtime.reload_queue_timeout).toBe(5);
+    expect((await live.invoke({ name: 'wsp.where' })).ok).toBe(false);
+    expect(pidsMentioning(`${sandbox.dir}/wsp\0`)).toEqual([]);
+  });
 });
