@@ -15,12 +15,13 @@ import { ConfigError, EXIT, FailedError, UsageError, exitCodeFor } from './error
 import { HELP } from './help.ts';
 import type { CommandIO } from './io.ts';
 import { parseCommandLine } from './parseCommandLine.ts';
-import { trapExitSignals } from './shutdown.ts';
+import { SHUTDOWN_LIMIT_MS, trapExitSignals } from './shutdown.ts';
 import { commandLineSwitches, writeJsonError } from './cliHabits.ts';
 import { readStandardInput } from './readStandardInput.ts';
 import { pluginNew, pluginTest } from './commands/pluginAuthoring.ts';
 import { startLiveHost } from './reload/startLiveHost.ts';
 import { followReloads } from './reload/followReloads.ts';
+import { closeWithin, holdHangups } from './liveExit.ts';
 
 /**
  * The IO of the real process: stdout, stderr, and a prompt when both ends are terminals. Nothing
@@ -119,9 +120,18 @@ export async function main(
       ...commandLineSwitches(line),
     };
     // `serve` and `run` run until stopped: they follow their config (live reload, SIGHUP reloads).
-    const live = name === 'serve' || name === 'run' ? await startLiveHost(assembleOptions) : undefined;
+    const longRunning = name === 'serve' || name === 'run';
+    // Until followReloads listens, a SIGHUP must not end a starting host by Node's default action.
+    const starting = longRunning ? holdHangups() : undefined;
+    const live = longRunning
+      ? await startLiveHost(assembleOptions).catch((error: unknown) => {
+          starting?.release();
+          throw error;
+        })
+      : undefined;
     const assembly = live?.assembly ?? (await assemble(assembleOptions));
     const unfollow = live === undefined ? undefined : followReloads(live, io, name === 'run' ? 'json' : 'text');
+    if (starting?.release() === true) void live?.reload('signal');
     // `run` handles SIGINT/SIGTERM itself: it stops its connectors gracefully before disposing.
     const untrap =
       name === 'run' ? undefined : io.trapSignals?.(() => assembly.dispose(), live === undefined ? undefined : ['SIGINT', 'SIGTERM']);
@@ -153,9 +163,24 @@ export async function main(
           throw new Error(`command "${name}" is parsed but not wired`);
       }
     } finally {
-      untrap?.();
-      unfollow?.();
-      await assembly.dispose();
+      if (live === undefined) {
+        untrap?.();
+        unfollow?.();
+        await assembly.dispose();
+      } else {
+        // A live host closing (stdin closed, run stopped): SIGHUP stays held, SIGINT/SIGTERM stay
+        // trapped, and the close is bounded like a signal's, so no way out hangs on a plugin or a
+        // reload that will not end; past the limit the exit hook SIGKILLs what is left.
+        const closing = holdHangups();
+        unfollow?.();
+        const closed = await closeWithin(() => assembly.dispose());
+        untrap?.();
+        closing.release();
+        if (!closed && io.trapSignals !== undefined) {
+          io.err(`trellis ${name}: plugins did not stop within ${SHUTDOWN_LIMIT_MS / 1000} s; ending them\n`);
+          setTimeout(() => process.exit(), 0).unref();
+        }
+      }
     }
   } catch (error) {
     writeJsonError(io, argv, error);

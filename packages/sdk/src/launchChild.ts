@@ -63,6 +63,8 @@ const PRLIMIT = findSystemProgram('prlimit');
 interface Prepared {
   readonly spawn: typeof SpawnFunction;
   readonly prefix: readonly string[] | undefined;
+  /** Without isolation: `setpriv --pdeathsig KILL --`, so a child still dies with a host killed outright. */
+  readonly reaper?: readonly string[];
   readonly isolation: SecretIsolation;
 }
 
@@ -86,18 +88,32 @@ function candidatePrefixes(): Array<{ prefix: string[]; userNamespace: boolean; 
   const setpriv = findSystemProgram('setpriv');
   const dropCaps = setpriv === undefined ? undefined : [setpriv, '--bounding-set=-all', '--inh-caps=-all', '--'];
   const pidNs = ['--pid', '--fork', '--mount-proc', '--kill-child'];
+  // A host that dies without running its exit hook (SIGKILL, the OOM killer, a signal it does not
+  // trap) cannot stop its children. The kernel can: unshare gets SIGKILL when the host dies
+  // (parent-death signal, kept across exec), and --kill-child passes it on to the namespace's pid 1,
+  // whose death ends everything inside. Without setpriv, unshare alone (the host's exit hook still
+  // covers every way out that runs JavaScript).
+  const reap = setpriv === undefined ? [] : [setpriv, '--pdeathsig', 'KILL', '--'];
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   const list: Array<{ prefix: string[]; userNamespace: boolean; label: string }> = [];
   if (root) {
     if (dropCaps)
-      list.push({ prefix: [unshare, ...pidNs, '--', ...dropCaps], userNamespace: false, label: 'unshare --pid, capabilities dropped' });
+      list.push({
+        prefix: [...reap, unshare, ...pidNs, '--', ...dropCaps],
+        userNamespace: false,
+        label: 'unshare --pid, capabilities dropped',
+      });
   } else {
-    list.push({ prefix: [unshare, '--user', '--map-current-user', ...pidNs, '--'], userNamespace: true, label: 'unshare --user --pid' });
+    list.push({
+      prefix: [...reap, unshare, '--user', '--map-current-user', ...pidNs, '--'],
+      userNamespace: true,
+      label: 'unshare --user --pid',
+    });
   }
   // Older util-linux (no --map-current-user), or root without CAP_SYS_ADMIN (a container).
   if (dropCaps)
     list.push({
-      prefix: [unshare, '--user', '--map-root-user', ...pidNs, '--', ...dropCaps],
+      prefix: [...reap, unshare, '--user', '--map-root-user', ...pidNs, '--', ...dropCaps],
       userNamespace: true,
       label: 'unshare --user --pid, capabilities dropped',
     });
@@ -156,7 +172,13 @@ export function prepareChildLauncher(): Promise<SecretIsolation> {
         }
       }
     }
-    result ??= { spawn, prefix: undefined, isolation: { mechanism: 'none', userNamespace: false, mode, detail: noIsolationDetail(mode) } };
+    const setpriv = process.platform === 'linux' ? findSystemProgram('setpriv') : undefined;
+    result ??= {
+      spawn,
+      prefix: undefined,
+      ...(setpriv !== undefined ? { reaper: [setpriv, '--pdeathsig', 'KILL', '--'] } : {}),
+      isolation: { mechanism: 'none', userNamespace: false, mode, detail: noIsolationDetail(mode) },
+    };
     prepared = result;
     return result;
   })();
@@ -183,7 +205,8 @@ export function describeSecretIsolation(): Promise<SecretIsolation> {
 /**
  * The command line that runs `command args` isolated (the wrapper, then prlimit when a limit is
  * asked for, then the command), for spawners Trellis does not own (e.g. an MCP stdio transport).
- * Call `prepareChildLauncher` first; without isolation the command is returned as is.
+ * Call `prepareChildLauncher` first; without isolation the command is returned as is, behind
+ * `setpriv --pdeathsig KILL` where setpriv exists (the child dies with a host killed outright).
  */
 export function isolatedCommandLine(options: Pick<LaunchChildOptions, 'command' | 'args' | 'maxMemoryMb' | 'maxCpuSeconds'>): {
   command: string;
@@ -205,6 +228,7 @@ export function isolatedCommandLine(options: Pick<LaunchChildOptions, 'command' 
     line = [PRLIMIT!, ...limits, '--', ...line];
   }
   if (prepared.prefix) line = [...prepared.prefix, ...line];
+  else if (prepared.reaper) line = [...prepared.reaper, ...line];
   const [command, ...args] = line;
   return { command: command!, args, isolated: prepared.prefix !== undefined, limits: { memory, cpu } };
 }

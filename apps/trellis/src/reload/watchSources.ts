@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+import { TRUST_STORE_FILE } from '@trellis/config';
 import type { FSWatcher } from 'chokidar';
 
 /** What a live host watches: the config files in use and the plugin discovery roots. */
@@ -39,7 +40,12 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
   const { watch } = await import('chokidar');
   const debounceMs = options.debounceMs ?? 150;
   const pollSeconds = options.pollIntervalSeconds ?? 0;
-  let configFiles = new Set(sources.configFiles);
+  // The trust store sits beside the user's config file: revoking a workspace's trust (`trellis
+  // trust --revoke`) must stop its plugins and config at once, like an edit. Beside the other
+  // layers the name matches nothing Trellis writes (at worst a reload that changes nothing).
+  const withTrustStores = (files: readonly string[]): Set<string> =>
+    new Set([...files, ...files.map((file) => join(dirname(file), TRUST_STORE_FILE))]);
+  let configFiles = withTrustStores(sources.configFiles);
   let roots = new Set(sources.pluginRoots);
   let pending: string[] = [];
   let firstEventAt = 0;
@@ -88,6 +94,20 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
     },
   });
   for (const event of ['add', 'change', 'unlink', 'addDir', 'unlinkDir'] as const) watcher.on(event, (path: string) => noteEvent(path));
+  // chokidar reports a change only when a file's content (its mtime) changed, but admission also
+  // judges modes, owners and link counts: a plugin folder made world-writable, a manifest given to
+  // another user or hard-linked elsewhere must be rejected without waiting for the next edit. The
+  // raw events carry those (inotify IN_ATTRIB; a polled stat whose mode, owner or ctime changed).
+  watcher.on('raw', (_event: string, path: unknown, details: unknown) => {
+    if (typeof path !== 'string' || path === '') return;
+    const watched = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
+    if (typeof watched !== 'string') return noteEvent(resolve(path)); // polling: the path itself
+    // Native: `path` names an entry of the watched folder, or the watched path itself: its own
+    // attributes (a root has no watched parent to report them) or its link count (the kernel tells
+    // only the file's own watch that it gained a name elsewhere).
+    noteEvent(resolve(watched, path));
+    if (path === basename(watched)) noteEvent(resolve(watched));
+  });
   watcher.on('error', (error) => options.onError?.(error instanceof Error ? error : new Error(String(error))));
   // chokidar never says `ready` for an empty list (nothing exists yet: no config file, no root).
   const ready = targets.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
@@ -96,7 +116,7 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
     ready,
     update(next) {
       const before = targets;
-      configFiles = new Set(next.configFiles);
+      configFiles = withTrustStores(next.configFiles);
       roots = new Set(next.pluginRoots);
       const after = (targets = targetsOf());
       const added = [...after].filter((path) => !before.has(path));

@@ -95,8 +95,9 @@ export function askHost(path: string, request: unknown = { type: 'status' }): Pr
 }
 
 /**
- * Asks every host with a socket in `dir` for its status. A socket whose process is gone, or that
- * nobody listens on, is stale: its file is removed and reported. Hosts are sorted by start time.
+ * Asks every host with a socket in `dir` for its status. A socket nobody listens on is stale
+ * (its process is gone, or its pid is another program now): its file is removed and reported.
+ * Hosts are sorted by start time.
  */
 export async function listRunningHosts(dir: string): Promise<RunningHosts> {
   let names: string[];
@@ -126,13 +127,16 @@ export async function listRunningHosts(dir: string): Promise<RunningHosts> {
       } catch {
         return;
       }
-      if (!isAlive(pid)) {
-        stale.push(removeStale(pid, path, `process ${pid} is gone`));
-        return;
-      }
+      // A pid that looks gone may be one of another PID namespace (a container sharing this
+      // folder, or a child of a Trellis host, which runs in a namespace of its own): only a
+      // socket nobody listens on is stale. Connecting to a dead socket is refused at once.
+      const alive = isAlive(pid);
       const asked = await askHost(path);
       if (asked.kind === 'status') hosts.push(asked.status);
-      else if (asked.kind === 'refused') stale.push(removeStale(pid, path, `nobody listens on it (process ${pid} is another program now)`));
+      else if (asked.kind === 'refused')
+        stale.push(
+          removeStale(pid, path, alive ? `nobody listens on it (process ${pid} is another program now)` : `process ${pid} is gone`),
+        );
       else unreachable.push({ pid, path, message: asked.message });
     }),
   );

@@ -7,7 +7,7 @@ import type { HostStatus } from './HostStatus.ts';
 
 /** Longest request line a control socket reads (a status request is a few dozen bytes). */
 export const MAX_CONTROL_REQUEST_BYTES = 64 * 1024;
-/** A client that sends no complete request within this time is disconnected. */
+/** A client that sends no complete request within this time of connecting (or of its last byte) is disconnected. */
 const REQUEST_IDLE_MS = 5_000;
 /** Linux `sun_path` holds 108 bytes, the terminating NUL included. */
 const MAX_SOCKET_PATH_BYTES = 107;
@@ -32,6 +32,8 @@ export interface ControlServer {
 
 function reply(socket: Socket, value: unknown): void {
   socket.end(`${JSON.stringify(value)}\n`);
+  // Closed once the answer is flushed, even if the client keeps its side open and keeps sending.
+  socket.destroySoon();
 }
 
 function refuse(socket: Socket, message: string): void {
@@ -79,19 +81,30 @@ export async function startControlServer(options: ControlServerOptions): Promise
     let bytes = 0;
     socket.setEncoding('utf8');
     socket.setTimeout(REQUEST_IDLE_MS, () => socket.destroy());
+    // The idle timeout never fires for a client that trickles a byte a second: the whole request
+    // must arrive within the same time of connecting, or the client is refused and let go.
+    const deadline = setTimeout(() => {
+      if (socket.writableEnded) socket.destroy();
+      else refuse(socket, `no complete request within ${REQUEST_IDLE_MS / 1000} s of connecting; send one line: {"type":"status"}`);
+    }, REQUEST_IDLE_MS);
+    deadline.unref();
+    socket.on('close', () => clearTimeout(deadline));
     socket.on('error', () => {
       // a client that went away: nothing to do
     });
     socket.on('data', (chunk: string) => {
       if (socket.writableEnded) return;
       bytes += Buffer.byteLength(chunk);
+      // Only the new bytes can hold the first newline: no rescan of what came before.
+      const inChunk = chunk.indexOf('\n');
       buffered += chunk;
-      const newline = buffered.indexOf('\n');
-      if (newline < 0) {
+      if (inChunk < 0) {
         if (bytes > MAX_CONTROL_REQUEST_BYTES) refuse(socket, `the request is larger than ${MAX_CONTROL_REQUEST_BYTES} bytes`);
         return;
       }
+      const newline = buffered.length - chunk.length + inChunk;
       if (newline > MAX_CONTROL_REQUEST_BYTES) return refuse(socket, `the request is larger than ${MAX_CONTROL_REQUEST_BYTES} bytes`);
+      clearTimeout(deadline);
       answer(socket, buffered.slice(0, newline));
     });
   });

@@ -1,0 +1,172 @@
+import { appendFileSync, chmodSync, chownSync, linkSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { realWorkspacePath, saveTrustStore, trustStorePath } from '@trellis/config';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { NOBODY, pidsMentioning } from '@trellis/test-support';
+import { startLiveHost, type LiveHost, type ReloadResult } from '../../src/reload/startLiveHost.ts';
+import { createReloadSandbox, nextReload, waitFor, type ReloadSandbox } from './reloadFixture.ts';
+
+// What a running host must notice on its own (no SIGHUP): a change of who may write a plugin's
+// files is a change of what the host may run, even when no byte of a manifest changed. Editors and
+// attackers alike change modes, owners and links without touching a file's content, and chokidar
+// reports only content changes (it compares mtimes), so these went unnoticed until the next edit.
+
+let sandbox: ReloadSandbox;
+let host: LiveHost | undefined;
+
+beforeEach(() => {
+  sandbox = createReloadSandbox('attack');
+});
+afterEach(async () => {
+  await host?.close();
+  host = undefined;
+  sandbox.cleanup();
+});
+
+async function startWatching(): Promise<LiveHost> {
+  host = await startLiveHost({ configPath: sandbox.config, workspace: sandbox.dir, home: sandbox.home, env: sandbox.env, debounceMs: 100 });
+  return host;
+}
+
+const stateOf = (live: LiveHost, id: string) => live.snapshot.plugins.find((p) => p.id === id);
+
+async function expectRejectedOnItsOwn(
+  live: LiveHost,
+  change: () => void,
+  id: string,
+  code: string,
+  state: 'rejected' | 'disabled' = 'rejected',
+): Promise<ReloadResult> {
+  expect(stateOf(live, id)?.state).toBe('enabled');
+  expect((await live.invoke({ name: `${id}.where` })).ok).toBe(true);
+  const reloaded = nextReload(live, (r) => r.status === 'applied');
+  change();
+  const result = await Promise.race([reloaded, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 15_000))]);
+  expect(result, 'the watcher did not notice the change').toBeDefined();
+  expect(result).toMatchObject({ status: 'applied', changes: { removed: [id] } });
+  expect(stateOf(live, id)).toMatchObject({ state });
+  expect(stateOf(live, id)?.reasons[0]?.code).toBe(code);
+  const after = await live.invoke({ name: `${id}.where` });
+  expect(after.ok).toBe(false);
+  // Its process stops once the old generation has drained.
+  expect(await waitFor(() => pidsMentioning(`${sandbox.dir}/${id}\0`).length === 0)).toBe(true);
+  return result!;
+}
+
+describe('a live host notices who may write its plugins', () => {
+  it('rejects a plugin whose folder became world-writable after start, without a SIGHUP', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writeConfig(`[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    const live = await startWatching();
+    await expectRejectedOnItsOwn(live, () => chmodSync(join(sandbox.root, 'alpha'), 0o777), 'alpha', 'WORLD_WRITABLE');
+  });
+
+  it('rejects a plugin whose manifest became world-writable', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writeConfig(`[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    const live = await startWatching();
+    await expectRejectedOnItsOwn(live, () => chmodSync(join(sandbox.root, 'alpha', 'plugin.toml'), 0o666), 'alpha', 'WORLD_WRITABLE');
+  });
+
+  it('rejects every plugin of a root that became world-writable', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writeConfig(`[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    const live = await startWatching();
+    await expectRejectedOnItsOwn(live, () => chmodSync(sandbox.root, 0o777), 'alpha', 'WORLD_WRITABLE');
+  });
+
+  it('rejects a plugin whose manifest gained a second name (a hard link)', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writeConfig(`[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    mkdirSync(join(sandbox.dir, 'elsewhere'));
+    const live = await startWatching();
+    await expectRejectedOnItsOwn(
+      live,
+      () => linkSync(join(sandbox.root, 'alpha', 'plugin.toml'), join(sandbox.dir, 'elsewhere', 'plugin.toml')),
+      'alpha',
+      'UNSAFE_FILE',
+    );
+  });
+
+  it.runIf(process.getuid?.() === 0)('rejects a plugin whose manifest was given to another user', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writeConfig(`[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    const live = await startWatching();
+    await expectRejectedOnItsOwn(
+      live,
+      () => chownSync(join(sandbox.root, 'alpha', 'plugin.toml'), NOBODY, NOBODY),
+      'alpha',
+      'UNSAFE_OWNER',
+    );
+  });
+
+  it('notices a folder made world-writable when it polls ([runtime] config_poll_interval)', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writeConfig(
+      `[runtime]\nconfig_poll_interval = 0.2\n\n[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}]\n`,
+    );
+    const live = await startWatching();
+    await expectRejectedOnItsOwn(live, () => chmodSync(join(sandbox.root, 'alpha'), 0o777), 'alpha', 'WORLD_WRITABLE');
+  });
+
+  it('does not reload while a plugin writes files in its own folder', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writeConfig(`[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    const live = await startWatching();
+    let reloads = 0;
+    live.onReload(() => (reloads += 1));
+    for (let i = 0; i < 20; i += 1) {
+      writeFileSync(join(sandbox.root, 'alpha', 'cache.log'), `line ${i}\n`);
+      chmodSync(join(sandbox.root, 'alpha', 'cache.log'), i % 2 === 0 ? 0o600 : 0o644);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // A change that does count, to know the watcher is live and the writes above were seen as noise.
+    const reloaded = nextReload(live);
+    appendFileSync(join(sandbox.root, 'alpha', 'plugin.toml'), '# edited\n');
+    await reloaded;
+    expect(reloads).toBe(1);
+  });
+
+  it("stops a workspace plugin when its workspace's trust is revoked while it runs", { timeout: 60_000 }, async () => {
+    const workspace = join(sandbox.dir, 'ws');
+    mkdirSync(join(workspace, '.trellis', 'plugins'), { recursive: true });
+    sandbox.writePlugin('wsp');
+    renameSync(join(sandbox.root, 'wsp'), join(workspace, '.trellis', 'plugins', 'wsp'));
+    writeFileSync(join(workspace, '.trellis', 'runtime.toml'), '[plugins]\nallow = ["wsp"]\n');
+    sandbox.writeConfig(`[plugins]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    const store = trustStorePath(join(sandbox.home, '.config', 'trellis'));
+    saveTrustStore(store, { version: 1, workspaces: [{ path: realWorkspacePath(workspace), trusted_at: new Date().toISOString() }] });
+    host = await startLiveHost({ configPath: sandbox.config, workspace, home: sandbox.home, env: sandbox.env, debounceMs: 100 });
+    // `trellis trust --revoke` writes the store this way (a temp file renamed over it).
+    await expectRejectedOnItsOwn(
+      host,
+      () => saveTrustStore(store, { version: 1, workspaces: [] }),
+      'wsp',
+      'WORKSPACE_UNTRUSTED',
+      'disabled',
+    );
+  });
+
+  it('keeps ignoring an untrusted workspace whose runtime.toml and plugin appear while it runs', { timeout: 60_000 }, async () => {
+    const workspace = join(sandbox.dir, 'ws');
+    mkdirSync(join(workspace, '.trellis', 'plugins'), { recursive: true });
+    sandbox.writeConfig(`[plugins]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    const live = (host = await startLiveHost({
+      configPath: sandbox.config,
+      workspace,
+      home: sandbox.home,
+      env: sandbox.env,
+      debounceMs: 100,
+    }));
+    const reloaded = nextReload(live);
+    sandbox.writePlugin('wsp');
+    renameSync(join(sandbox.root, 'wsp'), join(workspace, '.trellis', 'plugins', 'wsp'));
+    writeFileSync(join(workspace, '.trellis', 'runtime.toml'), '[plugins]\nallow = ["wsp"]\n\n[runtime]\nreload_queue_timeout = 123\n');
+    expect((await reloaded).status).not.toBe('rejected');
+    expect(stateOf(live, 'wsp')).toMatchObject({ state: 'disabled' });
+    expect(stateOf(live, 'wsp')?.reasons[0]?.code).toBe('WORKSPACE_UNTRUSTED');
+    expect(live.assembly.config.runtime.reload_queue_timeout).toBe(5);
+    expect((await live.invoke({ name: 'wsp.where' })).ok).toBe(false);
+    expect(pidsMentioning(`${sandbox.dir}/wsp\0`)).toEqual([]);
+  });
+});
