@@ -82,7 +82,7 @@ function readMode(): ChildIsolationMode {
  * private `/proc` and see the host's again. As root, capabilities are dropped with setpriv; as
  * another user, a user namespace that maps only the current user leaves none after exec.
  */
-function candidatePrefixes(): Array<{ prefix: string[]; userNamespace: boolean; label: string }> {
+function candidatePrefixes(reap: readonly string[]): Array<{ prefix: string[]; userNamespace: boolean; label: string }> {
   const unshare = findSystemProgram('unshare');
   if (unshare === undefined) return [];
   const setpriv = findSystemProgram('setpriv');
@@ -91,9 +91,8 @@ function candidatePrefixes(): Array<{ prefix: string[]; userNamespace: boolean; 
   // A host that dies without running its exit hook (SIGKILL, the OOM killer, a signal it does not
   // trap) cannot stop its children. The kernel can: unshare gets SIGKILL when the host dies
   // (parent-death signal, kept across exec), and --kill-child passes it on to the namespace's pid 1,
-  // whose death ends everything inside. Without setpriv, unshare alone (the host's exit hook still
-  // covers every way out that runs JavaScript).
-  const reap = setpriv === undefined ? [] : [setpriv, '--pdeathsig', 'KILL', '--'];
+  // whose death ends everything inside. Without a setpriv that knows --pdeathsig (`reap` is empty),
+  // unshare alone (the host's exit hook still covers every way out that runs JavaScript).
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   const list: Array<{ prefix: string[]; userNamespace: boolean; label: string }> = [];
   if (root) {
@@ -120,9 +119,22 @@ function candidatePrefixes(): Array<{ prefix: string[]; userNamespace: boolean; 
   return list;
 }
 
-async function probe(spawn: Prepared['spawn'], prefix: readonly string[]): Promise<boolean> {
+/** `setpriv --pdeathsig KILL --` when this setpriv knows the option (util-linux ≥ 2.33), else empty. */
+async function findReaper(spawn: Prepared['spawn']): Promise<readonly string[]> {
+  const setpriv = findSystemProgram('setpriv');
+  if (setpriv === undefined) return [];
+  const reap = [setpriv, '--pdeathsig', 'KILL', '--'];
+  return (await probe(spawn, reap, 'echo ok', 'ok')) ? reap : [];
+}
+
+async function probe(
+  spawn: Prepared['spawn'],
+  prefix: readonly string[],
   // Inside a working wrapper the shell is pid 1 of its namespace and /proc is that namespace's.
-  const [command, ...args] = [...prefix, '/bin/sh', '-c', 'read pid rest < /proc/self/stat; echo "$$ $pid"'];
+  script = 'read pid rest < /proc/self/stat; echo "$$ $pid"',
+  expected = '1 1',
+): Promise<boolean> {
+  const [command, ...args] = [...prefix, '/bin/sh', '-c', script];
   return new Promise((resolve) => {
     let out = '';
     let child;
@@ -140,7 +152,7 @@ async function probe(spawn: Prepared['spawn'], prefix: readonly string[]): Promi
     });
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve(code === 0 && out.trim() === '1 1');
+      resolve(code === 0 && out.trim() === expected);
     });
   });
 }
@@ -155,8 +167,9 @@ export function prepareChildLauncher(): Promise<SecretIsolation> {
     const { spawn } = await import('node:child_process');
     const mode = readMode();
     let result: Prepared | undefined;
+    const reap = process.platform === 'linux' ? await findReaper(spawn) : [];
     if (mode !== 'off' && process.platform === 'linux') {
-      for (const candidate of candidatePrefixes()) {
+      for (const candidate of candidatePrefixes(reap)) {
         if (await probe(spawn, candidate.prefix)) {
           result = {
             spawn,
@@ -172,11 +185,10 @@ export function prepareChildLauncher(): Promise<SecretIsolation> {
         }
       }
     }
-    const setpriv = process.platform === 'linux' ? findSystemProgram('setpriv') : undefined;
     result ??= {
       spawn,
       prefix: undefined,
-      ...(setpriv !== undefined ? { reaper: [setpriv, '--pdeathsig', 'KILL', '--'] } : {}),
+      ...(reap.length > 0 ? { reaper: reap } : {}),
       isolation: { mechanism: 'none', userNamespace: false, mode, detail: noIsolationDetail(mode) },
     };
     prepared = result;
