@@ -43,7 +43,10 @@ export type ReloadResult =
       /** From the start of the reload (or the first file event) to the new generation serving. */
       readonly durationMs: number;
       readonly changes: GenerationDiff;
-      /** Config warnings of the new generation (unknown keys and the like). */
+      /**
+       * Config warnings of the new generation (unknown keys and the like), and a `PLUGIN_LOAD_FAILED`
+       * for each changed plugin whose new implementation did not start beside the old one.
+       */
       readonly warnings: readonly ReloadProblem[];
     }
   | {
@@ -224,13 +227,19 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     const before = current;
     const number = before.number + 1;
     let diff: GenerationDiff | undefined;
+    // Changed plugins running in N: handed over blue-green (their new implementation starts beside
+    // the old one before the swap, and their calls keep going to N meanwhile).
+    let handOver: readonly string[] = [];
     let built;
     try {
       built = await build(number, ({ snapshot, fingerprints }) => {
         const broken = newlyBrokenManifests(before.assembly.snapshot, snapshot);
         if (broken.length > 0) throw new ReloadRejected(broken);
         diff = diffGenerations(before.fingerprints, fingerprints);
-        barrier.raise([...diff.added, ...diff.removed, ...diff.changed]);
+        handOver = diff.changed.filter((id) => isRunning(before.assembly.lifecycle(id)?.state));
+        // Only calls that N cannot serve as the new config means wait: to an added plugin, and to a
+        // changed one that is not running (its old implementation would only start to be replaced).
+        barrier.raise([...diff.added, ...diff.changed.filter((id) => !handOver.includes(id))]);
       });
     } catch (error) {
       barrier.lower();
@@ -257,6 +266,26 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       notifyReload(result);
       return result;
     }
+    const warnings: ReloadProblem[] = built.assembly.configWarnings.map((w) => ({ code: w.code, message: w.message }));
+    if (handOver.length > 0) {
+      // Blue-green: start (spawn and handshake) the new implementations now, while N's keep serving.
+      await Promise.all(handOver.map((id) => built.assembly.startPlugin(id)));
+      if (closing !== undefined) {
+        barrier.lower();
+        await built.assembly.dispose();
+        return rejected(trigger, startedAt, [{ code: ERROR_CODES.ABORTED, message: 'the live host closed during the reload' }]);
+      }
+      for (const id of handOver) {
+        const started = built.assembly.lifecycle(id);
+        if (started === undefined || started.state === 'active') continue;
+        // Not worse than a lazy start that fails: the new config applies, and the plugin's restart
+        // policy retries it (by then N has stopped the old child, should the two not run side by side).
+        warnings.push({
+          code: ERROR_CODES.PLUGIN_LOAD_FAILED,
+          message: `plugin ${id}: its new implementation did not start beside the old one (${started.lastError ?? started.state}); generation ${number} serves it anyway and restarts it under [plugins.entries.${id}] max_restarts`,
+        });
+      }
+    }
     // The swap: catalog and runtime change together, in one assignment.
     current = new Generation(number, built.assembly, built.fingerprints, Date.now());
     barrier.lower();
@@ -273,7 +302,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       at: new Date().toISOString(),
       durationMs: performance.now() - startedAt,
       changes,
-      warnings: built.assembly.configWarnings.map((w) => ({ code: w.code, message: w.message })),
+      warnings,
     };
     catalogListeners.emit(current.assembly.catalog);
     notifyReload(result);
@@ -407,6 +436,11 @@ function newlyBrokenManifests(serving: PluginRegistrySnapshot, next: PluginRegis
 /** True when two assemblies would serve the same: the same config and snapshot (so the same catalog). */
 function sameServing(a: Assembly, b: Assembly): boolean {
   return a.snapshot.hash === b.snapshot.hash && JSON.stringify(a.config) === JSON.stringify(b.config);
+}
+
+/** Whether an implementation is serving or on its way to (so a changed plugin is handed over blue-green). */
+function isRunning(state: LifecycleState | undefined): boolean {
+  return state === 'active' || state === 'initializing' || state === 'recovering';
 }
 
 function pluginOf(name: string): string {
