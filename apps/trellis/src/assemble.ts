@@ -21,6 +21,7 @@ import {
   type ExecutionHook,
   type LifecycleState,
   type PluginImplementation,
+  type SchemaValidatorCache,
   type ToolRuntime,
 } from '@trellis/runtime';
 import { silentLogger, type HostServices, type LifecycleTransition, type Logger, type ProfileName, type ToolSpec } from '@trellis/sdk';
@@ -164,6 +165,8 @@ export interface GenerationInternals {
    * raises its request barrier here, or throws to abandon the generation (a broken manifest).
    */
   readonly onPlanned?: (plan: { readonly snapshot: PluginRegistrySnapshot; readonly fingerprints: ReadonlyMap<string, string> }) => void;
+  /** The schema validator cache every generation's runtime shares (compiled input schemas carry over). */
+  readonly loadValidators?: () => Promise<SchemaValidatorCache>;
 }
 
 /** An assembly and, per enabled plugin, the fingerprint a reload compares to tell changed plugins apart. */
@@ -362,6 +365,7 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
       : {}),
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(internals.loadValidators !== undefined ? { loadValidators: internals.loadValidators } : {}),
   });
 
   let disposed: Promise<void> | undefined;

@@ -1,6 +1,6 @@
 import type { ResourceCatalog } from '@trellis/catalog';
 import type { PluginRegistrySnapshot } from '@trellis/registry';
-import type { ExecutionHook, InvokeOptions, LifecycleState, ToolRequest } from '@trellis/runtime';
+import type { ExecutionHook, InvokeOptions, LifecycleState, SchemaValidatorCache, ToolRequest } from '@trellis/runtime';
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
 import { Listeners } from '@trellis/sdk/internal';
 import { explainPlugin } from '@trellis/registry';
@@ -163,10 +163,21 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     explainPlugin: (id) => explainPlugin(current.assembly.registry, id, current.assembly.config),
     searchTools: (query, searchOptions) => current.assembly.catalog.search(query, searchOptions),
   };
+  // One schema validator cache for every generation: a new generation's first calls find their
+  // input schemas compiled (ajv's meta-schema alone costs tens of ms to compile again).
+  let validators: Promise<SchemaValidatorCache> | undefined;
+  const loadValidators = (): Promise<SchemaValidatorCache> =>
+    (validators ??= import('@trellis/runtime/validation').then(
+      (m) => m.createSchemaValidatorCache(),
+      (error: unknown) => {
+        validators = undefined;
+        throw error;
+      },
+    ));
   const build = (number: number, onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned']) =>
     assembleGeneration(
       { ...options, hooks: [...hooks] },
-      { generation: number, pool, hostServices, ...(onPlanned !== undefined ? { onPlanned } : {}) },
+      { generation: number, pool, hostServices, loadValidators, ...(onPlanned !== undefined ? { onPlanned } : {}) },
     );
 
   const first = await build(1);
