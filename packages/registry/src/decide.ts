@@ -53,6 +53,8 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
     options,
     activeProfiles: expandProfile(options.profiles, options.config.plugins.profile),
     settingsValidators: new SettingsValidators(),
+    allowed: new Set(options.config.plugins.allow),
+    denied: new Set(options.config.plugins.deny),
   };
 
   admitted.forEach((candidate, index) => {
@@ -186,8 +188,8 @@ function decidePolicy(c: AdmittedCandidate, context: DecideContext, explain: boo
   const id = c.id;
   const manifest = c.manifest!;
   const entry = config.plugins.entries[id];
-  const denied = config.plugins.deny.includes(id);
-  const allowed = config.plugins.allow.includes(id);
+  const denied = context.denied.has(id);
+  const allowed = context.allowed.has(id);
   const active = config.plugins.profile;
   // The words for `explain` are only built when asked for: 10,000 plugins do not pay for them
   // (nor for a closure to build them).
@@ -303,6 +305,9 @@ interface DecideContext {
   readonly activeProfiles: readonly string[];
   /** Compiled settings schemas, shared by this run's plugins and dropped with it. */
   readonly settingsValidators: SettingsValidators;
+  /** `[plugins] allow` and `deny` as sets: an allow list naming each of 1,000 plugins is not scanned 1,000 times. */
+  readonly allowed: ReadonlySet<string>;
+  readonly denied: ReadonlySet<string>;
 }
 
 /**
