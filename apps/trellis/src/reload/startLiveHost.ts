@@ -177,7 +177,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   const build = (number: number, onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned']) =>
     assembleGeneration(
       { ...options, hooks: [...hooks] },
-      { generation: number, pool, hostServices, loadValidators, ...(onPlanned !== undefined ? { onPlanned } : {}) },
+      { generation: number, pool, hostServices, loadValidators, pause: nextTurn, ...(onPlanned !== undefined ? { onPlanned } : {}) },
     );
 
   const first = await build(1);
@@ -447,6 +447,11 @@ function newlyBrokenManifests(serving: PluginRegistrySnapshot, next: PluginRegis
 /** True when two assemblies would serve the same: the same config and snapshot (so the same catalog). */
 function sameServing(a: Assembly, b: Assembly): boolean {
   return a.snapshot.hash === b.snapshot.hash && JSON.stringify(a.config) === JSON.stringify(b.config);
+}
+
+/** Resolves after the event loop has had a turn: timers and I/O that came due meanwhile (calls' replies) run first. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Whether an implementation is serving or on its way to (so a changed plugin is handed over blue-green). */
