@@ -15,7 +15,8 @@
 //   starts (through the same launcher), answers its handshake and is shut down, without a reload:
 //   floor = the added p99 that costs. A target below its floor is named in `targets_below_floor`
 //   and judged as added − floor instead (what the host adds on top of the process start).
-// - longest event-loop block: from the write until the calls settle after the swap.
+// - longest event-loop block: from the write until the calls settle after the swap; its floor is
+//   the same during the bare restart (on a loaded machine the host is also simply not scheduled).
 // - changed_served_ms: from the write to the first call to the changed plugin that the new
 //   generation answered (with a lazily started child, a reload could swap early and leave the
 //   child's start to that call; this counts it either way).
@@ -182,14 +183,20 @@ async function measure(count: number) {
       const duringUntouched: number[] = [];
       // From the write to the first call to the changed plugin answered by the new generation.
       const firstServed: number[] = [];
+      // The same, while a bare child restarts: what the machine (CPU contention) makes of it.
+      const floorLoopBlocks: number[] = [];
       const floorChanged: number[] = [];
       const floorUntouched: number[] = [];
       for (let version = 1; version <= 8; version += 1) {
         if (!RUNTIME_ONLY) {
           // The floor, interleaved with the reloads so that both see the same machine.
           const restarted = delay(25).then(() => bareRestart(tree)).then(() => delay(50));
+          const floorLoop = monitorEventLoopDelay({ resolution: 1 });
+          floorLoop.enable();
           const [changed, untouched] = await Promise.all([callLoop(host, 'ext-0.where', restarted), callLoop(host, 'ext-1.where', restarted)]);
+          floorLoop.disable();
           if (version > 1) {
+            floorLoopBlocks.push(floorLoop.max / 1e6);
             floorChanged.push(...changed);
             floorUntouched.push(...untouched);
           }
@@ -239,7 +246,8 @@ async function measure(count: number) {
       log(`  changed plugin first served by the new generation: median ${round(changedServedMs)} ms after the write`);
       log(`  calls to the changed plugin: added p99 ${round(addedChanged)} ms (reload ${round(reloadMs)} ms; floor ${round(floorChangedMs)} ms)`);
       log(`  calls to an untouched plugin: added p99 ${round(addedUntouched)} ms (floor ${round(floorUntouchedMs)} ms)`);
-      log(`  longest event-loop block during a reload: median ${round(median(loopBlocks))} ms`);
+      const floorLoopBlockMs = RUNTIME_ONLY ? 0 : median(floorLoopBlocks);
+      log(`  longest event-loop block during a reload: median ${round(median(loopBlocks))} ms (floor ${round(floorLoopBlockMs)} ms)`);
       return {
         count,
         coldMs,
@@ -251,6 +259,7 @@ async function measure(count: number) {
         floorChangedMs,
         floorUntouchedMs,
         loopBlockMs: median(loopBlocks),
+        floorLoopBlockMs,
       };
     } finally {
       await host.close();
@@ -283,6 +292,7 @@ const figures = (m: typeof small) => ({
   floor_p99_changed_ms: round(m.floorChangedMs),
   floor_p99_untouched_ms: round(m.floorUntouchedMs),
   loop_block_ms: round(m.loopBlockMs),
+  floor_loop_block_ms: round(m.floorLoopBlockMs),
 });
 process.stdout.write(
   `BENCH ${JSON.stringify({
@@ -298,6 +308,7 @@ process.stdout.write(
     floor_p99_changed_ms: round(large.floorChangedMs),
     floor_p99_untouched_ms: round(large.floorUntouchedMs),
     loop_block_ms: round(large.loopBlockMs),
+    floor_loop_block_ms: round(large.floorLoopBlockMs),
     small: figures(small),
     targets_below_floor: measured.flatMap(belowFloor),
     target:
