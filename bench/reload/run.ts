@@ -136,7 +136,12 @@ const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  */
 async function bareRestart(tree: Tree): Promise<void> {
   const folder = join(tree.root, 'ext-0');
-  const { child } = launchChild({ command: 'node', args: ['reload-plugin.mjs', 'floor', 'manifest'], cwd: folder, env: { PATH: process.env.PATH ?? '' } });
+  const { child } = launchChild({
+    command: 'node',
+    args: ['reload-plugin.mjs', 'floor', 'manifest'],
+    cwd: folder,
+    env: { PATH: process.env.PATH ?? '' },
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.stderr.resume();
   const answered = new Promise<void>((resolve, reject) => {
@@ -190,10 +195,15 @@ async function measure(count: number) {
       for (let version = 1; version <= 8; version += 1) {
         if (!RUNTIME_ONLY) {
           // The floor, interleaved with the reloads so that both see the same machine.
-          const restarted = delay(25).then(() => bareRestart(tree)).then(() => delay(50));
+          const restarted = delay(25)
+            .then(() => bareRestart(tree))
+            .then(() => delay(50));
           const floorLoop = monitorEventLoopDelay({ resolution: 1 });
           floorLoop.enable();
-          const [changed, untouched] = await Promise.all([callLoop(host, 'ext-0.where', restarted), callLoop(host, 'ext-1.where', restarted)]);
+          const [changed, untouched] = await Promise.all([
+            callLoop(host, 'ext-0.where', restarted),
+            callLoop(host, 'ext-1.where', restarted),
+          ]);
           floorLoop.disable();
           if (version > 1) {
             floorLoopBlocks.push(floorLoop.max / 1e6);
@@ -244,7 +254,9 @@ async function measure(count: number) {
       log(`  reload (file write → new generation serving): median ${round(reloadMs)} ms = ${round(reloadMs / coldMs)}× cold start`);
       const changedServedMs = median(firstServed);
       log(`  changed plugin first served by the new generation: median ${round(changedServedMs)} ms after the write`);
-      log(`  calls to the changed plugin: added p99 ${round(addedChanged)} ms (reload ${round(reloadMs)} ms; floor ${round(floorChangedMs)} ms)`);
+      log(
+        `  calls to the changed plugin: added p99 ${round(addedChanged)} ms (reload ${round(reloadMs)} ms; floor ${round(floorChangedMs)} ms)`,
+      );
       log(`  calls to an untouched plugin: added p99 ${round(addedUntouched)} ms (floor ${round(floorUntouchedMs)} ms)`);
       const floorLoopBlockMs = RUNTIME_ONLY ? 0 : median(floorLoopBlocks);
       log(`  longest event-loop block during a reload: median ${round(median(loopBlocks))} ms (floor ${round(floorLoopBlockMs)} ms)`);

@@ -7,7 +7,15 @@ import { decide, type CommandLineSwitches } from './decide.ts';
 import { discoverCandidatesSteps } from './discoverCandidates.ts';
 import { runSteps, runStepsPausing, STEP_CHUNK, type Steps } from './steps.ts';
 import { findCommandsOnPath } from './findCommandsOnPath.ts';
-import type { AdmissionPolicy, AdmittedCandidate, DecidedCandidate, PluginRegistrySnapshot, ProfilesData, Reason, RootSpec } from './types.ts';
+import type {
+  AdmissionPolicy,
+  AdmittedCandidate,
+  DecidedCandidate,
+  PluginRegistrySnapshot,
+  ProfilesData,
+  Reason,
+  RootSpec,
+} from './types.ts';
 
 /** Inputs of {@link buildPluginRegistrySnapshot}. */
 export interface BuildPluginRegistrySnapshotOptions {

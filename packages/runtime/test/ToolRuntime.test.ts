@@ -937,7 +937,10 @@ describe('a validator cache shared between runtimes', () => {
     expect(await first.invoke({ name: 'demo.echo', input: { text: 'a' } })).toMatchObject({ ok: true });
     expect(shared.size).toBe(1);
     expect(await second.invoke({ name: 'demo.echo', input: { text: 'b' } })).toMatchObject({ ok: true });
-    expect(await second.invoke({ name: 'demo.echo', input: { limit: 1000 } })).toMatchObject({ ok: false, error: { code: 'INPUT_INVALID' } });
+    expect(await second.invoke({ name: 'demo.echo', input: { limit: 1000 } })).toMatchObject({
+      ok: false,
+      error: { code: 'INPUT_INVALID' },
+    });
     expect(shared.size).toBe(1);
     expect(loads).toBe(2);
   });
