@@ -90,7 +90,10 @@ export interface LiveHostStatus {
   readonly callsInFlight: number;
   /** Generations retired but still finishing calls. */
   readonly draining: number;
-  /** Plugins a reload is swapping now: calls to them wait (empty between reloads). */
+  /**
+   * Plugins whose calls wait for the swap now: those a reload adds, and changed ones that were not
+   * running (empty between reloads; a changed running plugin is handed over without a wait).
+   */
   readonly swapping: readonly string[];
   /** Calls waiting for the swap now. */
   readonly waiting: number;
@@ -116,8 +119,9 @@ export interface LiveHost {
   /** The current generation's snapshot. */
   readonly snapshot: PluginRegistrySnapshot;
   /**
-   * Runs one call on the current generation; a call to a plugin being swapped waits for the swap
-   * (at most `[runtime] reload_queue_timeout`, then `RELOAD_TIMEOUT`). Never rejects.
+   * Runs one call on the current generation; a call to a plugin a reload is adding (or changing
+   * while it was not running) waits for the swap (at most `[runtime] reload_queue_timeout`, then
+   * `RELOAD_TIMEOUT`). Never rejects.
    */
   invoke(request: ToolRequest, options?: InvokeOptions): Promise<LiveToolOutcome>;
   /** Attaches an execution hook to every generation, present and future. */
