@@ -2,8 +2,8 @@ import type { RuntimeConfig } from '@trellis/config';
 import { ERROR_CODES } from '@trellis/sdk';
 import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { admitCandidates } from './admitCandidate.ts';
-import { buildSnapshot, orderDecided } from './buildSnapshot.ts';
-import { decide, type CommandLineSwitches } from './decide.ts';
+import { buildSnapshotSteps, orderDecided } from './buildSnapshot.ts';
+import { decideSteps, type CommandLineSwitches } from './decide.ts';
 import { discoverCandidatesSteps } from './discoverCandidates.ts';
 import { runSteps, runStepsPausing, STEP_CHUNK, type Steps } from './steps.ts';
 import { findCommandsOnPath } from './findCommandsOnPath.ts';
@@ -57,8 +57,8 @@ export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshot
 
 /**
  * {@link buildPluginRegistrySnapshot} in steps, awaiting `pause()` between them (every
- * {@link STEP_CHUNK} folders walked, manifests located, candidates collected or admitted, and
- * around deciding), so a long-running host that rebuilds its registry keeps serving calls
+ * {@link STEP_CHUNK} folders walked, manifests located, candidates collected, admitted or decided,
+ * and snapshot entries frozen), so a long-running host that rebuilds its registry keeps serving calls
  * meanwhile: each step holds the event loop for a part of the work, not all of it. The same
  * pipeline and the same result.
  */
@@ -98,7 +98,7 @@ function* registryPipeline(options: BuildPluginRegistrySnapshotOptions): Steps<P
     for (const a of admitted) for (const n of a.manifest?.requires_commands ?? []) names.add(n);
     commandsOnPath = names.size === 0 ? {} : findCommandsOnPath([...names], options.env);
   }
-  const decided = decide(admitted, {
+  const decided = yield* decideSteps(admitted, {
     config,
     profiles: options.profiles,
     env: options.env,
@@ -135,7 +135,7 @@ function* registryPipeline(options: BuildPluginRegistrySnapshotOptions): Steps<P
 
   // Ordered once: buildSnapshot sorts again, but an already sorted array costs its sort n - 1 comparisons.
   const order = orderDecided(decided);
-  const snapshot = buildSnapshot({ decided: order, profile: config.plugins.profile, warnings });
+  const snapshot = yield* buildSnapshotSteps({ decided: order, profile: config.plugins.profile, warnings });
   const settings = new Map<string, Readonly<Record<string, unknown>>>();
   for (const d of order) {
     if (d.settings !== null && (d.state === 'enabled' || d.state === 'unavailable')) settings.set(d.admitted.id, d.settings);

@@ -2,6 +2,7 @@ import type { RuntimeConfig } from '@trellis/config';
 import { ERROR_CODES } from '@trellis/sdk';
 import { expandProfile } from './expandProfile.ts';
 import { SettingsValidators, resolvePluginSettingsWith } from './resolvePluginSettings.ts';
+import { runSteps, STEP_CHUNK, type Steps } from './steps.ts';
 import type { AdmittedCandidate, DecidedCandidate, DecisionStep, PluginState, ProfilesData, Reason } from './types.ts';
 
 /** What {@link decide} needs besides the admitted candidates. All plain data: decide is pure. */
@@ -40,6 +41,11 @@ export function describeSource(candidate: AdmittedCandidate): string {
  * program is `unavailable`. Output order = input order.
  */
 export function decide(admitted: readonly AdmittedCandidate[], options: DecideOptions): DecidedCandidate[] {
+  return runSteps(decideSteps(admitted, options));
+}
+
+/** {@link decide}, pausable after every {@link STEP_CHUNK} ids decided (see `Steps`). */
+export function* decideSteps(admitted: readonly AdmittedCandidate[], options: DecideOptions): Steps<DecidedCandidate[]> {
   const groups = new Map<string, number[]>();
   admitted.forEach((candidate, index) => {
     if (candidate.rejected || untrustedWorkspaceOf(candidate) !== undefined) return;
@@ -74,7 +80,10 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
       out[index] = new Decided(candidate, 'rejected', candidate.reasons, candidate.warnings, null, context, null);
   });
 
+  let decided = 0;
   for (const indexes of groups.values()) {
+    decided += 1;
+    if (decided % STEP_CHUNK === 0) yield;
     if (indexes.length === 1) {
       // The common case: one candidate per id.
       out[indexes[0]!] = decideWinner(admitted[indexes[0]!]!, ONLY_CANDIDATE, context);
@@ -125,7 +134,18 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
       out[winner] = decideWinner(candidate, selection, context);
     }
   }
-  return out.map((d, i) => d ?? decideWinner(admitted[i]!, ONLY_CANDIDATE, context));
+  const result = new Array<DecidedCandidate>(out.length);
+  let rest = 0;
+  for (let i = 0; i < out.length; i += 1) {
+    const d = out[i];
+    if (d !== undefined) result[i] = d;
+    else {
+      rest += 1;
+      if (rest % STEP_CHUNK === 0) yield;
+      result[i] = decideWinner(admitted[i]!, ONLY_CANDIDATE, context);
+    }
+  }
+  return result;
 }
 
 /** The untrusted workspace a candidate was found in, if it was. */
