@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { ConfigLayerReport, ConfigProblem, ConfigSource, RuntimeConfig, WorkspaceTrust } from '@trellis/config';
 import {
   buildPluginRegistrySnapshot,
+  buildPluginRegistrySnapshotInSteps,
   explainPlugin,
   prepareRegistry,
   resolveDiscoveryRoots,
@@ -21,6 +22,7 @@ import {
   type ExecutionHook,
   type LifecycleState,
   type PluginImplementation,
+  type SchemaValidatorCache,
   type ToolRuntime,
 } from '@trellis/runtime';
 import { silentLogger, type HostServices, type LifecycleTransition, type Logger, type ProfileName, type ToolSpec } from '@trellis/sdk';
@@ -164,6 +166,14 @@ export interface GenerationInternals {
    * raises its request barrier here, or throws to abandon the generation (a broken manifest).
    */
   readonly onPlanned?: (plan: { readonly snapshot: PluginRegistrySnapshot; readonly fingerprints: ReadonlyMap<string, string> }) => void;
+  /**
+   * Awaited between the build's steps (config, each chunk of the registry pipeline, catalog,
+   * fingerprints): a live host passes one that lets the event loop turn, so calls it serves
+   * meanwhile wait for one step at most, not for the whole build. Default: no pause.
+   */
+  readonly pause?: () => Promise<void>;
+  /** The schema validator cache every generation's runtime shares (compiled input schemas carry over). */
+  readonly loadValidators?: () => Promise<SchemaValidatorCache>;
 }
 
 /** An assembly and, per enabled plugin, the fingerprint a reload compares to tell changed plugins apart. */
@@ -187,6 +197,9 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   if (options.profile !== undefined) config = { ...config, plugins: { ...config.plugins, profile: options.profile } };
   if (options.commandLine !== undefined) config = applyCommandLineSwitches(config, options.commandLine);
 
+  const { pause } = internals;
+  const step = pause ?? (() => undefined);
+  await step();
   const roots = resolveDiscoveryRoots({
     config,
     pluginPaths: options.pluginPaths ?? [],
@@ -198,18 +211,22 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
     workspaceReal: loaded.workspaceTrust.real,
   });
   await prepareRegistry({ roots, config });
-  const registry = buildPluginRegistrySnapshot({
+  const registryOptions = {
     config,
     roots,
     bundled: BUNDLED_PLUGINS,
     profiles: EMBEDDED_PROFILES,
     env,
     ...(options.commandLine ? { commandLine: options.commandLine } : {}),
-  });
+  };
+  const registry =
+    pause !== undefined ? await buildPluginRegistrySnapshotInSteps(registryOptions, pause) : buildPluginRegistrySnapshot(registryOptions);
   const { snapshot } = registry;
+  await step();
 
   let catalog = createResourceCatalog({ snapshot, bundled: BUNDLED_PLUGINS, overrides: EMBEDDED_TOOL_OVERRIDES, config });
 
+  await step();
   const host: HostServices = internals.hostServices ?? {
     plugins: () => snapshot.plugins,
     explainPlugin: (id) => explainPlugin(registry, id, config),
@@ -375,6 +392,7 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
       : {}),
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(internals.loadValidators !== undefined ? { loadValidators: internals.loadValidators } : {}),
   });
 
   let disposed: Promise<void> | undefined;

@@ -2,11 +2,20 @@ import type { RuntimeConfig } from '@trellis/config';
 import { ERROR_CODES } from '@trellis/sdk';
 import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { admitCandidates } from './admitCandidate.ts';
-import { buildSnapshot, orderDecided } from './buildSnapshot.ts';
-import { decide, type CommandLineSwitches } from './decide.ts';
-import { discoverCandidates } from './discoverCandidates.ts';
+import { buildSnapshotSteps, orderDecided } from './buildSnapshot.ts';
+import { decideSteps, type CommandLineSwitches } from './decide.ts';
+import { discoverCandidatesSteps } from './discoverCandidates.ts';
+import { runSteps, runStepsPausing, STEP_CHUNK, type Steps } from './steps.ts';
 import { findCommandsOnPath } from './findCommandsOnPath.ts';
-import type { AdmissionPolicy, DecidedCandidate, PluginRegistrySnapshot, ProfilesData, Reason, RootSpec } from './types.ts';
+import type {
+  AdmissionPolicy,
+  AdmittedCandidate,
+  DecidedCandidate,
+  PluginRegistrySnapshot,
+  ProfilesData,
+  Reason,
+  RootSpec,
+} from './types.ts';
 
 /** Inputs of {@link buildPluginRegistrySnapshot}. */
 export interface BuildPluginRegistrySnapshotOptions {
@@ -43,8 +52,28 @@ export interface PluginRegistryResult {
  * (missing roots, an unknown profile, policy naming no plugin) are snapshot warnings.
  */
 export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshotOptions): PluginRegistryResult {
+  return runSteps(registryPipeline(options));
+}
+
+/**
+ * {@link buildPluginRegistrySnapshot} in steps, awaiting `pause()` between them (every
+ * {@link STEP_CHUNK} folders walked, manifests located, candidates collected, admitted or decided,
+ * and snapshot entries frozen), so a long-running host that rebuilds its registry keeps serving calls
+ * meanwhile: each step holds the event loop for a part of the work, not all of it. The same
+ * pipeline and the same result.
+ */
+export function buildPluginRegistrySnapshotInSteps(
+  options: BuildPluginRegistrySnapshotOptions,
+  pause: () => Promise<void>,
+): Promise<PluginRegistryResult> {
+  return runStepsPausing(registryPipeline(options), pause);
+}
+
+/** The pipeline; it yields where the stepped driver may pause. */
+function* registryPipeline(options: BuildPluginRegistrySnapshotOptions): Steps<PluginRegistryResult> {
   const { config } = options;
-  const discovery = discoverCandidates({ roots: options.roots, bundled: options.bundled });
+  const discovery = yield* discoverCandidatesSteps({ roots: options.roots, bundled: options.bundled });
+  yield;
   const bundledIds = new Map<string, { required: boolean }>();
   for (const d of options.bundled) bundledIds.set(d.manifest.id, { required: d.manifest.required });
   const policy: AdmissionPolicy = {
@@ -52,7 +81,16 @@ export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshot
     allow: config.plugins.allow,
     bundledIds,
   };
-  const admitted = admitCandidates(discovery.candidates, policy);
+  const { candidates } = discovery;
+  let admitted: AdmittedCandidate[];
+  if (candidates.length <= STEP_CHUNK) admitted = admitCandidates(candidates, policy);
+  else {
+    admitted = [];
+    for (let start = 0; start < candidates.length; start += STEP_CHUNK) {
+      admitted.push(...admitCandidates(candidates.slice(start, start + STEP_CHUNK), policy));
+      yield;
+    }
+  }
 
   let commandsOnPath = options.commandsOnPath;
   if (commandsOnPath === undefined) {
@@ -60,7 +98,7 @@ export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshot
     for (const a of admitted) for (const n of a.manifest?.requires_commands ?? []) names.add(n);
     commandsOnPath = names.size === 0 ? {} : findCommandsOnPath([...names], options.env);
   }
-  const decided = decide(admitted, {
+  const decided = yield* decideSteps(admitted, {
     config,
     profiles: options.profiles,
     env: options.env,
@@ -68,6 +106,7 @@ export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshot
     ...(options.commandLine ? { commandLine: options.commandLine } : {}),
   });
 
+  yield;
   const warnings: Reason[] = [...discovery.warnings];
   if (!(config.plugins.profile in options.profiles)) {
     warnings.push({
@@ -96,7 +135,7 @@ export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshot
 
   // Ordered once: buildSnapshot sorts again, but an already sorted array costs its sort n - 1 comparisons.
   const order = orderDecided(decided);
-  const snapshot = buildSnapshot({ decided: order, profile: config.plugins.profile, warnings });
+  const snapshot = yield* buildSnapshotSteps({ decided: order, profile: config.plugins.profile, warnings });
   const settings = new Map<string, Readonly<Record<string, unknown>>>();
   for (const d of order) {
     if (d.settings !== null && (d.state === 'enabled' || d.state === 'unavailable')) settings.set(d.admitted.id, d.settings);

@@ -1,5 +1,6 @@
 import { type ProfileName } from '@trellis/sdk';
 import { canonicalJson, sha256Hex as sha256 } from '@trellis/sdk/internal';
+import { runSteps, STEP_CHUNK, type Steps } from './steps.ts';
 import type { DecidedCandidate, PluginRegistrySnapshot, Reason, SnapshotEntry } from './types.ts';
 
 /** Inputs of {@link buildSnapshot}. */
@@ -211,7 +212,18 @@ function bodyJsonFast(plugins: readonly SnapshotEntry[], profile: string, warnin
  * enumerable member like the others, so JSON, spreads and `structuredClone` all see it.
  */
 export function buildSnapshot(options: BuildSnapshotOptions): PluginRegistrySnapshot {
-  const plugins = Object.freeze(orderDecided(options.decided).map(frozenSnapshotEntry));
+  return runSteps(buildSnapshotSteps(options));
+}
+
+/** {@link buildSnapshot}, pausable after every {@link STEP_CHUNK} entries frozen (see `Steps`). */
+export function* buildSnapshotSteps(options: BuildSnapshotOptions): Steps<PluginRegistrySnapshot> {
+  const ordered = orderDecided(options.decided);
+  const entries = new Array<SnapshotEntry>(ordered.length);
+  for (let i = 0; i < ordered.length; i += 1) {
+    if (i % STEP_CHUNK === STEP_CHUNK - 1) yield;
+    entries[i] = frozenSnapshotEntry(ordered[i]!);
+  }
+  const plugins = Object.freeze(entries);
   const warnings = frozenReasons(options.warnings);
   const profile = options.profile;
   let hash: string | undefined;

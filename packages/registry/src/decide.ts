@@ -2,6 +2,7 @@ import type { RuntimeConfig } from '@trellis/config';
 import { ERROR_CODES } from '@trellis/sdk';
 import { expandProfile } from './expandProfile.ts';
 import { SettingsValidators, resolvePluginSettingsWith } from './resolvePluginSettings.ts';
+import { runSteps, STEP_CHUNK, type Steps } from './steps.ts';
 import type { AdmittedCandidate, DecidedCandidate, DecisionStep, PluginState, ProfilesData, Reason } from './types.ts';
 
 /** What {@link decide} needs besides the admitted candidates. All plain data: decide is pure. */
@@ -40,6 +41,11 @@ export function describeSource(candidate: AdmittedCandidate): string {
  * program is `unavailable`. Output order = input order.
  */
 export function decide(admitted: readonly AdmittedCandidate[], options: DecideOptions): DecidedCandidate[] {
+  return runSteps(decideSteps(admitted, options));
+}
+
+/** {@link decide}, pausable after every {@link STEP_CHUNK} ids decided (see `Steps`). */
+export function* decideSteps(admitted: readonly AdmittedCandidate[], options: DecideOptions): Steps<DecidedCandidate[]> {
   const groups = new Map<string, number[]>();
   admitted.forEach((candidate, index) => {
     if (candidate.rejected || untrustedWorkspaceOf(candidate) !== undefined) return;
@@ -53,6 +59,8 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
     options,
     activeProfiles: expandProfile(options.profiles, options.config.plugins.profile),
     settingsValidators: new SettingsValidators(),
+    allowed: new Set(options.config.plugins.allow),
+    denied: new Set(options.config.plugins.deny),
   };
 
   admitted.forEach((candidate, index) => {
@@ -72,7 +80,10 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
       out[index] = new Decided(candidate, 'rejected', candidate.reasons, candidate.warnings, null, context, null);
   });
 
+  let decided = 0;
   for (const indexes of groups.values()) {
+    decided += 1;
+    if (decided % STEP_CHUNK === 0) yield;
     if (indexes.length === 1) {
       // The common case: one candidate per id.
       out[indexes[0]!] = decideWinner(admitted[indexes[0]!]!, ONLY_CANDIDATE, context);
@@ -123,7 +134,18 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
       out[winner] = decideWinner(candidate, selection, context);
     }
   }
-  return out.map((d, i) => d ?? decideWinner(admitted[i]!, ONLY_CANDIDATE, context));
+  const result = new Array<DecidedCandidate>(out.length);
+  let rest = 0;
+  for (let i = 0; i < out.length; i += 1) {
+    const d = out[i];
+    if (d !== undefined) result[i] = d;
+    else {
+      rest += 1;
+      if (rest % STEP_CHUNK === 0) yield;
+      result[i] = decideWinner(admitted[i]!, ONLY_CANDIDATE, context);
+    }
+  }
+  return result;
 }
 
 /** The untrusted workspace a candidate was found in, if it was. */
@@ -186,8 +208,8 @@ function decidePolicy(c: AdmittedCandidate, context: DecideContext, explain: boo
   const id = c.id;
   const manifest = c.manifest!;
   const entry = config.plugins.entries[id];
-  const denied = config.plugins.deny.includes(id);
-  const allowed = config.plugins.allow.includes(id);
+  const denied = context.denied.has(id);
+  const allowed = context.allowed.has(id);
   const active = config.plugins.profile;
   // The words for `explain` are only built when asked for: 10,000 plugins do not pay for them
   // (nor for a closure to build them).
@@ -303,6 +325,9 @@ interface DecideContext {
   readonly activeProfiles: readonly string[];
   /** Compiled settings schemas, shared by this run's plugins and dropped with it. */
   readonly settingsValidators: SettingsValidators;
+  /** `[plugins] allow` and `deny` as sets: an allow list naming each of 1,000 plugins is not scanned 1,000 times. */
+  readonly allowed: ReadonlySet<string>;
+  readonly denied: ReadonlySet<string>;
 }
 
 /**

@@ -18,7 +18,8 @@ import type {
   RootSpec,
   StatFacts,
 } from './types.ts';
-import { MANIFEST_FILE_NAME, walkPluginRoot } from './walkPluginRoot.ts';
+import { runSteps, STEP_CHUNK, type Steps } from './steps.ts';
+import { MANIFEST_FILE_NAME, walkPluginRootSteps } from './walkPluginRoot.ts';
 import type { WalkEntry } from './walkPluginRoot.ts';
 
 export { toStatFacts } from './statFacts.ts';
@@ -121,6 +122,11 @@ function locateManifest(
  * 256 KiB + 1 byte is read. Missing explicit/env roots are `ROOT_MISSING` warnings.
  */
 export function discoverCandidates(options: DiscoverCandidatesOptions): DiscoveryResult {
+  return runSteps(discoverCandidatesSteps(options));
+}
+
+/** {@link discoverCandidates}, pausable while it walks and after every {@link STEP_CHUNK} candidates (see `Steps`). */
+export function* discoverCandidatesSteps(options: DiscoverCandidatesOptions): Steps<DiscoveryResult> {
   const warnings: Reason[] = [];
   const candidates: CandidateFacts[] = [];
   const lstatCached = createLstatCache();
@@ -132,7 +138,7 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
     const rootReal = resolveRoot(root, warnings);
     if (rootReal === null) continue;
 
-    const { entries, problem } = walkPluginRoot(rootReal, reader);
+    const { entries, problem } = yield* walkPluginRootSteps(rootReal, reader);
     if (problem !== null) {
       warnings.push({
         code: ERROR_CODES.ROOT_MISSING,
@@ -144,6 +150,7 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
     const realPrefix = joinPrefix(rootReal);
     const found = new Array<Found>(entries.length);
     for (let n = 0; n < entries.length; n += 1) {
+      if (n % STEP_CHUNK === STEP_CHUNK - 1) yield;
       found[n] = locateManifest(entries[n]!, { logicalPrefix, realPrefix, lstatCached });
     }
     // One sort, by relative path: the order candidates are listed in (the manifest paths share
@@ -167,7 +174,9 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
       }
     }
     const owners = twins ? new Map<string, ExternalCandidateFacts & { aliases: string[] }>() : null;
-    for (const item of found) {
+    for (let n = 0; n < found.length; n += 1) {
+      if (n % STEP_CHUNK === STEP_CHUNK - 1) yield;
+      const item = found[n]!;
       if (item.key !== null && twins && winners.get(item.key) !== item) continue;
       const facts = collectFacts({ root, rootReal, item, lstatCached, reader });
       if (owners !== null && item.key !== null) owners.set(item.key, facts);

@@ -2,6 +2,7 @@ import { lstatSync, readdirSync, statSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import type { ManifestReader, ReadOutcome } from './readManifestFile.ts';
 import { errnoOf, toStatFacts } from './statFacts.ts';
+import { runSteps, STEP_CHUNK, type Steps } from './steps.ts';
 import type { ReadRefusal, StatFacts } from './types.ts';
 
 /** The manifest file name discovery looks for. */
@@ -55,6 +56,14 @@ export function walkPluginRoot(
   rootReal: string,
   reader: ManifestReader,
 ): { readonly entries: WalkEntry[]; readonly problem: string | null } {
+  return runSteps(walkPluginRootSteps(rootReal, reader));
+}
+
+/** {@link walkPluginRoot}, pausable after every {@link STEP_CHUNK} folders visited (see `Steps`). */
+export function* walkPluginRootSteps(
+  rootReal: string,
+  reader: ManifestReader,
+): Steps<{ readonly entries: WalkEntry[]; readonly problem: string | null }> {
   const out: WalkEntry[] = [];
   // Folders to visit, level by level: `dir` ends with a slash, so children are `dir + name`.
   const queue: Array<{ readonly dir: string; readonly rel: string; readonly depth: number; readonly linked: boolean }> = [
@@ -78,6 +87,7 @@ export function walkPluginRoot(
   // Why the root itself could not be walked (it exists: resolveRoot saw to that).
   let problem: string | null = null;
   for (let head = 0; head < queue.length; head += 1) {
+    if (head % STEP_CHUNK === STEP_CHUNK - 1) yield;
     const { dir, rel, depth, linked } = queue[head]!;
     const manifest = dir + MANIFEST_FILE_NAME;
     let lstat: StatFacts | null = null;

@@ -245,3 +245,44 @@ describe('buildPluginRegistrySnapshot', () => {
     expect(explainPlugin(result, 'core-fs', cfg).candidates[0]?.hostEnv).toEqual({ kind: 'in-process', requires: [] });
   });
 });
+
+describe('buildPluginRegistrySnapshotInSteps', () => {
+  it('builds the same registry as the one-piece build, pausing between discovery, chunks of admission and deciding', async () => {
+    const { buildPluginRegistrySnapshotInSteps } = await import('../src/buildPluginRegistrySnapshot.ts');
+    const { STEP_CHUNK: ADMISSION_CHUNK } = await import('../src/steps.ts');
+    const files: Record<string, string> = {};
+    const count = ADMISSION_CHUNK * 2 + 5;
+    for (let i = 0; i < count; i += 1) files[`root/p${i}/plugin.toml`] = manifestText({ id: `p${i}`, runtime: PROCESS_RUNTIME });
+    files['root/broken/plugin.toml'] = 'id = "broken"\nkind = ';
+    const base = makeTree(files);
+    const options = {
+      config: config({ plugins: { allow: ['p1', 'p7', 'nobody-has-this'] } }),
+      roots: [fileRoot(join(base, 'root'), 'explicit'), BUNDLED_ROOT],
+      bundled: BUNDLED,
+      profiles: PROFILES,
+      env: {},
+      uid: 0,
+      commandsOnPath: {},
+    };
+    const whole = buildPluginRegistrySnapshot(options);
+    let pauses = 0;
+    const stepped = await buildPluginRegistrySnapshotInSteps(options, () => {
+      pauses += 1;
+      return Promise.resolve();
+    });
+    expect(serializeSnapshot(stepped.snapshot)).toBe(serializeSnapshot(whole.snapshot));
+    expect(stepped.snapshot.hash).toBe(whole.snapshot.hash);
+    expect(stepped.snapshot.plugins).toHaveLength(count + 1 + BUNDLED.length);
+    expect([...stepped.settings.keys()]).toEqual([...whole.settings.keys()]);
+    expect(stepped.trace.map((d) => [d.admitted.id, d.state])).toEqual(whole.trace.map((d) => [d.admitted.id, d.state]));
+    // Walking, locating and collecting pause every chunk of manifests; admitting, deciding and
+    // freezing every chunk of candidates; and after discovery and after deciding.
+    const manifests = count + 1;
+    const candidates = manifests + BUNDLED.length;
+    const walked = Math.floor((manifests + 1) / ADMISSION_CHUNK); // the root's folder is visited first
+    const perChunk = Math.floor(manifests / ADMISSION_CHUNK);
+    const admitted = Math.ceil(candidates / ADMISSION_CHUNK);
+    const decidedOrFrozen = Math.floor(candidates / ADMISSION_CHUNK);
+    expect(pauses).toBeGreaterThanOrEqual(walked + perChunk + perChunk + 1 + admitted + 1 + decidedOrFrozen);
+  });
+});

@@ -2,6 +2,7 @@ import type { RuntimeConfig } from '@trellis/config';
 import { CAPABILITIES, ERROR_CODES, silentLogger, type Logger, type ToolContract, type ToolOutcome, type ToolProgress } from '@trellis/sdk';
 import { compileToolGlob } from '@trellis/sdk/internal';
 import type { AuditSink } from './AuditLog.ts';
+import type { SchemaValidatorCache } from './SchemaValidatorCache.ts';
 import { createFileAuditLog } from './AuditLog.ts';
 import type { ExecutionHook } from './ExecutionEvent.ts';
 import { CallContext, failed } from './invoke/CallContext.ts';
@@ -78,6 +79,13 @@ export interface CreateToolRuntimeOptions {
   readonly logger?: Logger;
   /** Where audit records go. Default: a JSON-lines file at `[runtime] audit_log` when set, else none. */
   readonly auditLog?: AuditSink;
+  /**
+   * Optional (added for live reload): loads the schema validator cache to use instead of one of the
+   * runtime's own, with the first call's validation. A live host hands every generation's runtime
+   * the same one, so a new generation's first calls do not compile every input schema — and ajv's
+   * meta-schema — again. The cache must use the default limits (`createSchemaValidatorCache()`).
+   */
+  readonly loadValidators?: () => Promise<SchemaValidatorCache>;
 }
 
 /** Runs tool calls: lookup → validate → capability → canonicalize → policy → attempts → outcome. */
@@ -120,6 +128,7 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
     logger,
     audit: options.auditLog ?? (section.audit_log !== '' ? createFileAuditLog({ path: section.audit_log, logger }) : undefined),
     hooks: options.hooks ? [...options.hooks] : [],
+    ...(options.loadValidators !== undefined ? { loadValidators: options.loadValidators } : {}),
   });
 
   const invoke = async (request: ToolRequest, options?: InvokeOptions): Promise<ToolOutcome> => {

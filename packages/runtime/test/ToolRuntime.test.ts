@@ -920,3 +920,28 @@ describe('audit log failures', () => {
     ]);
   });
 });
+
+describe('a validator cache shared between runtimes', () => {
+  it('compiles an input schema once for every runtime given the same cache (a live host’s generations)', async () => {
+    const { createSchemaValidatorCache } = await import('../src/validation.ts');
+    const shared = createSchemaValidatorCache();
+    let loads = 0;
+    const loadValidators = () => {
+      loads += 1;
+      return Promise.resolve(shared);
+    };
+    const impl = fakeImplementation('demo', { echo: (input) => input });
+    // Two generations: each has its own catalog objects, as a reload builds them again.
+    const first = make({ catalog: staticCatalog([echo]), implementations: new Map([['demo', impl]]), loadValidators });
+    const second = make({ catalog: staticCatalog([{ ...echo }]), implementations: new Map([['demo', impl]]), loadValidators });
+    expect(await first.invoke({ name: 'demo.echo', input: { text: 'a' } })).toMatchObject({ ok: true });
+    expect(shared.size).toBe(1);
+    expect(await second.invoke({ name: 'demo.echo', input: { text: 'b' } })).toMatchObject({ ok: true });
+    expect(await second.invoke({ name: 'demo.echo', input: { limit: 1000 } })).toMatchObject({
+      ok: false,
+      error: { code: 'INPUT_INVALID' },
+    });
+    expect(shared.size).toBe(1);
+    expect(loads).toBe(2);
+  });
+});

@@ -1,6 +1,6 @@
 import type { ResourceCatalog } from '@trellis/catalog';
 import type { PluginRegistrySnapshot } from '@trellis/registry';
-import type { ExecutionHook, InvokeOptions, LifecycleState, ToolRequest } from '@trellis/runtime';
+import type { ExecutionHook, InvokeOptions, LifecycleState, SchemaValidatorCache, ToolRequest } from '@trellis/runtime';
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
 import { Listeners } from '@trellis/sdk/internal';
 import { explainPlugin } from '@trellis/registry';
@@ -43,7 +43,10 @@ export type ReloadResult =
       /** From the start of the reload (or the first file event) to the new generation serving. */
       readonly durationMs: number;
       readonly changes: GenerationDiff;
-      /** Config warnings of the new generation (unknown keys and the like). */
+      /**
+       * Config warnings of the new generation (unknown keys and the like), and a `PLUGIN_LOAD_FAILED`
+       * for each changed plugin whose new implementation did not start beside the old one.
+       */
       readonly warnings: readonly ReloadProblem[];
     }
   | {
@@ -87,7 +90,10 @@ export interface LiveHostStatus {
   readonly callsInFlight: number;
   /** Generations retired but still finishing calls. */
   readonly draining: number;
-  /** Plugins a reload is swapping now: calls to them wait (empty between reloads). */
+  /**
+   * Plugins whose calls wait for the swap now: those a reload adds, and changed ones that were not
+   * running (empty between reloads; a changed running plugin is handed over without a wait).
+   */
   readonly swapping: readonly string[];
   /** Calls waiting for the swap now. */
   readonly waiting: number;
@@ -113,8 +119,9 @@ export interface LiveHost {
   /** The current generation's snapshot. */
   readonly snapshot: PluginRegistrySnapshot;
   /**
-   * Runs one call on the current generation; a call to a plugin being swapped waits for the swap
-   * (at most `[runtime] reload_queue_timeout`, then `RELOAD_TIMEOUT`). Never rejects.
+   * Runs one call on the current generation; a call to a plugin a reload is adding (or changing
+   * while it was not running) waits for the swap (at most `[runtime] reload_queue_timeout`, then
+   * `RELOAD_TIMEOUT`). Never rejects.
    */
   invoke(request: ToolRequest, options?: InvokeOptions): Promise<LiveToolOutcome>;
   /** Attaches an execution hook to every generation, present and future. */
@@ -160,10 +167,21 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     explainPlugin: (id) => explainPlugin(current.assembly.registry, id, current.assembly.config),
     searchTools: (query, searchOptions) => current.assembly.catalog.search(query, searchOptions),
   };
+  // One schema validator cache for every generation: a new generation's first calls find their
+  // input schemas compiled (ajv's meta-schema alone costs tens of ms to compile again).
+  let validators: Promise<SchemaValidatorCache> | undefined;
+  const loadValidators = (): Promise<SchemaValidatorCache> =>
+    (validators ??= import('@trellis/runtime/validation').then(
+      (m) => m.createSchemaValidatorCache(),
+      (error: unknown) => {
+        validators = undefined;
+        throw error;
+      },
+    ));
   const build = (number: number, onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned']) =>
     assembleGeneration(
       { ...options, hooks: [...hooks] },
-      { generation: number, pool, hostServices, ...(onPlanned !== undefined ? { onPlanned } : {}) },
+      { generation: number, pool, hostServices, loadValidators, pause: nextTurn, ...(onPlanned !== undefined ? { onPlanned } : {}) },
     );
 
   const first = await build(1);
@@ -224,13 +242,19 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     const before = current;
     const number = before.number + 1;
     let diff: GenerationDiff | undefined;
+    // Changed plugins running in N: handed over blue-green (their new implementation starts beside
+    // the old one before the swap, and their calls keep going to N meanwhile).
+    let handOver: readonly string[] = [];
     let built;
     try {
       built = await build(number, ({ snapshot, fingerprints }) => {
         const broken = newlyBrokenManifests(before.assembly.snapshot, snapshot);
         if (broken.length > 0) throw new ReloadRejected(broken);
         diff = diffGenerations(before.fingerprints, fingerprints);
-        barrier.raise([...diff.added, ...diff.removed, ...diff.changed]);
+        handOver = diff.changed.filter((id) => isRunning(before.assembly.lifecycle(id)?.state));
+        // Only calls that N cannot serve as the new config means wait: to an added plugin, and to a
+        // changed one that is not running (its old implementation would only start to be replaced).
+        barrier.raise([...diff.added, ...diff.changed.filter((id) => !handOver.includes(id))]);
       });
     } catch (error) {
       barrier.lower();
@@ -257,6 +281,26 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       notifyReload(result);
       return result;
     }
+    const warnings: ReloadProblem[] = built.assembly.configWarnings.map((w) => ({ code: w.code, message: w.message }));
+    if (handOver.length > 0) {
+      // Blue-green: start (spawn and handshake) the new implementations now, while N's keep serving.
+      await Promise.all(handOver.map((id) => built.assembly.startPlugin(id)));
+      if (closing !== undefined) {
+        barrier.lower();
+        await built.assembly.dispose();
+        return rejected(trigger, startedAt, [{ code: ERROR_CODES.ABORTED, message: 'the live host closed during the reload' }]);
+      }
+      for (const id of handOver) {
+        const started = built.assembly.lifecycle(id);
+        if (started === undefined || started.state === 'active') continue;
+        // Not worse than a lazy start that fails: the new config applies, and the plugin's restart
+        // policy retries it (by then N has stopped the old child, should the two not run side by side).
+        warnings.push({
+          code: ERROR_CODES.PLUGIN_LOAD_FAILED,
+          message: `plugin ${id}: its new implementation did not start beside the old one (${started.lastError ?? started.state}); generation ${number} serves it anyway and restarts it under [plugins.entries.${id}] max_restarts`,
+        });
+      }
+    }
     // The swap: catalog and runtime change together, in one assignment.
     current = new Generation(number, built.assembly, built.fingerprints, Date.now());
     barrier.lower();
@@ -273,7 +317,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       at: new Date().toISOString(),
       durationMs: performance.now() - startedAt,
       changes,
-      warnings: built.assembly.configWarnings.map((w) => ({ code: w.code, message: w.message })),
+      warnings,
     };
     catalogListeners.emit(current.assembly.catalog);
     notifyReload(result);
@@ -407,6 +451,16 @@ function newlyBrokenManifests(serving: PluginRegistrySnapshot, next: PluginRegis
 /** True when two assemblies would serve the same: the same config and snapshot (so the same catalog). */
 function sameServing(a: Assembly, b: Assembly): boolean {
   return a.snapshot.hash === b.snapshot.hash && JSON.stringify(a.config) === JSON.stringify(b.config);
+}
+
+/** Resolves after the event loop has had a turn: timers and I/O that came due meanwhile (calls' replies) run first. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Whether an implementation is serving or on its way to (so a changed plugin is handed over blue-green). */
+function isRunning(state: LifecycleState | undefined): boolean {
+  return state === 'active' || state === 'initializing' || state === 'recovering';
 }
 
 function pluginOf(name: string): string {

@@ -142,27 +142,121 @@ describe('live host', () => {
   });
 
   it(
-    'a call to a plugin being swapped waits, then fails with RELOAD_TIMEOUT; untouched plugins are served meanwhile',
+    'a running plugin whose config changed is handed over blue-green: its new child starts before the swap while the old one serves',
+    { timeout: 60_000 },
+    async () => {
+      sandbox.writePlugin('alpha');
+      sandbox.writePlugin('beta');
+      const config = (delay: number) => baseConfig(`\n[plugins.entries.alpha]\nconfig = { handshake_delay_ms = ${delay} }\n`);
+      sandbox.writeConfig(config(0));
+      const live = await start({ watch: false });
+      expect(valueOf(await live.invoke({ name: 'alpha.where' })).count).toBe(1);
+      // The old child's processes (its isolation wrapper too, where there is one).
+      const old = pluginPids('alpha');
+      expect(old.length).toBeGreaterThan(0);
+      const fresh = (): number[] => pluginPids('alpha').filter((pid) => !old.includes(pid));
+
+      // The new child takes 3 s to answer its handshake: meanwhile generation 1 serves alpha on the old child.
+      sandbox.writeConfig(config(3000));
+      const stateAtSwap: Array<string | undefined> = [];
+      live.onReload(() => stateAtSwap.push(live.status().plugins.find((p) => p.id === 'alpha')?.lifecycle));
+      const reloading = live.reload();
+      expect(await waitFor(() => fresh().length > 0, 10_000)).toBe(true);
+      expect(live.status().swapping).toEqual([]);
+      const during = await live.invoke({ name: 'alpha.where' });
+      expect(during).toMatchObject({ ok: true, generation: 1 });
+      expect(valueOf(during)).toMatchObject({ count: 2, config: { handshake_delay_ms: 0 } }); // the old child
+
+      expect(await reloading).toMatchObject({ status: 'applied', generation: 2, changes: { changed: ['alpha'] }, warnings: [] });
+      // At the swap the new implementation was already up: the first call after it starts nothing.
+      expect(stateAtSwap).toEqual(['active']);
+      const after = await live.invoke({ name: 'alpha.where' });
+      expect(after).toMatchObject({ ok: true, generation: 2 });
+      expect(valueOf(after)).toMatchObject({ count: 1, config: { handshake_delay_ms: 3000 } });
+      expect(await waitFor(() => !pluginPids('alpha').some((pid) => old.includes(pid)))).toBe(true);
+      expect(fresh().length).toBeGreaterThan(0);
+      expect(pluginPids('beta')).toHaveLength(0); // never called: the reload starts nothing else
+    },
+  );
+
+  it(
+    'a changed plugin that was not running is not started by the reload; its calls wait for the swap instead of starting the old one',
     { timeout: 60_000 },
     async () => {
       sandbox.writePlugin('alpha');
       sandbox.writePlugin('slow', { reportedTools: true });
-      const config = (delay: number) =>
-        `[plugins]\nallow = ["alpha", "slow"]\npaths = [${JSON.stringify(sandbox.root)}]\n\n[runtime]\nreload_queue_timeout = 0.5\n\n[plugins.entries.slow]\nconfig = { handshake_delay_ms = ${delay} }\n`;
-      sandbox.writeConfig(config(0));
+      const config = (colour: string, withSlow: boolean) =>
+        `[plugins]\nallow = ["alpha"${withSlow ? ', "slow"' : ''}]\npaths = [${JSON.stringify(sandbox.root)}]\n\n[plugins.entries.alpha]\nconfig = { colour = "${colour}" }\n\n[plugins.entries.slow]\nconfig = { handshake_delay_ms = 3000 }\n`;
+      sandbox.writeConfig(config('red', false));
       const live = await start({ watch: false });
-      expect(await live.invoke({ name: 'slow.where' })).toMatchObject({ ok: true, generation: 1 });
 
-      // The changed plugin reports its tools, so the next generation starts it; it takes 4 s to answer.
-      sandbox.writeConfig(config(4000));
+      // The reload adds slow, whose child it starts (reported tools) and which takes 3 s to answer;
+      // alpha changed while never started: its call waits for the swap, then runs on N+1.
+      sandbox.writeConfig(config('blue', true));
+      const reloading = live.reload();
+      expect(await waitFor(() => live.status().swapping.includes('alpha'), 10_000)).toBe(true);
+      const waiting = live.invoke({ name: 'alpha.where' });
+      expect(await waitFor(() => live.status().waiting === 1, 10_000)).toBe(true);
+      expect(pluginPids('alpha')).toEqual([]); // generation 1 does not start the config it is about to replace
+      expect(await waiting).toMatchObject({ ok: true, generation: 2, value: { count: 1, config: { colour: 'blue' } } });
+      expect(await reloading).toMatchObject({ status: 'applied', generation: 2, changes: { changed: ['alpha'], added: ['slow'] } });
+    },
+  );
+
+  it(
+    'a call to a plugin being added waits for the swap, then fails with RELOAD_TIMEOUT; other plugins are served meanwhile',
+    { timeout: 60_000 },
+    async () => {
+      sandbox.writePlugin('alpha');
+      sandbox.writePlugin('slow', { reportedTools: true });
+      const config = (withSlow: boolean) =>
+        `[plugins]\nallow = ["alpha"${withSlow ? ', "slow"' : ''}]\npaths = [${JSON.stringify(sandbox.root)}]\n\n[runtime]\nreload_queue_timeout = 0.5\n\n[plugins.entries.slow]\nconfig = { handshake_delay_ms = 4000 }\n`;
+      sandbox.writeConfig(config(false));
+      const live = await start({ watch: false });
+      expect(await live.invoke({ name: 'alpha.where' })).toMatchObject({ ok: true, generation: 1 });
+
+      // The added plugin reports its tools, so the next generation starts it; it takes 4 s to answer.
+      sandbox.writeConfig(config(true));
       const reloading = live.reload();
       expect(await waitFor(() => live.status().swapping.includes('slow'), 10_000)).toBe(true);
       expect(live.status().swapping).toEqual(['slow']);
       const [waited, untouched] = await Promise.all([live.invoke({ name: 'slow.where' }), live.invoke({ name: 'alpha.where' })]);
       expect(waited).toMatchObject({ ok: false, generation: 1, error: { code: ERROR_CODES.RELOAD_TIMEOUT, retryable: true } });
       expect(untouched).toMatchObject({ ok: true, generation: 1 });
-      expect(await reloading).toMatchObject({ status: 'applied', generation: 2, changes: { changed: ['slow'] } });
+      expect(await reloading).toMatchObject({ status: 'applied', generation: 2, changes: { added: ['slow'] } });
       expect(await live.invoke({ name: 'slow.where' })).toMatchObject({ ok: true, generation: 2, value: { count: 1 } });
+    },
+  );
+
+  it(
+    'a new child that fails its handshake beside the old one: the reload applies, warns, and the plugin restarts under its policy',
+    { timeout: 60_000 },
+    async () => {
+      sandbox.writePlugin('alpha');
+      const config = (fails: boolean) =>
+        baseConfig(`\n[plugins.entries.alpha]\nrestart_delay_seconds = 0.1\nmax_restarts = 1\nconfig = { handshake_fails = ${fails} }\n`);
+      sandbox.writeConfig(config(false));
+      const live = await start({ watch: false });
+      expect(valueOf(await live.invoke({ name: 'alpha.where' })).count).toBe(1);
+      const old = pluginPids('alpha');
+
+      sandbox.writeConfig(config(true));
+      const result = await live.reload();
+      expect(result).toMatchObject({ status: 'applied', generation: 2, changes: { changed: ['alpha'] } });
+      const warnings = result.status === 'applied' ? result.warnings : [];
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({ code: ERROR_CODES.PLUGIN_LOAD_FAILED });
+      expect(warnings[0]?.message).toContain('plugin alpha');
+      expect(warnings[0]?.message).toContain('told to fail its handshake');
+      // The old child stops with generation 1, as after any reload.
+      expect(await waitFor(() => !pluginPids('alpha').some((pid) => old.includes(pid)))).toBe(true);
+      const after = await live.invoke({ name: 'alpha.where' });
+      expect(after).toMatchObject({ ok: false, generation: 2 });
+
+      // Fixing the config applies: the next generation's child starts.
+      sandbox.writeConfig(config(false));
+      expect(await live.reload()).toMatchObject({ status: 'applied', generation: 3, changes: { changed: ['alpha'] } });
+      expect(await live.invoke({ name: 'alpha.where' })).toMatchObject({ ok: true, generation: 3, value: { count: 1 } });
     },
   );
 

@@ -20,12 +20,14 @@ export interface RuntimeCoreOptions {
   readonly logger: Logger;
   readonly audit: AuditSink | undefined;
   readonly hooks: readonly ExecutionHook[];
+  /** A shared validator cache's loader (see `CreateToolRuntimeOptions.loadValidators`). */
+  readonly loadValidators?: () => Promise<SchemaValidatorCache>;
 }
 
 /**
  * The state one runtime shares between its calls: tool entries, plugin gates, hooks, the deadline
  * scheduler and the lazily loaded schema validator. Each runtime owns one; nothing lives at module
- * level, so two runtimes in one process share nothing.
+ * level, so two runtimes in one process share nothing (but a validator cache they are both given).
  */
 export class RuntimeCore {
   readonly settings: RuntimeSettings;
@@ -42,6 +44,7 @@ export class RuntimeCore {
   private validatorsLoading: Promise<SchemaValidatorCache> | undefined;
   private readonly entries = new Map<string, ToolEntry>();
   private readonly resolver: ImplementationResolver;
+  private readonly loadSharedValidators: (() => Promise<SchemaValidatorCache>) | undefined;
   // Made on the first call without an id, so creating a runtime never loads node:crypto.
   private idPrefix: string | undefined;
   private idCounter = 0;
@@ -54,6 +57,7 @@ export class RuntimeCore {
     this.logger = options.logger;
     this.audit = options.audit;
     this.hooks = options.hooks;
+    this.loadSharedValidators = options.loadValidators;
   }
 
   /** The caller's id for a call, or a fresh `call-<random>-<n>`. */
@@ -126,8 +130,9 @@ export class RuntimeCore {
    * cache (a cache each would compile every schema once per call and stall a cold burst).
    */
   loadValidators(): Promise<SchemaValidatorCache> {
-    this.validatorsLoading ??= import('../SchemaValidatorCache.ts').then(
-      (m) => (this.validators = m.createSchemaValidatorCache()),
+    const load = this.loadSharedValidators ?? (() => import('../SchemaValidatorCache.ts').then((m) => m.createSchemaValidatorCache()));
+    this.validatorsLoading ??= load().then(
+      (cache) => (this.validators = cache),
       (error: unknown) => {
         this.validatorsLoading = undefined; // let the next call try again
         throw error;
