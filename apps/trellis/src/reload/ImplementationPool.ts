@@ -17,6 +17,12 @@ export interface ImplementationPool {
   /** Implementations not yet disposed (for status and tests). */
   size(): number;
   /**
+   * Starts recording the implementations made from now on (a generation being built). `abandon()`
+   * stops those only the building generation holds, also in the middle of their start (a handshake
+   * that never answers): the host closes and the half-built generation will never serve.
+   */
+  track(): { end(): void; abandon(): Promise<void> };
+  /**
    * What plugins keep alive below the implementation (`PluginContext.keepAlive`): a changed plugin
    * gets a fresh implementation, but its parts that did not change (one bridged MCP server of
    * several) carry over through this store, from generation to generation.
@@ -44,16 +50,34 @@ export function createImplementationPool(options: { readonly logger?: Logger } =
     }
     return shared;
   };
+  let made: Set<SharedImplementation> | undefined;
   return {
     keepAlive,
+    track() {
+      const recorded = new Set<SharedImplementation>();
+      made = recorded;
+      const end = (): void => {
+        if (made === recorded) made = undefined;
+      };
+      return {
+        end,
+        async abandon() {
+          end();
+          // Held by one generation only: the one being built (an older generation's hold means it serves calls).
+          const own = [...recorded].filter((shared) => !shared.disposed() && shared.holders() <= 1);
+          await Promise.allSettled(own.map((shared) => shared.implementation.dispose()));
+        },
+      };
+    },
     has: (pluginId, fingerprint) => live(keyOf(pluginId, fingerprint)) !== undefined,
     lease(pluginId, fingerprint, make) {
       const key = keyOf(pluginId, fingerprint);
       const existing = live(key);
       if (existing !== undefined) return existing.acquire();
-      const made = make();
-      if (made === undefined) return undefined;
-      const shared = shareImplementation(made);
+      const implementation = make();
+      if (implementation === undefined) return undefined;
+      const shared = shareImplementation(implementation);
+      made?.add(shared);
       entries.set(key, shared);
       return shared.acquire();
     },

@@ -145,7 +145,7 @@ export interface LiveHost {
  */
 export async function startLiveHost(options: LiveHostOptions = {}): Promise<LiveHost> {
   const logger = options.logger ?? silentLogger;
-  const pool = createImplementationPool();
+  const pool = createImplementationPool({ logger });
   const barrier = createReloadBarrier();
   const reloadListeners = new Listeners<ReloadResult>((error) =>
     logger.error(`a reload listener threw: ${error instanceof Error ? error.message : String(error)}`),
@@ -159,6 +159,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   let watch: SourceWatch | undefined;
   let sources: { configFiles: readonly string[]; pluginRoots: readonly string[] } | undefined;
   let closing: Promise<void> | undefined;
+  let building: ReturnType<typeof pool.track> | undefined;
 
   // Bundled plugins (builtin-tools' list_plugins, explain_plugin, search) read the generation
   // serving now, also when their implementation was made by an earlier one.
@@ -239,6 +240,18 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   }
 
   async function reloadOnce(trigger: ReloadTrigger, startedAt: number): Promise<ReloadResult> {
+    // What this build starts, so that close() can stop it mid-start (a handshake that never answers).
+    const track = pool.track();
+    building = track;
+    try {
+      return await buildAndSwap(trigger, startedAt);
+    } finally {
+      track.end();
+      if (building === track) building = undefined;
+    }
+  }
+
+  async function buildAndSwap(trigger: ReloadTrigger, startedAt: number): Promise<ReloadResult> {
     const before = current;
     const number = before.number + 1;
     let diff: GenerationDiff | undefined;
@@ -284,7 +297,17 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     const warnings: ReloadProblem[] = built.assembly.configWarnings.map((w) => ({ code: w.code, message: w.message }));
     if (handOver.length > 0) {
       // Blue-green: start (spawn and handshake) the new implementations now, while N's keep serving.
-      await Promise.all(handOver.map((id) => built.assembly.startPlugin(id)));
+      // Bounded like a held call's wait: a new child slow to answer its handshake (a manifest may
+      // allow it hours) must not hold every later reload; past the bound the swap goes ahead, and
+      // the new generation's calls to that plugin wait for its start as they would for a lazy start.
+      const limitSeconds = built.assembly.config.runtime.reload_queue_timeout;
+      let timer: NodeJS.Timeout | undefined;
+      const starts = Promise.all(handOver.map((id) => built.assembly.startPlugin(id)));
+      const inTime = await Promise.race([
+        starts.then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), limitSeconds * 1000))),
+      ]);
+      clearTimeout(timer);
       if (closing !== undefined) {
         barrier.lower();
         await built.assembly.dispose();
@@ -293,6 +316,13 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       for (const id of handOver) {
         const started = built.assembly.lifecycle(id);
         if (started === undefined || started.state === 'active') continue;
+        if (!inTime && (started.state === 'initializing' || started.state === 'unloaded')) {
+          warnings.push({
+            code: ERROR_CODES.PLUGIN_LOAD_FAILED,
+            message: `plugin ${id}: its new implementation was still starting after [runtime] reload_queue_timeout (${limitSeconds} s); generation ${number} serves it, and calls to it wait for that start`,
+          });
+          continue;
+        }
         // Not worse than a lazy start that fails: the new config applies, and the plugin's restart
         // policy retries it (by then N has stopped the old child, should the two not run side by side).
         warnings.push({
@@ -398,6 +428,8 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     close() {
       closing ??= (async () => {
         await watch?.close();
+        // A reload being built never serves now: stop what it started instead of waiting for it.
+        await building?.abandon();
         await running?.catch(() => undefined);
         await queued?.promise.catch(() => undefined);
         unfollowCatalog();

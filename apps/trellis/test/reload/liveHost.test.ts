@@ -229,6 +229,33 @@ describe('live host', () => {
   );
 
   it(
+    'a new child slow to answer its handshake holds the swap at most reload_queue_timeout; its calls then wait for that start',
+    { timeout: 60_000 },
+    async () => {
+      sandbox.writePlugin('alpha');
+      // The manifest allows a long handshake; the host's bound for a hand-over is reload_queue_timeout.
+      const config = (delayMs: number) =>
+        `[runtime]\nreload_queue_timeout = 0.5\n\n` +
+        baseConfig(`\n[plugins.entries.alpha]\ntimeout_seconds = 60\nconfig = { handshake_delay_ms = ${delayMs} }\n`);
+      sandbox.writeConfig(config(0));
+      const live = await start({ watch: false });
+      expect(valueOf(await live.invoke({ name: 'alpha.where' })).count).toBe(1);
+
+      sandbox.writeConfig(config(4000));
+      const result = await live.reload();
+      // Applied before the new child answered: its handshake takes 4 s, the bound is 0.5 s.
+      expect(result).toMatchObject({ status: 'applied', generation: 2, changes: { changed: ['alpha'] } });
+      const warnings = result.status === 'applied' ? result.warnings : [];
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({ code: ERROR_CODES.PLUGIN_LOAD_FAILED });
+      expect(warnings[0]?.message).toContain('reload_queue_timeout');
+      expect(live.assembly.lifecycle('alpha')?.state).not.toBe('active');
+      // The next call is served by the new child once it answers, not refused.
+      expect(await live.invoke({ name: 'alpha.where' })).toMatchObject({ ok: true, generation: 2, value: { count: 1 } });
+    },
+  );
+
+  it(
     'a new child that fails its handshake beside the old one: the reload applies, warns, and the plugin restarts under its policy',
     { timeout: 60_000 },
     async () => {
