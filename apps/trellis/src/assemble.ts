@@ -30,7 +30,7 @@ import { Listeners, createKeepAliveHost } from '@trellis/sdk/internal';
 import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
 import { applyCommandLineSwitches } from './applyCommandLineSwitches.ts';
 import { ConfigError } from './errors.ts';
-import { resolveConfigHome } from '@trellis/config/lookup';
+import { resolveConfigHome, trustStorePath } from '@trellis/config/lookup';
 import { loadConfig, resolveHostPaths } from './loadConfig.ts';
 import { describePluginStatus, type AssemblyStatus } from './status/pluginStatus.ts';
 import type { ImplementationPool } from './reload/ImplementationPool.ts';
@@ -461,6 +461,8 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   for (const layer of loaded.layers ?? []) if (layer.path !== undefined && layer.path !== '') configFiles.add(layer.path);
   configFiles.add(resolve(workspace, '.trellis', 'runtime.toml'));
   configFiles.add(resolve(resolveConfigHome({ env, home }), 'runtime.toml'));
+  // Revoking a workspace's trust (`trellis trust --revoke`) must stop its config and plugins at once, like an edit.
+  configFiles.add(trustStorePath(resolveConfigHome({ env, home })));
   const pluginRoots = roots.flatMap((root) => (root.path === null ? [] : [root.path]));
   return { assembly, fingerprints, sources: { configFiles: [...configFiles], pluginRoots } };
 }

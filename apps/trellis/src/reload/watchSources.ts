@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import { TRUST_STORE_FILE } from '@trellis/config';
+import { basename, dirname, resolve } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 
 /** What a live host watches: the config files in use and the plugin discovery roots. */
@@ -40,12 +39,7 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
   const { watch } = await import('chokidar');
   const debounceMs = options.debounceMs ?? 150;
   const pollSeconds = options.pollIntervalSeconds ?? 0;
-  // The trust store sits beside the user's config file: revoking a workspace's trust (`trellis
-  // trust --revoke`) must stop its plugins and config at once, like an edit. Beside the other
-  // layers the name matches nothing Trellis writes (at worst a reload that changes nothing).
-  const withTrustStores = (files: readonly string[]): Set<string> =>
-    new Set([...files, ...files.map((file) => join(dirname(file), TRUST_STORE_FILE))]);
-  let configFiles = withTrustStores(sources.configFiles);
+  let configFiles = new Set(sources.configFiles);
   let roots = new Set(sources.pluginRoots);
   let pending: string[] = [];
   let firstEventAt = 0;
@@ -116,7 +110,7 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
     ready,
     update(next) {
       const before = targets;
-      configFiles = withTrustStores(next.configFiles);
+      configFiles = new Set(next.configFiles);
       roots = new Set(next.pluginRoots);
       const after = (targets = targetsOf());
       const added = [...after].filter((path) => !before.has(path));
