@@ -8,7 +8,7 @@ import { CallContext, failed } from './invoke/CallContext.ts';
 import { Invocation } from './invoke/Invocation.ts';
 import { recordOutcome } from './invoke/recordOutcome.ts';
 import { RuntimeCore } from './invoke/RuntimeCore.ts';
-import { INVOKE_STAGES } from './invoke/invokeStages.ts';
+import { runCall } from './invoke/runStages.ts';
 import type { PluginImplementation } from './PluginImplementation.ts';
 import type { RuntimeCatalog } from './RuntimeCatalog.ts';
 
@@ -93,7 +93,8 @@ export interface ToolRuntime {
 /**
  * Creates a ToolRuntime. Nothing is loaded or compiled until the first call: implementations are
  * resolved per plugin on first use, schemas compiled on first use and cached by content hash.
- * A call runs `INVOKE_STAGES` (invoke/invokeStages.ts) in order, sharing one `CallContext`.
+ * A call runs `INVOKE_STAGES` (invoke/invokeStages.ts) in order, sharing one `CallContext`
+ * (invoke/runStages.ts drives them).
  */
 export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntime {
   const section = options.config.runtime;
@@ -122,43 +123,23 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
     hooks: options.hooks ? [...options.hooks] : [],
   });
 
-  const invoke = async (request: ToolRequest, options?: InvokeOptions): Promise<ToolOutcome> => {
+  const invoke = (request: ToolRequest, options?: InvokeOptions): Promise<ToolOutcome> => {
     const started = performance.now();
     const name = typeof request?.name === 'string' ? request.name : String(request?.name);
     const call = new Invocation(core.callIdFor(request?.callId), name);
     const ctx = new CallContext(core, call, request, options, started);
-    if (core.disposed) return recordOutcome(ctx, failed(ERROR_CODES.ABORTED, `the runtime was shut down; ${name} was not run`));
+    if (core.disposed)
+      return Promise.resolve(recordOutcome(ctx, failed(ERROR_CODES.ABORTED, `the runtime was shut down; ${name} was not run`)));
     const signal = options?.signal;
     if (options?.onProgress !== undefined) call.onProgress = options.onProgress;
-    let onAbort: (() => void) | undefined;
     if (signal !== undefined) {
       if (signal.aborted)
-        return recordOutcome(ctx, failed(ERROR_CODES.ABORTED, `the caller aborted the call to ${name} before it started`));
-      onAbort = () => call.interrupt({ code: ERROR_CODES.ABORTED, message: `the caller aborted the call to ${name}`, retryable: false });
-      signal.addEventListener('abort', onAbort, { once: true });
+        return Promise.resolve(recordOutcome(ctx, failed(ERROR_CODES.ABORTED, `the caller aborted the call to ${name} before it started`)));
+      ctx.onAbort = () =>
+        call.interrupt({ code: ERROR_CODES.ABORTED, message: `the caller aborted the call to ${name}`, retryable: false });
+      signal.addEventListener('abort', ctx.onAbort, { once: true });
     }
-    let outcome: ToolOutcome | undefined;
-    try {
-      for (const stage of INVOKE_STAGES) {
-        const step = stage(ctx);
-        outcome = step instanceof Promise ? await step : step;
-        if (outcome !== undefined) break;
-      }
-    } catch (bug) {
-      logger.error(`internal error while running ${name}`, {
-        callId: call.callId,
-        error: bug instanceof Error ? (bug.stack ?? bug.message) : String(bug),
-      });
-      outcome = failed(
-        ERROR_CODES.INTERNAL_ERROR,
-        `Trellis failed while running ${name}: ${bug instanceof Error ? bug.message : String(bug)} (a bug in Trellis; please report it)`,
-      );
-    }
-    if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
-    return recordOutcome(
-      ctx,
-      outcome ?? failed(ERROR_CODES.INTERNAL_ERROR, `Trellis ended ${name} without an outcome (a bug in Trellis; please report it)`),
-    );
+    return runCall(ctx);
   };
 
   return {

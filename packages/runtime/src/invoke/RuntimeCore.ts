@@ -7,9 +7,12 @@ import type { PluginImplementation } from '../PluginImplementation.ts';
 import type { RuntimeCatalog, RuntimeToolDescriptor } from '../RuntimeCatalog.ts';
 import type { SchemaValidatorCache } from '../SchemaValidatorCache.ts';
 import type { ApprovalHook, ImplementationResolver } from '../ToolRuntime.ts';
+import type { CallContext } from './CallContext.ts';
 import { noop } from './Invocation.ts';
 import { PluginGate } from './PluginGate.ts';
+import { resumeStages } from './runStages.ts';
 import { ToolEntry, type RuntimeSettings } from './ToolEntry.ts';
+import { WaitList } from './WaitList.ts';
 
 /** What one runtime hands its core; everything else the core derives. */
 export interface RuntimeCoreOptions {
@@ -39,7 +42,10 @@ export class RuntimeCore {
   disposed = false;
   /** Loaded with the first call's validation (see `loadValidators`). */
   validators: SchemaValidatorCache | undefined;
+  /** Why the last validator load failed; the calls that waited for it end with it. */
+  validatorsFailure: unknown;
   private validatorsLoading: Promise<SchemaValidatorCache> | undefined;
+  private validatorsWaiting: WaitList | undefined;
   private readonly entries = new Map<string, ToolEntry>();
   private readonly resolver: ImplementationResolver;
   // Made on the first call without an id, so creating a runtime never loads node:crypto.
@@ -98,6 +104,23 @@ export class RuntimeCore {
     return gate.impl;
   }
 
+  /** Runs a parked call on (see `CallContext.park`). */
+  resume(ctx: CallContext): void {
+    resumeStages(ctx);
+  }
+
+  /** The calls waiting for the validator's first load, which this starts. */
+  validatorsWait(): WaitList {
+    this.validatorsWaiting ??= new WaitList(this.loadValidators());
+    return this.validatorsWaiting;
+  }
+
+  /** The calls waiting for the plugin's one shared start, which this starts. */
+  startWait(gate: PluginGate, impl: PluginImplementation): WaitList {
+    gate.startWaiting ??= new WaitList(this.startOnce(gate, impl));
+    return gate.startWaiting;
+  }
+
   /** The one shared start of a plugin that is not loaded yet; its failure surfaces on the calls. */
   startOnce(gate: PluginGate, impl: PluginImplementation): Promise<void> {
     gate.starting ??= Promise.resolve()
@@ -129,7 +152,10 @@ export class RuntimeCore {
     this.validatorsLoading ??= import('../SchemaValidatorCache.ts').then(
       (m) => (this.validators = m.createSchemaValidatorCache()),
       (error: unknown) => {
-        this.validatorsLoading = undefined; // let the next call try again
+        // The calls that waited end with this error; the next call tries again.
+        this.validatorsFailure = error;
+        this.validatorsLoading = undefined;
+        this.validatorsWaiting = undefined;
         throw error;
       },
     );
