@@ -10,6 +10,7 @@ import { recordOutcome } from './invoke/recordOutcome.ts';
 import { RuntimeCore } from './invoke/RuntimeCore.ts';
 import { runCall } from './invoke/runStages.ts';
 import type { PluginImplementation } from './PluginImplementation.ts';
+import type { PrecompiledValidator } from './schemaCheck.ts';
 import type { RuntimeCatalog } from './RuntimeCatalog.ts';
 
 /** One tool call as a caller asks for it. */
@@ -78,6 +79,12 @@ export interface CreateToolRuntimeOptions {
   readonly logger?: Logger;
   /** Where audit records go. Default: a JSON-lines file at `[runtime] audit_log` when set, else none. */
   readonly auditLog?: AuditSink;
+  /**
+   * Validators compiled ahead of time, keyed by the input schema object a descriptor carries
+   * (`trellis build` makes them for the bundled tools). A tool whose schema is here validates its
+   * first call without loading ajv; any other schema is compiled on first use.
+   */
+  readonly precompiled?: ReadonlyMap<object, PrecompiledValidator>;
 }
 
 /** Runs tool calls: lookup → validate → capability → canonicalize → policy → attempts → outcome. */
@@ -121,6 +128,7 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
     logger,
     audit: options.auditLog ?? (section.audit_log !== '' ? createFileAuditLog({ path: section.audit_log, logger }) : undefined),
     hooks: options.hooks ? [...options.hooks] : [],
+    precompiled: options.precompiled,
   });
 
   const invoke = (request: ToolRequest, options?: InvokeOptions): Promise<ToolOutcome> => {

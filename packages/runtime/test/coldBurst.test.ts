@@ -167,4 +167,28 @@ describe('a burst of first calls', () => {
     expect(outcomes.every((o) => !o.ok && o.error.code === 'ABORTED')).toBe(true);
     expect(impl.dispatches.work).toBe(1);
   });
+
+  it('with a validator compiled ahead of time: parks for nothing and compiles nothing, and still refuses a bad input', async () => {
+    const inputSchema = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
+    const validate = new Ajv2020({ allErrors: true, strict: false }).compile(inputSchema);
+    const compile = vi.spyOn(Ajv2020.prototype, 'compile');
+    const impl = fakeImplementation('demo', { echo: (input) => input });
+    const echo = descriptor('demo.echo', { inputSchema });
+    const runtime = createToolRuntime({
+      config: runtimeConfig({ max_concurrency: 1000 }),
+      catalog: staticCatalog([echo]),
+      implementations: new Map([['demo', impl]]),
+      precompiled: new Map([[echo.inputSchema, { validate, hash: 'h', fillsDefaults: false }]]),
+    });
+    runtimes.push(runtime);
+    // Every call reaches the implementation in the same tick: none waited for a validator.
+    const outcomes = Array.from({ length: 100 }, (_, i) => runtime.invoke({ name: 'demo.echo', input: { text: `t${i}` } }));
+    expect(impl.dispatches.echo).toBe(100);
+    expect((await Promise.all(outcomes)).every((o) => o.ok)).toBe(true);
+    expect(await runtime.invoke({ name: 'demo.echo', input: { text: 1 } })).toEqual({
+      ok: false,
+      error: { code: 'INPUT_INVALID', message: 'invalid arguments for demo.echo:\n/text: must be string', retryable: false },
+    });
+    expect(compile).not.toHaveBeenCalled();
+  });
 });

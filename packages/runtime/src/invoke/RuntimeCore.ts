@@ -5,6 +5,7 @@ import { DeadlineScheduler } from '../DeadlineScheduler.ts';
 import type { ExecutionEvent, ExecutionHook } from '../ExecutionEvent.ts';
 import type { PluginImplementation } from '../PluginImplementation.ts';
 import type { RuntimeCatalog, RuntimeToolDescriptor } from '../RuntimeCatalog.ts';
+import type { PrecompiledValidator } from '../schemaCheck.ts';
 import type { SchemaValidatorCache } from '../SchemaValidatorCache.ts';
 import type { ApprovalHook, ImplementationResolver } from '../ToolRuntime.ts';
 import type { CallContext } from './CallContext.ts';
@@ -23,6 +24,7 @@ export interface RuntimeCoreOptions {
   readonly logger: Logger;
   readonly audit: AuditSink | undefined;
   readonly hooks: readonly ExecutionHook[];
+  readonly precompiled?: ReadonlyMap<object, PrecompiledValidator> | undefined;
 }
 
 /**
@@ -38,6 +40,8 @@ export class RuntimeCore {
   readonly audit: AuditSink | undefined;
   readonly scheduler = new DeadlineScheduler();
   readonly gates = new Map<string, PluginGate>();
+  /** Validators compiled ahead of time, by input schema object (see `CreateToolRuntimeOptions.precompiled`). */
+  readonly precompiled: ReadonlyMap<object, PrecompiledValidator> | undefined;
   hooks: readonly ExecutionHook[];
   disposed = false;
   /** Loaded with the first call's validation (see `loadValidators`). */
@@ -60,6 +64,7 @@ export class RuntimeCore {
     this.logger = options.logger;
     this.audit = options.audit;
     this.hooks = options.hooks;
+    this.precompiled = options.precompiled;
   }
 
   /** The caller's id for a call, or a fresh `call-<random>-<n>`. */

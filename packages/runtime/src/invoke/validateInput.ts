@@ -1,12 +1,13 @@
 import { ERROR_CODES } from '@trellis/sdk';
 import { findTooDeep } from '../findTooDeep.ts';
+import { precompiledSchema } from '../schemaCheck.ts';
 import type { CompiledSchema, SchemaValidatorCache, UnsafeSchema } from '../SchemaValidatorCache.ts';
 import { failed, type CallContext, type Parked, type StageResult } from './CallContext.ts';
 import { NO_STRINGS } from './ToolEntry.ts';
 
 /** Checks the arguments against the tool's input schema (`SCHEMA_UNSAFE`, `INPUT_INVALID`). */
 export function validateInput(ctx: CallContext): StageResult | Parked {
-  let schema = ctx.entry.schema;
+  let schema = ctx.entry.schema ?? precompiledInputSchema(ctx);
   if (schema === undefined) {
     const validators = ctx.core.validators;
     if (validators === undefined) return waitForValidators(ctx);
@@ -32,6 +33,15 @@ function validateAfterLoad(ctx: CallContext): StageResult {
   const validators = core.validators;
   if (validators === undefined) throw core.validatorsFailure;
   return checkInput(ctx, ctx.entry.schema ?? compileInputSchema(ctx, validators));
+}
+
+/** The tool's first call, when its validator was compiled ahead of time: no ajv to load, nothing to compile. */
+function precompiledInputSchema(ctx: CallContext): CompiledSchema | undefined {
+  const validator = ctx.core.precompiled?.get(ctx.descriptor.inputSchema);
+  if (validator === undefined) return undefined;
+  const schema = precompiledSchema(validator);
+  ctx.entry.schema = schema;
+  return schema;
 }
 
 /** The tool's first call: compiles its input schema, once (the validator cache dedupes by content). */
