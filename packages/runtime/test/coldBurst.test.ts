@@ -191,4 +191,73 @@ describe('a burst of first calls', () => {
     });
     expect(compile).not.toHaveBeenCalled();
   });
+
+  it('to a bundled plugin whose build listed the tools with a canonicalize hook: no call waits for the load to learn it has none', async () => {
+    let loads = 0;
+    let release: (() => void) | undefined;
+    const plugin = definePlugin({
+      manifest: { id: 'burst' },
+      tools: [
+        defineTool({ name: 'echo', description: 'Echo.', input: z.object({}), run: (input) => input }),
+        defineTool({
+          name: 'norm',
+          description: 'Normalizes.',
+          input: z.object({}),
+          canonicalize: (input) => ({ input }),
+          run: (input) => input,
+        }),
+      ],
+    });
+    const contract = resolveContract({});
+    const tools = ['echo', 'norm'].map((name) => ({
+      name,
+      description: name,
+      inputSchema: { type: 'object' },
+      tags: [],
+      examples: [],
+      contract,
+    }));
+    const impl = createBundledImplementation({
+      descriptor: {
+        packageName: '@trellis/plugin-burst',
+        manifest: PluginManifestSchema.parse({ schema_version: 1, id: 'burst', name: 'burst', version: '1.0.0', kind: 'toolset' }),
+        tools,
+        canonicalizing: ['norm'],
+        load: async () => {
+          loads += 1;
+          await new Promise<void>((resolve) => (release = resolve));
+          return plugin as PluginDefinition;
+        },
+      },
+      settings: {},
+      workspace: { root: '/work/space' },
+      env: {},
+      host: { plugins: () => [], explainPlugin: () => undefined, searchTools: () => [] },
+    });
+    expect([impl.canonicalizes?.('echo'), impl.canonicalizes?.('norm'), impl.state()]).toEqual([false, true, 'unloaded']);
+    expect(loads).toBe(0);
+    const runtime = createToolRuntime({
+      config: runtimeConfig({ max_concurrency: 2 }),
+      catalog: staticCatalog(
+        tools.map((t) => ({
+          name: `burst.${t.name}`,
+          plugin: 'burst',
+          tool: t.name,
+          inputSchema: t.inputSchema,
+          contract,
+          source: 'bundled',
+        })),
+      ),
+      implementations: new Map([['burst', impl]]),
+    });
+    runtimes.push(runtime);
+    const outcomes = [
+      ...Array.from({ length: 50 }, () => runtime.invoke({ name: 'burst.echo', input: {} })),
+      runtime.invoke({ name: 'burst.norm', input: {} }),
+    ];
+    while (release === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+    release();
+    expect((await Promise.all(outcomes)).every((o) => o.ok)).toBe(true);
+    expect(loads).toBe(1);
+  });
 });
