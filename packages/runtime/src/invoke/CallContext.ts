@@ -33,7 +33,7 @@ export class CallContext {
   stage = 0;
   /** While parked: what finishes the current stage when the wait ends (see `park`). */
   continuation: Stage | undefined = undefined;
-  /** Resolves the caller's promise; set when the call first parks (see `runStages`). */
+  /** Resolves the caller's promise while the call is parked; set as it parks (see `runStages`). */
   settle: ((outcome: ToolOutcome | Promise<ToolOutcome>) => void) | undefined = undefined;
   /** The caller's abort listener, removed when the call ends. */
   onAbort: (() => void) | undefined = undefined;
