@@ -365,6 +365,8 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
     ...(options.hooks ? { hooks: options.hooks } : {}),
     // The bundled tools' input validators, compiled by the build: their first calls load no ajv.
     precompiled: new Map(BUNDLED_INPUT_VALIDATORS.map(([p, t, validator]) => [BUNDLED_PLUGINS[p]!.tools[t]!.inputSchema, validator])),
+    // An external plugin's schemas need ajv at run time: load it while the host is idle.
+    preloadValidators: external !== undefined,
   });
 
   let disposed: Promise<void> | undefined;

@@ -85,6 +85,12 @@ export interface CreateToolRuntimeOptions {
    * first call without loading ajv; any other schema is compiled on first use.
    */
   readonly precompiled?: ReadonlyMap<object, PrecompiledValidator>;
+  /**
+   * Start loading the schema validator (ajv) now, in the background, rather than with the first
+   * call that needs it: for hosts that surely will (an external plugin's schemas are compiled at
+   * run time), so the import happens while the host is idle, not inside its first burst of calls.
+   */
+  readonly preloadValidators?: boolean;
 }
 
 /** Runs tool calls: lookup → validate → capability → canonicalize → policy → attempts → outcome. */
@@ -130,6 +136,9 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
     hooks: options.hooks ? [...options.hooks] : [],
     precompiled: options.precompiled,
   });
+
+  // Calls that arrive before it lands join the same wait (single flight).
+  if (options.preloadValidators === true) core.validatorsWait();
 
   const invoke = (request: ToolRequest, options?: InvokeOptions): Promise<ToolOutcome> => {
     const started = performance.now();
