@@ -25,6 +25,8 @@ export interface LinkedPlugin {
   readonly dynamicTools?: boolean;
   /** The contracts besides tools its code implements (`provider`, `connector`). */
   readonly contracts?: readonly PluginContract[];
+  /** Its tools that have a canonicalize hook. */
+  readonly canonicalizing?: readonly string[];
 }
 
 /** The result of linking: the plugins, or every problem found (the build fails on any). */
@@ -157,6 +159,7 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
     plugins.push({
       ...plugin,
       tools,
+      canonicalizing: definition.tools.filter((tool) => typeof tool.canonicalize === 'function').map((tool) => tool.name),
       ...(settings ? { settings } : {}),
       ...(typeof definition.toolSource === 'function' ? { dynamicTools: true } : {}),
       ...(contracts.length > 0 ? { contracts } : {}),
@@ -254,6 +257,7 @@ export function renderBundledIndex(options: {
     ...(plugin.settings ? { settings: plugin.settings } : {}),
     ...(plugin.dynamicTools ? { dynamicTools: true } : {}),
     ...(plugin.contracts ? { contracts: plugin.contracts } : {}),
+    ...(plugin.canonicalizing ? { canonicalizing: plugin.canonicalizing } : {}),
   }));
   lines.push(
     `const DATA = JSON.parse(${JSON.stringify(JSON.stringify(data))}) as Array<Omit<BundledPluginDescriptor, 'load' | 'moduleUrl'>>;`,

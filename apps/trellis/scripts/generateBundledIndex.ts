@@ -12,6 +12,7 @@ import { parseRuntimeConfig } from '@trellis/config';
 import { parseProfiles } from '@trellis/registry/parse';
 import { parseToolOverrides } from '@trellis/catalog/overrides';
 import { findWorkspaceRoot, linkBundledPlugins, pluginEntries, renderBundledIndex, undeclaredPluginProblems } from './bundledIndex.ts';
+import { renderBundledValidators } from './bundledValidators.ts';
 
 const appDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const root = findWorkspaceRoot(appDir);
@@ -60,5 +61,6 @@ writeFileSync(
   join(appDir, 'src/bundled.gen.ts'),
   renderBundledIndex({ plugins, outDir: join(appDir, 'src'), embedded, version: appPackage.version }),
 );
+writeFileSync(join(appDir, 'src/bundledValidators.gen.ts'), renderBundledValidators(plugins));
 writeFileSync(join(appDir, 'bundled-entries.gen.json'), `${JSON.stringify(pluginEntries(plugins), null, 2)}\n`);
 process.stderr.write(`trellis build: linked ${plugins.length} bundled plugins (${plugins.map((p) => p.manifest.id).join(', ')})\n`);

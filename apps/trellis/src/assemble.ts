@@ -28,6 +28,7 @@ import {
 import { silentLogger, type HostServices, type LifecycleTransition, type Logger, type ProfileName, type ToolSpec } from '@trellis/sdk';
 import { Listeners, createKeepAliveHost } from '@trellis/sdk/internal';
 import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
+import { BUNDLED_INPUT_VALIDATORS } from './bundledValidators.gen.ts';
 import { applyCommandLineSwitches } from './applyCommandLineSwitches.ts';
 import { ConfigError } from './errors.ts';
 import { resolveConfigHome, trustStorePath } from '@trellis/config/lookup';
@@ -393,6 +394,10 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(internals.loadValidators !== undefined ? { loadValidators: internals.loadValidators } : {}),
+    // The bundled tools' input validators, compiled by the build: their first calls load no ajv.
+    precompiled: new Map(BUNDLED_INPUT_VALIDATORS.map(([p, t, validator]) => [BUNDLED_PLUGINS[p]!.tools[t]!.inputSchema, validator])),
+    // An external plugin's schemas need ajv at run time: load it while the host is idle.
+    preloadValidators: external !== undefined,
   });
 
   let disposed: Promise<void> | undefined;

@@ -1,8 +1,11 @@
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import { Ajv, type Options } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { canonicalJson, checkSchemaSafety, DEFAULT_SCHEMA_LIMITS, sha256Hex, type SchemaLimits } from '@trellis/sdk/internal';
 import { linearRegExp, UnsupportedPatternError } from '@trellis/sdk/linear-regexp';
+import { runValidate } from './schemaCheck.ts';
+
+export { formatSchemaError } from './schemaCheck.ts';
 
 /** A compiled schema, ready to check inputs. */
 export interface CompiledSchema {
@@ -40,10 +43,23 @@ export interface SchemaValidatorCache {
   readonly size: number;
 }
 
-/** Most error lines shown to a model for one call. */
-const MAX_ERROR_LINES = 20;
-
 type Draft = '2020-12' | '2019-09' | 'draft-07';
+
+/**
+ * The ajv options every schema is compiled with (besides the linear-time `regExp` engine). The
+ * build compiles the bundled tools' schemas ahead of time with the same options.
+ */
+export function validatorOptions(trust: SchemaTrust): Options {
+  return {
+    validateSchema: trust.trusted !== true,
+    allErrors: true,
+    useDefaults: true,
+    strict: false,
+    logger: false,
+    validateFormats: false,
+    addUsedSchema: false,
+  };
+}
 
 /**
  * Creates a validator cache. Every schema is treated as untrusted: depth and size are capped,
@@ -61,16 +77,7 @@ export function createSchemaValidatorCache(options: { limits?: SchemaLimits } = 
     const key = trusted ? `${draft} trusted` : draft;
     let ajv = engines.get(key);
     if (ajv === undefined) {
-      const ajvOptions: Options = {
-        validateSchema: !trusted,
-        allErrors: true,
-        useDefaults: true,
-        strict: false,
-        logger: false,
-        validateFormats: false,
-        addUsedSchema: false,
-        code: { regExp: linearRegExp },
-      };
+      const ajvOptions: Options = { ...validatorOptions({ trusted }), code: { regExp: linearRegExp } };
       ajv = draft === '2020-12' ? new Ajv2020(ajvOptions) : draft === '2019-09' ? new Ajv2019(ajvOptions) : new Ajv(ajvOptions);
       engines.set(key, ajv);
     }
@@ -139,32 +146,6 @@ export function createSchemaValidatorCache(options: { limits?: SchemaLimits } = 
       return byHash.size;
     },
   };
-}
-
-function runValidate(validate: ValidateFunction, data: unknown): readonly string[] | undefined {
-  if (validate(data)) return undefined;
-  const errors = validate.errors ?? [];
-  const lines = errors.slice(0, MAX_ERROR_LINES).map(formatSchemaError);
-  if (errors.length > MAX_ERROR_LINES) lines.push(`… and ${errors.length - MAX_ERROR_LINES} more`);
-  return lines;
-}
-
-/** One ajv error as `path: message`, with the offending property or allowed values named. */
-export function formatSchemaError(error: ErrorObject): string {
-  const path = error.instancePath === '' ? '(root)' : error.instancePath;
-  const params = error.params as Record<string, unknown>;
-  switch (error.keyword) {
-    case 'additionalProperties':
-      return `${path}: must NOT have additional property '${String(params.additionalProperty)}'`;
-    case 'unevaluatedProperties':
-      return `${path}: must NOT have unevaluated property '${String(params.unevaluatedProperty)}'`;
-    case 'enum':
-      return `${path}: must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'const':
-      return `${path}: must be ${JSON.stringify(params.allowedValue)}`;
-    default:
-      return `${path}: ${error.message ?? 'is invalid'}`;
-  }
 }
 
 function messageOf(error: unknown): string {

@@ -9,8 +9,9 @@ import { CallContext, failed } from './invoke/CallContext.ts';
 import { Invocation } from './invoke/Invocation.ts';
 import { recordOutcome } from './invoke/recordOutcome.ts';
 import { RuntimeCore } from './invoke/RuntimeCore.ts';
-import { INVOKE_STAGES } from './invoke/invokeStages.ts';
+import { runCall } from './invoke/runStages.ts';
 import type { PluginImplementation } from './PluginImplementation.ts';
+import type { PrecompiledValidator } from './schemaCheck.ts';
 import type { RuntimeCatalog } from './RuntimeCatalog.ts';
 
 /** One tool call as a caller asks for it. */
@@ -86,6 +87,18 @@ export interface CreateToolRuntimeOptions {
    * meta-schema — again. The cache must use the default limits (`createSchemaValidatorCache()`).
    */
   readonly loadValidators?: () => Promise<SchemaValidatorCache>;
+  /**
+   * Validators compiled ahead of time, keyed by the input schema object a descriptor carries
+   * (`trellis build` makes them for the bundled tools). A tool whose schema is here validates its
+   * first call without loading ajv; any other schema is compiled on first use.
+   */
+  readonly precompiled?: ReadonlyMap<object, PrecompiledValidator>;
+  /**
+   * Start loading the schema validator (ajv) now, in the background, rather than with the first
+   * call that needs it: for hosts that surely will (an external plugin's schemas are compiled at
+   * run time), so the import happens while the host is idle, not inside its first burst of calls.
+   */
+  readonly preloadValidators?: boolean;
 }
 
 /** Runs tool calls: lookup → validate → capability → canonicalize → policy → attempts → outcome. */
@@ -101,7 +114,8 @@ export interface ToolRuntime {
 /**
  * Creates a ToolRuntime. Nothing is loaded or compiled until the first call: implementations are
  * resolved per plugin on first use, schemas compiled on first use and cached by content hash.
- * A call runs `INVOKE_STAGES` (invoke/invokeStages.ts) in order, sharing one `CallContext`.
+ * A call runs `INVOKE_STAGES` (invoke/invokeStages.ts) in order, sharing one `CallContext`
+ * (invoke/runStages.ts drives them).
  */
 export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntime {
   const section = options.config.runtime;
@@ -129,45 +143,29 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
     audit: options.auditLog ?? (section.audit_log !== '' ? createFileAuditLog({ path: section.audit_log, logger }) : undefined),
     hooks: options.hooks ? [...options.hooks] : [],
     ...(options.loadValidators !== undefined ? { loadValidators: options.loadValidators } : {}),
+    precompiled: options.precompiled,
   });
 
-  const invoke = async (request: ToolRequest, options?: InvokeOptions): Promise<ToolOutcome> => {
+  // Calls that arrive before it lands join the same wait (single flight).
+  if (options.preloadValidators === true) core.validatorsWait();
+
+  const invoke = (request: ToolRequest, options?: InvokeOptions): Promise<ToolOutcome> => {
     const started = performance.now();
     const name = typeof request?.name === 'string' ? request.name : String(request?.name);
     const call = new Invocation(core.callIdFor(request?.callId), name);
     const ctx = new CallContext(core, call, request, options, started);
-    if (core.disposed) return recordOutcome(ctx, failed(ERROR_CODES.ABORTED, `the runtime was shut down; ${name} was not run`));
+    if (core.disposed)
+      return Promise.resolve(recordOutcome(ctx, failed(ERROR_CODES.ABORTED, `the runtime was shut down; ${name} was not run`)));
     const signal = options?.signal;
     if (options?.onProgress !== undefined) call.onProgress = options.onProgress;
-    let onAbort: (() => void) | undefined;
     if (signal !== undefined) {
       if (signal.aborted)
-        return recordOutcome(ctx, failed(ERROR_CODES.ABORTED, `the caller aborted the call to ${name} before it started`));
-      onAbort = () => call.interrupt({ code: ERROR_CODES.ABORTED, message: `the caller aborted the call to ${name}`, retryable: false });
-      signal.addEventListener('abort', onAbort, { once: true });
+        return Promise.resolve(recordOutcome(ctx, failed(ERROR_CODES.ABORTED, `the caller aborted the call to ${name} before it started`)));
+      ctx.onAbort = () =>
+        call.interrupt({ code: ERROR_CODES.ABORTED, message: `the caller aborted the call to ${name}`, retryable: false });
+      signal.addEventListener('abort', ctx.onAbort, { once: true });
     }
-    let outcome: ToolOutcome | undefined;
-    try {
-      for (const stage of INVOKE_STAGES) {
-        const step = stage(ctx);
-        outcome = step instanceof Promise ? await step : step;
-        if (outcome !== undefined) break;
-      }
-    } catch (bug) {
-      logger.error(`internal error while running ${name}`, {
-        callId: call.callId,
-        error: bug instanceof Error ? (bug.stack ?? bug.message) : String(bug),
-      });
-      outcome = failed(
-        ERROR_CODES.INTERNAL_ERROR,
-        `Trellis failed while running ${name}: ${bug instanceof Error ? bug.message : String(bug)} (a bug in Trellis; please report it)`,
-      );
-    }
-    if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
-    return recordOutcome(
-      ctx,
-      outcome ?? failed(ERROR_CODES.INTERNAL_ERROR, `Trellis ended ${name} without an outcome (a bug in Trellis; please report it)`),
-    );
+    return runCall(ctx);
   };
 
   return {

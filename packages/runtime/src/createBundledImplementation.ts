@@ -228,8 +228,12 @@ class BundledImplementation implements PluginImplementation {
   canonicalizes(tool: string): boolean {
     if (this.workerTools.has(tool)) return !this.withoutCanonicalize.has(tool);
     const tools = this.tools;
-    if (tools === undefined) return this.failure === undefined; // not loaded yet: ask (and load)
-    return typeof tools.get(tool)?.canonicalize === 'function';
+    if (tools !== undefined) return typeof tools.get(tool)?.canonicalize === 'function';
+    // Not loaded yet: the build's list answers (a burst of first calls need not wait for the
+    // plugin to load only to learn that the tool has no hook); without one, ask (and load).
+    const known = this.options.descriptor.canonicalizing;
+    if (known !== undefined && this.options.descriptor.dynamicTools !== true) return known.includes(tool);
+    return this.failure === undefined;
   }
 
   async canonicalize(

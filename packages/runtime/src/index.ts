@@ -33,6 +33,7 @@ export type {
 export { createFileAuditLog } from './AuditLog.ts';
 export type { AuditRecord, AuditSink } from './AuditLog.ts';
 export type { SchemaValidatorCache, SchemaTrust, CompiledSchema, UnsafeSchema } from './SchemaValidatorCache.ts';
+export type { PrecompiledValidator } from './schemaCheck.ts';
 export { DEFAULT_SCHEMA_LIMITS } from '@trellis/sdk/internal';
 export type { SchemaLimits } from '@trellis/sdk/internal';
 export { failureFromThrown } from './outcomeFromThrown.ts';

@@ -1,2 +1,3 @@
 // `@trellis/runtime/validation`: the ajv + re2js validator the runtime loads with the first call.
-export { createSchemaValidatorCache, formatSchemaError } from './SchemaValidatorCache.ts';
+export { createSchemaValidatorCache, formatSchemaError, validatorOptions } from './SchemaValidatorCache.ts';
+export { precompiledSchema } from './schemaCheck.ts';

@@ -111,4 +111,9 @@ export interface BundledPluginDescriptor {
   readonly dynamicTools?: boolean;
   /** URL of the module `load` imports, so a worker thread can import it too (worker isolation). */
   readonly moduleUrl?: string;
+  /**
+   * The tools whose definition has a `canonicalize` hook, as the build found them; absent when
+   * unknown. With it, the runtime knows before the plugin loads that other tools need no hook.
+   */
+  readonly canonicalizing?: readonly string[];
 }

@@ -25,6 +25,10 @@ export class Invocation implements ImplementationCall, Expirable, GateWaiter {
   gate: PluginGate | undefined;
   interrupted: ToolFailure | undefined;
   onProgress: ((update: ToolProgress) => void) | undefined = undefined;
+  /** Set while the call is parked in a wait list: interrupting or granting it runs it on. */
+  parked: { resume(): void } | undefined = undefined;
+  /** Whether its plugin's gate handed this call a slot while it was parked in the queue. */
+  granted = false;
   private controller: AbortController | undefined;
   private wake: ((value: Interrupted | undefined) => void) | undefined;
   /** `onInterrupt` listeners: usually none, or one (the process adapter's request). */
@@ -90,6 +94,9 @@ export class Invocation implements ImplementationCall, Expirable, GateWaiter {
     const wake = this.wake;
     this.wake = undefined;
     wake?.(INTERRUPTED);
+    const parked = this.parked;
+    // In a microtask, as a woken await would: the caller of interrupt() finishes first.
+    if (parked !== undefined) queueMicrotask(() => parked.resume());
   }
 
   /** The outcome of an interrupted call (deadline passed, caller aborted, runtime shut down). */
@@ -125,8 +132,12 @@ export class Invocation implements ImplementationCall, Expirable, GateWaiter {
   }
 
   grant(): void {
+    this.granted = true;
     const wake = this.wake;
     this.wake = undefined;
     wake?.(undefined);
+    // A parked call starts its attempt now: it runs until the attempt's first wait, then the
+    // releasing call goes on.
+    this.parked?.resume();
   }
 }

@@ -1,4 +1,5 @@
 import type { PluginImplementation } from '../PluginImplementation.ts';
+import type { WaitList } from './WaitList.ts';
 
 /** What a gate needs of a waiting call: a flag it owns while queued, and a way to hand over a slot. */
 export interface GateWaiter {
@@ -13,6 +14,8 @@ export class PluginGate {
   resolved = false;
   /** The one start shared by every call that arrives before the implementation is loaded. */
   starting: Promise<void> | undefined;
+  /** The calls waiting for that start (see `RuntimeCore.startWait`). */
+  startWaiting: WaitList | undefined;
   active = 0;
   private readonly queue: GateWaiter[] = [];
   private queueStart = 0;

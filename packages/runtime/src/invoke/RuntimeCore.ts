@@ -5,11 +5,15 @@ import { DeadlineScheduler } from '../DeadlineScheduler.ts';
 import type { ExecutionEvent, ExecutionHook } from '../ExecutionEvent.ts';
 import type { PluginImplementation } from '../PluginImplementation.ts';
 import type { RuntimeCatalog, RuntimeToolDescriptor } from '../RuntimeCatalog.ts';
+import type { PrecompiledValidator } from '../schemaCheck.ts';
 import type { SchemaValidatorCache } from '../SchemaValidatorCache.ts';
 import type { ApprovalHook, ImplementationResolver } from '../ToolRuntime.ts';
+import type { CallContext } from './CallContext.ts';
 import { noop } from './Invocation.ts';
 import { PluginGate } from './PluginGate.ts';
+import { resumeStages } from './runStages.ts';
 import { ToolEntry, type RuntimeSettings } from './ToolEntry.ts';
+import { WaitList } from './WaitList.ts';
 
 /** What one runtime hands its core; everything else the core derives. */
 export interface RuntimeCoreOptions {
@@ -22,6 +26,7 @@ export interface RuntimeCoreOptions {
   readonly hooks: readonly ExecutionHook[];
   /** A shared validator cache's loader (see `CreateToolRuntimeOptions.loadValidators`). */
   readonly loadValidators?: () => Promise<SchemaValidatorCache>;
+  readonly precompiled?: ReadonlyMap<object, PrecompiledValidator> | undefined;
 }
 
 /**
@@ -37,11 +42,16 @@ export class RuntimeCore {
   readonly audit: AuditSink | undefined;
   readonly scheduler = new DeadlineScheduler();
   readonly gates = new Map<string, PluginGate>();
+  /** Validators compiled ahead of time, by input schema object (see `CreateToolRuntimeOptions.precompiled`). */
+  readonly precompiled: ReadonlyMap<object, PrecompiledValidator> | undefined;
   hooks: readonly ExecutionHook[];
   disposed = false;
   /** Loaded with the first call's validation (see `loadValidators`). */
   validators: SchemaValidatorCache | undefined;
+  /** Why the last validator load failed; the calls that waited for it end with it. */
+  validatorsFailure: unknown;
   private validatorsLoading: Promise<SchemaValidatorCache> | undefined;
+  private validatorsWaiting: WaitList | undefined;
   private readonly entries = new Map<string, ToolEntry>();
   private readonly resolver: ImplementationResolver;
   private readonly loadSharedValidators: (() => Promise<SchemaValidatorCache>) | undefined;
@@ -58,6 +68,7 @@ export class RuntimeCore {
     this.audit = options.audit;
     this.hooks = options.hooks;
     this.loadSharedValidators = options.loadValidators;
+    this.precompiled = options.precompiled;
   }
 
   /** The caller's id for a call, or a fresh `call-<random>-<n>`. */
@@ -102,6 +113,23 @@ export class RuntimeCore {
     return gate.impl;
   }
 
+  /** Runs a parked call on (see `CallContext.park`). */
+  resume(ctx: CallContext): void {
+    resumeStages(ctx);
+  }
+
+  /** The calls waiting for the validator's first load, which this starts. */
+  validatorsWait(): WaitList {
+    this.validatorsWaiting ??= new WaitList(this.loadValidators());
+    return this.validatorsWaiting;
+  }
+
+  /** The calls waiting for the plugin's one shared start, which this starts. */
+  startWait(gate: PluginGate, impl: PluginImplementation): WaitList {
+    gate.startWaiting ??= new WaitList(this.startOnce(gate, impl));
+    return gate.startWaiting;
+  }
+
   /** The one shared start of a plugin that is not loaded yet; its failure surfaces on the calls. */
   startOnce(gate: PluginGate, impl: PluginImplementation): Promise<void> {
     gate.starting ??= Promise.resolve()
@@ -134,7 +162,10 @@ export class RuntimeCore {
     this.validatorsLoading ??= load().then(
       (cache) => (this.validators = cache),
       (error: unknown) => {
-        this.validatorsLoading = undefined; // let the next call try again
+        // The calls that waited end with this error; the next call tries again.
+        this.validatorsFailure = error;
+        this.validatorsLoading = undefined;
+        this.validatorsWaiting = undefined;
         throw error;
       },
     );

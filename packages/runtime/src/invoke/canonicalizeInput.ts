@@ -1,7 +1,7 @@
 import { ERROR_CODES, isToolError } from '@trellis/sdk';
 import { failureFromThrown } from '../outcomeFromThrown.ts';
 import type { PluginImplementation } from '../PluginImplementation.ts';
-import { failed, type CallContext, type StageResult } from './CallContext.ts';
+import { failed, type CallContext, type Parked, type StageResult } from './CallContext.ts';
 import { INTERRUPTED, type Interrupted } from './Invocation.ts';
 
 // Failures of canonicalize that are not the tool refusing its arguments.
@@ -35,21 +35,21 @@ export function resolveImplementation(ctx: CallContext): StageResult {
 }
 
 /** Runs the tool's canonicalize hook, when it has one, on the validated input. */
-export function canonicalizeInput(ctx: CallContext): StageResult | Promise<StageResult> {
+export function canonicalizeInput(ctx: CallContext): StageResult | Promise<StageResult> | Parked {
   const { impl, call } = ctx;
   if (impl.canonicalize === undefined || impl.canonicalizes?.(call.tool) === false) return skipped(ctx);
   if (impl.canonicalizes !== undefined && (impl.state() === 'unloaded' || impl.state() === 'initializing'))
-    return canonicalizeAfterStart(ctx);
+    return ctx.core.startWait(ctx.entry.gate, impl).add(ctx, canonicalizeAfterStart);
   return canonicalizeNow(ctx);
 }
 
 /**
- * The implementation is not loaded, so it cannot yet say whether this tool canonicalizes: a burst
- * of first calls waits for one shared start instead of each asking (and loading) on its own.
+ * The implementation was not loaded, so it could not yet say whether this tool canonicalizes: a
+ * burst of first calls waits in one list for one shared start instead of each asking (and loading).
  */
-async function canonicalizeAfterStart(ctx: CallContext): Promise<StageResult> {
-  const { core, impl, call } = ctx;
-  if ((await call.race(core.startOnce(ctx.entry.gate, impl))) === INTERRUPTED) return call.interruption();
+function canonicalizeAfterStart(ctx: CallContext): StageResult | Promise<StageResult> {
+  const { impl, call } = ctx;
+  if (call.interrupted !== undefined) return call.interruption();
   if (impl.canonicalizes?.(call.tool) === false) return skipped(ctx);
   return canonicalizeNow(ctx);
 }

@@ -7,9 +7,10 @@ import { runAttempts } from './runAttempts.ts';
 import { validateInput } from './validateInput.ts';
 
 /**
- * The stages of a call, in order. Each ends the call with an outcome or lets the next run; the
- * last always ends it. A stage that needs no wait answers synchronously and is not awaited, so a
- * warm call pays one await per real wait only.
+ * The stages of a call, in order, run by `runStages`. Each ends the call with an outcome or lets
+ * the next run; the last always ends it. A stage that needs no wait answers synchronously and is
+ * not awaited, so a warm call pays one await per real wait only; a wait that many calls share (a
+ * first load, a full plugin) parks the call as a record instead (`CallContext.park`).
  */
 export const INVOKE_STAGES: readonly Stage[] = [
   lookupTool,

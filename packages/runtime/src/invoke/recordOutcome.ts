@@ -4,12 +4,14 @@ import type { CallContext } from './CallContext.ts';
 import { NO_STRINGS } from './ToolEntry.ts';
 
 /**
- * The last step of every call, however it ended: takes the call off the deadline clock, emits the
- * `outcome` event and writes the audit record (argument keys only, never values).
+ * The last step of every call, however it ended: takes the call off the deadline clock and the
+ * caller's signal, emits the `outcome` event and writes the audit record (argument keys only,
+ * never values).
  */
 export function recordOutcome(ctx: CallContext, outcome: ToolOutcome): ToolOutcome {
   const { core, call } = ctx;
   core.scheduler.remove(call);
+  if (ctx.onAbort !== undefined) ctx.options?.signal?.removeEventListener('abort', ctx.onAbort);
   if (core.hooks.length === 0 && core.audit === undefined) return outcome;
   const durationMs = performance.now() - ctx.started;
   const argKeys = keysOf(ctx.request?.input);

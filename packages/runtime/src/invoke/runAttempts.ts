@@ -2,20 +2,34 @@ import { ERROR_CODES, type ToolFailure, type ToolOutcome } from '@trellis/sdk';
 import { checkOutput } from '../checkOutput.ts';
 import { failureFromThrown } from '../outcomeFromThrown.ts';
 import type { ImplementationOutcome } from '../PluginImplementation.ts';
-import { failed, type CallContext } from './CallContext.ts';
+import { failed, type CallContext, type Parked } from './CallContext.ts';
 import { INTERRUPTED, type Interrupted } from './Invocation.ts';
 
 /**
  * Runs attempts until one succeeds, one fails for good, or the call is interrupted. Each
  * attempt takes a slot of the plugin's gate, runs the implementation raced against the deadline
  * and checks its output; a retryable failure is retried with backoff when the tool is idempotent
- * or the call was never dispatched.
+ * or the call was never dispatched. A call that finds the gate full waits in its queue parked, as
+ * a record: a burst of thousands holds no suspended frame per queued call.
  */
-export async function runAttempts(ctx: CallContext): Promise<ToolOutcome> {
+export function runAttempts(ctx: CallContext): Promise<ToolOutcome> | Parked {
+  const gate = ctx.entry.gate;
+  if (gate.tryAcquire()) return attempts(ctx);
+  gate.enqueue(ctx.call);
+  return ctx.park(attemptsWhenGranted);
+}
+
+/** The call left the queue: with a slot (granted), or without one (interrupted, and dequeued). */
+function attemptsWhenGranted(ctx: CallContext): Promise<ToolOutcome> | ToolOutcome {
+  return ctx.call.granted ? attempts(ctx) : ctx.call.interruption();
+}
+
+/** The attempts, the first with the slot the call already holds. */
+async function attempts(ctx: CallContext): Promise<ToolOutcome> {
   const { call, entry } = ctx;
   const gate = entry.gate;
   for (let attempt = 1; ; attempt++) {
-    if (!gate.tryAcquire() && (await call.waitForSlot(gate)) === INTERRUPTED) return call.interruption();
+    if (attempt > 1 && !gate.tryAcquire() && (await call.waitForSlot(gate)) === INTERRUPTED) return call.interruption();
     if (call.interrupted !== undefined) {
       gate.release();
       return { ok: false, error: call.interrupted };

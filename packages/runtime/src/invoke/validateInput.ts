@@ -1,29 +1,47 @@
 import { ERROR_CODES } from '@trellis/sdk';
 import { findTooDeep } from '../findTooDeep.ts';
+import { precompiledSchema } from '../schemaCheck.ts';
 import type { CompiledSchema, SchemaValidatorCache, UnsafeSchema } from '../SchemaValidatorCache.ts';
-import { failed, type CallContext, type StageResult } from './CallContext.ts';
+import { failed, type CallContext, type Parked, type StageResult } from './CallContext.ts';
 import { NO_STRINGS } from './ToolEntry.ts';
 
 /** Checks the arguments against the tool's input schema (`SCHEMA_UNSAFE`, `INPUT_INVALID`). */
-export function validateInput(ctx: CallContext): StageResult | Promise<StageResult> {
-  let schema = ctx.entry.schema;
+export function validateInput(ctx: CallContext): StageResult | Parked {
+  let schema = ctx.entry.schema ?? precompiledInputSchema(ctx);
   if (schema === undefined) {
     const validators = ctx.core.validators;
-    if (validators === undefined) return loadValidatorsThenValidate(ctx);
+    if (validators === undefined) return waitForValidators(ctx);
     schema = compileInputSchema(ctx, validators);
   }
   return checkInput(ctx, schema);
 }
 
 /**
- * The runtime's first validation: loads the validator, once for every call that waits on it, and
- * starts the plugin alongside it, so a burst of first calls waits once, not twice.
+ * The runtime's first validation: the call waits for the validator's one load in a list with every
+ * other call that needs it, and the plugin starts alongside, so a burst of first calls waits once.
  */
-async function loadValidatorsThenValidate(ctx: CallContext): Promise<StageResult> {
+function waitForValidators(ctx: CallContext): Parked {
   const { core, entry } = ctx;
   if (entry.gate.starting === undefined) core.prefetch(entry.gate);
-  const validators = await core.loadValidators();
-  return checkInput(ctx, entry.schema ?? compileInputSchema(ctx, validators));
+  return core.validatorsWait().add(ctx, validateAfterLoad);
+}
+
+/** Validates once the validator has loaded (or ends the call: interrupted, or the load failed). */
+function validateAfterLoad(ctx: CallContext): StageResult {
+  const { core, call } = ctx;
+  if (call.interrupted !== undefined) return call.interruption();
+  const validators = core.validators;
+  if (validators === undefined) throw core.validatorsFailure;
+  return checkInput(ctx, ctx.entry.schema ?? compileInputSchema(ctx, validators));
+}
+
+/** The tool's first call, when its validator was compiled ahead of time: no ajv to load, nothing to compile. */
+function precompiledInputSchema(ctx: CallContext): CompiledSchema | undefined {
+  const validator = ctx.core.precompiled?.get(ctx.descriptor.inputSchema);
+  if (validator === undefined) return undefined;
+  const schema = precompiledSchema(validator);
+  ctx.entry.schema = schema;
+  return schema;
 }
 
 /** The tool's first call: compiles its input schema, once (the validator cache dedupes by content). */
