@@ -34,6 +34,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const PLUGIN_SCRIPT = join(here, '..', '..', 'apps', 'trellis', 'test', 'fixtures', 'reload-plugin.mjs');
 // BENCH_RELOAD_CHANGE=runtime: each reload changes only [runtime] (no plugin restarts).
 const RUNTIME_ONLY = process.env.BENCH_RELOAD_CHANGE === 'runtime';
+const DEBOUNCE_MS = 25;
 const SIZES = (process.env.BENCH_RELOAD_SIZES ?? '10,1000').split(',').map(Number);
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -134,7 +135,8 @@ const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * What a plugin restart costs without a host around it: a bare child of the plugin's command,
  * started through the same launcher (isolation wrapper included), handshake answered, shut down.
  */
-async function bareRestart(tree: Tree): Promise<void> {
+async function bareRestart(tree: Tree): Promise<number> {
+  const started = performance.now();
   const folder = join(tree.root, 'ext-0');
   const { child } = launchChild({
     command: 'node',
@@ -155,8 +157,10 @@ async function bareRestart(tree: Tree): Promise<void> {
   });
   child.stdin.write(`${JSON.stringify({ id: 1, type: 'initialize', config: {} })}\n`);
   await answered;
+  const took = performance.now() - started;
   child.stdin.end(`${JSON.stringify({ id: 2, type: 'shutdown' })}\n`);
   await exited;
+  return took;
 }
 
 async function measure(count: number) {
@@ -168,7 +172,7 @@ async function measure(count: number) {
     for (let i = 0; i < 5; i += 1) colds.push(await coldStart(tree));
     log(`  cold start (assemble + start 2 plugins): median ${round(median(colds))} ms`);
 
-    const host = await startLiveHost({ ...tree.options, debounceMs: 25 });
+    const host = await startLiveHost({ ...tree.options, debounceMs: DEBOUNCE_MS });
     try {
       await host.invoke({ name: 'ext-0.where' });
       await host.invoke({ name: 'ext-1.where' });
@@ -192,12 +196,17 @@ async function measure(count: number) {
       const floorLoopBlocks: number[] = [];
       const floorChanged: number[] = [];
       const floorUntouched: number[] = [];
+      // How long the bare child took to answer its handshake, under the same call load.
+      const floorStarts: number[] = [];
       for (let version = 1; version <= 8; version += 1) {
         if (!RUNTIME_ONLY) {
           // The floor, interleaved with the reloads so that both see the same machine.
           const restarted = delay(25)
             .then(() => bareRestart(tree))
-            .then(() => delay(50));
+            .then((took) => {
+              if (version > 1) floorStarts.push(took);
+              return delay(50);
+            });
           const floorLoop = monitorEventLoopDelay({ resolution: 1 });
           floorLoop.enable();
           const [changed, untouched] = await Promise.all([
@@ -259,6 +268,13 @@ async function measure(count: number) {
       );
       log(`  calls to an untouched plugin: added p99 ${round(addedUntouched)} ms (floor ${round(floorUntouchedMs)} ms)`);
       const floorLoopBlockMs = RUNTIME_ONLY ? 0 : median(floorLoopBlocks);
+      // A reload that restarts a running plugin cannot serve before its new child answers: the
+      // debounce plus one bare start of the same command, under the same call load, is its floor.
+      const floorReloadMs = RUNTIME_ONLY ? 0 : DEBOUNCE_MS + median(floorStarts);
+      if (!RUNTIME_ONLY)
+        log(
+          `  reload floor (debounce + a bare start of the restarted child): ${round(floorReloadMs)} ms = ${round(floorReloadMs / coldMs)}× cold start`,
+        );
       log(`  longest event-loop block during a reload: median ${round(median(loopBlocks))} ms (floor ${round(floorLoopBlockMs)} ms)`);
       return {
         count,
@@ -272,6 +288,7 @@ async function measure(count: number) {
         floorUntouchedMs,
         loopBlockMs: median(loopBlocks),
         floorLoopBlockMs,
+        floorReloadMs,
       };
     } finally {
       await host.close();
@@ -288,12 +305,16 @@ const small = measured[0]!;
 const large = measured[measured.length - 1]!;
 // A target below its floor is judged as what the host adds over the floor.
 const belowFloor = (m: typeof small): string[] => [
+  ...(m.floorReloadMs > 0.5 * m.coldMs ? [`${m.count} plugins: reload ≤ 0.5× cold start`] : []),
   ...(m.floorChangedMs > m.reloadMs ? [`${m.count} plugins: changed plugin added p99 ≤ reload`] : []),
   ...(m.floorUntouchedMs > 1 ? [`${m.count} plugins: untouched plugin added p99 ≤ 1 ms`] : []),
 ];
 const overFloor = (added: number, floor: number, limit: number): boolean => (floor > limit ? added - floor <= limit : added <= limit);
+// Below its floor, the reload target is judged on what the host adds to the child's own start.
+const reloadPasses = (m: typeof small): boolean =>
+  m.floorReloadMs > 0.5 * m.coldMs ? m.reloadMs - m.floorReloadMs <= 0.5 * m.coldMs : m.ratio <= 0.5;
 const passOf = (m: typeof small): boolean =>
-  m.ratio <= 0.5 && overFloor(m.addedChanged, m.floorChangedMs, m.reloadMs) && overFloor(m.addedUntouched, m.floorUntouchedMs, 1);
+  reloadPasses(m) && overFloor(m.addedChanged, m.floorChangedMs, m.reloadMs) && overFloor(m.addedUntouched, m.floorUntouchedMs, 1);
 const figures = (m: typeof small) => ({
   reload_ms: round(m.reloadMs),
   cold_ms: round(m.coldMs),
@@ -305,6 +326,7 @@ const figures = (m: typeof small) => ({
   floor_p99_untouched_ms: round(m.floorUntouchedMs),
   loop_block_ms: round(m.loopBlockMs),
   floor_loop_block_ms: round(m.floorLoopBlockMs),
+  floor_reload_ms: round(m.floorReloadMs),
 });
 process.stdout.write(
   `BENCH ${JSON.stringify({
@@ -321,10 +343,11 @@ process.stdout.write(
     floor_p99_untouched_ms: round(large.floorUntouchedMs),
     loop_block_ms: round(large.loopBlockMs),
     floor_loop_block_ms: round(large.floorLoopBlockMs),
+    floor_reload_ms: round(large.floorReloadMs),
     small: figures(small),
     targets_below_floor: measured.flatMap(belowFloor),
     target:
-      'reload ≤ 0.5× cold start (10 and 1,000 plugins); calls during a reload: added p99 ≤ the reload; untouched plugins: added p99 ≤ 1 ms (a target below its floor: added − floor)',
+      'reload ≤ 0.5× cold start (10 and 1,000 plugins); calls during a reload: added p99 ≤ the reload; untouched plugins: added p99 ≤ 1 ms (a target below its floor: what the host adds over the floor)',
     pass: measured.every(passOf),
   })}\n`,
 );
