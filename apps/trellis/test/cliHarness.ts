@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -87,4 +87,58 @@ export function runCliAsync(sandbox: Sandbox, args: readonly string[], extraEnv:
 export function trustWorkspace(sandbox: Sandbox): void {
   const result = runCli(sandbox, ['trust']);
   if (result.code !== 0) throw new Error(`trellis trust failed (${result.code}): ${result.stderr}`);
+}
+
+/** One JSON log line of a long-running command (`trellis run` logs JSON lines on stderr). */
+export type LogLine = Record<string, unknown>;
+
+/** A long-running `trellis` command started by {@link startLongRunning}. */
+export interface LongRunning {
+  readonly child: ChildProcess;
+  /** Every stderr line so far, parsed; throws on a line that is not JSON (run's log is JSON only). */
+  logs(): LogLine[];
+  /** Resolves with the first log line (from index `from` on) that matches; rejects if the command exits or 40 s pass. */
+  waitForLog(what: string, match: (line: LogLine) => boolean, from?: number): Promise<LogLine>;
+  stdout(): string;
+  stderr(): string;
+  readonly exited: Promise<number | null>;
+}
+
+/**
+ * Starts `trellis <args>` without blocking this process (which may serve the fake APIs the command
+ * talks to), in the sandbox's workspace with its environment plus `extraEnv`.
+ */
+export function startLongRunning(sandbox: Sandbox, args: readonly string[], extraEnv: Record<string, string> = {}): LongRunning {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: sandbox.workspace,
+    env: { ...sandbox.env, ...extraEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let stdout = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const logs = (): LogLine[] =>
+    stderr
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => {
+        try {
+          return JSON.parse(l) as LogLine;
+        } catch {
+          throw new Error(`trellis ${args[0]} wrote a line that is not JSON on stderr: ${l}`);
+        }
+      });
+  const waitForLog = async (what: string, match: (line: LogLine) => boolean, from = 0): Promise<LogLine> => {
+    const deadline = Date.now() + 40_000;
+    for (;;) {
+      const found = logs().slice(from).find(match);
+      if (found !== undefined) return found;
+      if (child.exitCode !== null) throw new Error(`trellis ${args[0]} exited ${child.exitCode} before ${what}:\n${stderr}${stdout}`);
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; stderr so far:\n${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  return { child, logs, waitForLog, stdout: () => stdout, stderr: () => stderr, exited };
 }

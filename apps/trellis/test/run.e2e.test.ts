@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeBotApiServer, startFakeOpenAiServer, type FakeBotApiServer, type FakeOpenAiServer } from '@trellis/testing';
-import { CLI, createSandbox, runCliAsync, type Sandbox } from './cliHarness.ts';
+import { createSandbox, runCliAsync, startLongRunning, type Sandbox } from './cliHarness.ts';
 
 const TOKEN = '4242:e2e-token';
 const ALLOWED = 7;
@@ -52,36 +52,14 @@ interface Served {
 
 /** Starts `trellis run` (not blocking this process, which serves both fake APIs) and waits for its "serving" line. */
 async function serve(extraArgs: readonly string[] = []): Promise<Served> {
-  const proc = spawn(process.execPath, [CLI, 'run', '--config', config, ...extraArgs], {
-    cwd: sandbox.workspace,
-    env: { ...sandbox.env, OPENROUTER_API_KEY: 'sk-e2e', TELEGRAM_BOT_TOKEN: TOKEN },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const run = startLongRunning(sandbox, ['run', '--config', config, ...extraArgs], {
+    OPENROUTER_API_KEY: 'sk-e2e',
+    TELEGRAM_BOT_TOKEN: TOKEN,
   });
-  child = proc;
-  let stderr = '';
-  let stdout = '';
-  proc.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  proc.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
-  const logs = () =>
-    stderr
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => {
-        try {
-          return JSON.parse(l) as Record<string, unknown>;
-        } catch {
-          throw new Error(`trellis run wrote a line that is not JSON on stderr: ${l}`);
-        }
-      });
-  const deadline = Date.now() + 30_000;
-  while (!logs().some((l) => l.msg === 'serving')) {
-    if (proc.exitCode !== null) throw new Error(`trellis run exited ${proc.exitCode}: ${stderr}${stdout}`);
-    if (Date.now() > deadline) throw new Error(`trellis run did not start serving: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  expect(stdout).toBe('');
-  return { logs, exited };
+  child = run.child;
+  await run.waitForLog('the serving line', (l) => l.msg === 'serving');
+  expect(run.stdout()).toBe('');
+  return run;
 }
 
 describe('trellis run with the telegram connector', () => {

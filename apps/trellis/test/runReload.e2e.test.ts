@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeBotApiServer, startFakeOpenAiServer, type FakeBotApiServer, type FakeOpenAiServer } from '@trellis/testing';
-import { CLI, createSandbox, type Sandbox } from './cliHarness.ts';
+import { createSandbox, startLongRunning, type LogLine, type Sandbox } from './cliHarness.ts';
 
 // `trellis run` on a live host follows its config: the provider and the connectors are rebuilt
 // when their settings change, against the local Bot API and OpenAI-protocol servers.
@@ -83,7 +83,6 @@ afterEach(async () => {
   sandbox.cleanup();
 });
 
-type LogLine = Record<string, unknown>;
 interface Served {
   readonly logs: () => LogLine[];
   /** Resolves with the first log line (from `from` on) that matches. */
@@ -92,39 +91,13 @@ interface Served {
 }
 
 async function serve(extraArgs: readonly string[] = []): Promise<Served> {
-  const proc = spawn(process.execPath, [CLI, 'run', '--config', config, ...extraArgs], {
-    cwd: sandbox.workspace,
-    env: { ...sandbox.env, OPENROUTER_API_KEY: 'sk-e2e', TELEGRAM_BOT_TOKEN: TOKEN },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const run = startLongRunning(sandbox, ['run', '--config', config, ...extraArgs], {
+    OPENROUTER_API_KEY: 'sk-e2e',
+    TELEGRAM_BOT_TOKEN: TOKEN,
   });
-  child = proc;
-  let stderr = '';
-  proc.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  proc.stdout!.resume();
-  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
-  const logs = (): LogLine[] =>
-    stderr
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => {
-        try {
-          return JSON.parse(l) as LogLine;
-        } catch {
-          throw new Error(`trellis run wrote a line that is not JSON on stderr: ${l}`);
-        }
-      });
-  const waitForLog = async (what: string, match: (line: LogLine) => boolean, from = 0): Promise<LogLine> => {
-    const deadline = Date.now() + 40_000;
-    for (;;) {
-      const found = logs().slice(from).find(match);
-      if (found !== undefined) return found;
-      if (proc.exitCode !== null) throw new Error(`trellis run exited ${proc.exitCode} before ${what}:\n${stderr}`);
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; stderr so far:\n${stderr}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
-  await waitForLog('the serving line', (l) => l.msg === 'serving');
-  return { logs, waitForLog, exited };
+  child = run.child;
+  await run.waitForLog('the serving line', (l) => l.msg === 'serving');
+  return run;
 }
 
 const byMsg =

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { startFakeBotApiServer, startFakeOpenAiServer, type FakeBotApiServer, type FakeOpenAiServer } from '@trellis/testing';
-import { CLI, createSandbox, runCliAsync, type Sandbox } from './cliHarness.ts';
+import { createSandbox, runCliAsync, startLongRunning, type Sandbox } from './cliHarness.ts';
 
 const TOKEN = '4242:e2e-token';
 
@@ -45,27 +45,12 @@ it('trellis status sees a running trellis run; the socket is gone after SIGTERM'
       '',
     ].join('\n'),
   );
-  const proc = spawn(process.execPath, [CLI, 'run', '--config', config], {
-    cwd: sandbox.workspace,
-    env: { ...sandbox.env, OPENROUTER_API_KEY: 'sk-e2e', TELEGRAM_BOT_TOKEN: TOKEN },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const run = startLongRunning(sandbox, ['run', '--config', config], { OPENROUTER_API_KEY: 'sk-e2e', TELEGRAM_BOT_TOKEN: TOKEN });
+  const proc = run.child;
   child = proc;
-  let stderr = '';
-  proc.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  proc.stdout!.resume();
-  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
   const socket = join(sandbox.env.XDG_RUNTIME_DIR!, 'trellis', `${proc.pid}.sock`);
-  const deadline = Date.now() + 60_000;
-  while (!stderr.includes('"msg":"serving"')) {
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`trellis run did not start serving: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
   // The serving line names the socket.
-  const serving = stderr
-    .split('\n')
-    .filter((l) => l.includes('"msg":"serving"'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>)[0];
+  const serving = await run.waitForLog('the serving line', (l) => l.msg === 'serving');
   expect(serving).toMatchObject({ control: socket });
   expect(statSync(socket).mode & 0o777).toBe(0o600);
 
@@ -80,6 +65,6 @@ it('trellis status sees a running trellis run; the socket is gone after SIGTERM'
   expect(hosts[0]!.plugins.find((p) => p.id === 'telegram')).toMatchObject({ state: 'enabled', runs: 'bundled' });
 
   proc.kill('SIGTERM');
-  expect(await exited).toBe(0);
+  expect(await run.exited).toBe(0);
   expect(existsSync(socket)).toBe(false);
 });
