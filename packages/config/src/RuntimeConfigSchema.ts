@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PROFILE_NAMES } from '@trellis/sdk';
-import { PluginIdSchema } from '@trellis/sdk/schema';
+import { HealthCheckIntervalSchema, PluginIdSchema } from '@trellis/sdk/schema';
 
 const PluginIdListSchema = z.array(PluginIdSchema).default([]);
 const GlobListSchema = z.array(z.string().min(1));
@@ -18,7 +18,7 @@ export const PluginEntrySchema = z.object({
   /** Out-of-process plugins: seconds to wait before a restart. */
   restart_delay_seconds: z.number().min(0).max(3600).optional(),
   /** Out-of-process plugins: seconds between `health_check` requests; 0 = none. */
-  health_check_interval_seconds: z.number().min(0).max(86_400).optional(),
+  health_check_interval_seconds: HealthCheckIntervalSchema.optional(),
   /** Out-of-process plugins: overrides the manifest's `[runtime] timeout_seconds`. */
   timeout_seconds: z.number().positive().max(86_400).optional(),
   /** Out-of-process plugins: host variables granted to the plugin; only those its manifest declares (requires_env, env_from_host) reach it. */

@@ -70,6 +70,15 @@ tool_names = "short"
     expect(result.errors.map((e) => e.message).join('\n')).toMatch(/serve\.token.*must be empty or at least 16 characters/);
   });
 
+  it('refuses a health check interval under 1 second (0 turns checks off), naming the key', () => {
+    const result = parse('[plugins.entries.git-helper]\nhealth_check_interval_seconds = 0.0001\n');
+    expect(result.errors.map((e) => e.message).join('\n')).toMatch(
+      /plugins\.entries\.git-helper\.health_check_interval_seconds.*must be 0 \(no health checks\) or at least 1 second/,
+    );
+    expect(parse('[plugins.entries.git-helper]\nhealth_check_interval_seconds = 0\n').errors).toEqual([]);
+    expect(parse('[plugins.entries.git-helper]\nhealth_check_interval_seconds = 1.5\n').errors).toEqual([]);
+  });
+
   it('resolves relative paths against the folder of fileName when no baseDir is given', () => {
     const result = parseRuntimeConfig('[plugins]\npaths = ["p"]\n[runtime]\naudit_log = "a.log"\n', {
       fileName: '/etc/trellis/runtime.toml',

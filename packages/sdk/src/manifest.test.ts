@@ -15,6 +15,20 @@ describe('plugin.schema.json', () => {
 describe('PluginManifestSchema', () => {
   const minimal = { schema_version: 1, id: 'git-helper', name: 'Git helper', version: '0.3.0', kind: 'toolset' };
 
+  it('refuses a process plugin asking for a health check more often than once a second', () => {
+    const runtime = (interval: number) => ({
+      ...minimal,
+      runtime: { type: 'process', command: 'node', health_check_interval_seconds: interval },
+    });
+    const refused = PluginManifestSchema.safeParse(runtime(0.0001));
+    expect(refused.success).toBe(false);
+    expect(JSON.stringify(formatIssues(refused.error!))).toMatch(
+      /health_check_interval_seconds.*must be 0 \(no health checks\) or at least 1 second/,
+    );
+    expect(PluginManifestSchema.safeParse(runtime(0)).success).toBe(true);
+    expect(PluginManifestSchema.safeParse(runtime(1)).success).toBe(true);
+  });
+
   it('fills in safe defaults', () => {
     const manifest = PluginManifestSchema.parse(minimal);
     expect(manifest).toEqual({

@@ -10,6 +10,16 @@ export const PluginIdSchema = z
 
 const JsonObjectSchema = z.record(z.string(), z.unknown());
 
+/**
+ * Seconds between health checks: 0 turns them off, anything else is at least 1 s. A plugin (or a
+ * config) asking for a check every 0.1 ms would have the host spend a good part of a core on it.
+ */
+export const HealthCheckIntervalSchema = z
+  .number()
+  .min(0)
+  .max(86_400)
+  .refine((seconds) => seconds === 0 || seconds >= 1, 'must be 0 (no health checks) or at least 1 second');
+
 const RuntimeCommonShape = {
   timeout_seconds: z.number().positive().max(86_400).default(30),
   env: z.record(z.string().regex(ENV_NAME, 'must be an environment variable name'), z.string()).default({}),
@@ -29,7 +39,7 @@ export const ProcessRuntimeSchema = z.strictObject({
   restart_on_crash: z.boolean().default(true),
   max_restarts: z.number().int().min(0).max(100).default(3),
   restart_delay_seconds: z.number().min(0).max(3600).default(1),
-  health_check_interval_seconds: z.number().min(0).max(86_400).default(0),
+  health_check_interval_seconds: HealthCheckIntervalSchema.default(0),
   max_memory_mb: z.number().int().positive().optional(),
   /** Seconds the child has to answer `initialize` and `get_tools`; default `timeout_seconds`. */
   handshake_timeout_seconds: z.number().positive().max(86_400).optional(),

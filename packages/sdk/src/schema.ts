@@ -8,6 +8,7 @@ export {
   ScriptRuntimeSchema,
   HttpRuntimeSchema,
   ManifestToolSchema,
+  HealthCheckIntervalSchema,
 } from './manifest.ts';
 export { pluginManifestJsonSchema } from './pluginManifestJsonSchema.ts';
 export { toolJsonSchema } from './toolJsonSchema.ts';

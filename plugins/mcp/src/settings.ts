@@ -1,3 +1,4 @@
+import { HealthCheckIntervalSchema } from '@trellis/sdk/schema';
 import { z } from 'zod';
 
 /** One `[[plugins.entries.mcp.config.servers]]` entry: a stdio command or a Streamable HTTP URL. */
@@ -23,7 +24,7 @@ export const McpServerConfigSchema = z
     /** Globs on the server's own tool names; a match is never offered (wins over include). */
     exclude_tools: z.array(z.string()).default([]),
     /** Seconds between MCP `ping` health checks while connected; 0 = none. A ping unanswered within timeout_seconds reconnects. */
-    health_check_interval_seconds: z.number().min(0).max(86_400).default(30),
+    health_check_interval_seconds: HealthCheckIntervalSchema.default(30),
     /**
      * Reconnects after failures before the server is given up (`disabled`) until a reload or a
      * change of this entry; default `[plugins.entries.mcp] max_restarts`, else 3. A session that

@@ -18,6 +18,14 @@ describe('mcp', () => {
 });
 
 describe('mcp profile', () => {
+  it('refuses a server pinged more often than once a second', () => {
+    const server = (interval: number) => ({ servers: [{ name: 's', command: 'node', health_check_interval_seconds: interval }] });
+    const refused = plugin.settings?.schema.safeParse(server(0.0001));
+    expect(refused?.success).toBe(false);
+    expect(JSON.stringify(refused?.error?.issues)).toMatch(/must be 0 \(no health checks\) or at least 1 second/);
+    expect(plugin.settings?.schema.safeParse(server(0)).success).toBe(true);
+  });
+
   it('is a bridge in the full profile', () => {
     const manifest = PluginManifestSchema.parse(parse(readFileSync(new URL('../plugin.toml', import.meta.url), 'utf8')));
     expect([manifest.kind, manifest.profile, manifest.side_effects]).toEqual(['bridge', 'full', true]);
