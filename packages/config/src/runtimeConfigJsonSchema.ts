@@ -15,7 +15,8 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   'plugins.entries.*.restart_on_crash': 'Out-of-process plugins: restart the child after it crashes.',
   'plugins.entries.*.max_restarts': 'Out-of-process plugins: stop restarting after this many crashes (0–100).',
   'plugins.entries.*.restart_delay_seconds': 'Out-of-process plugins: seconds to wait before a restart (0–3600).',
-  'plugins.entries.*.health_check_interval_seconds': 'Out-of-process plugins: seconds between health checks; 0 = none, otherwise at least 1.',
+  'plugins.entries.*.health_check_interval_seconds':
+    'Out-of-process plugins: seconds between health checks; 0 = none, otherwise at least 1.',
   'plugins.entries.*.timeout_seconds': "Out-of-process plugins: overrides the manifest's [runtime] timeout_seconds.",
   'plugins.entries.*.pass_env':
     'Out-of-process plugins: host environment variables granted to the plugin; only those its manifest declares (requires_env, env_from_host) reach it. Default [].',
