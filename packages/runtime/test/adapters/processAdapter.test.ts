@@ -266,7 +266,7 @@ describe('process adapter: hostile replies nested 100 000 levels deep', () => {
   });
 
   it('an unhealthy health_check answer: the check fails with the start of the answer, the plugin is restarted and serves', async () => {
-    const { impl, spawns } = setup('normal', { health_check_interval_seconds: 0.05 });
+    const { impl, spawns } = setup('normal', { health_check_interval_seconds: 1 });
     expect(await impl.call(callOf('deep_unhealthy'))).toEqual({ ok: true, value: { deepHealth: true } });
     await waitFor(() => spawns() === 2 && impl.state() === 'active');
     expect(impl.lastError?.()).toBe(
@@ -568,7 +568,7 @@ describe('process adapter: fault injection', () => {
 
   it('stops answering health checks: restarted after health_check_timeout_seconds, the handshake keeps its own deadline', async () => {
     // The health deadline is short and separate; the restarted child's handshake has timeout_seconds (30 s), so load cannot fail it.
-    const { impl, spawns } = setup('normal', { health_check_interval_seconds: 0.05, health_check_timeout_seconds: 1, timeout_seconds: 30 });
+    const { impl, spawns } = setup('normal', { health_check_interval_seconds: 1, health_check_timeout_seconds: 1, timeout_seconds: 30 });
     expect(await impl.call(callOf('mute_health'))).toEqual({ ok: true, value: { muted: true } });
     await waitFor(() => spawns() === 2 && impl.state() === 'active', 60_000);
     expect(impl.lastError?.()).toBe('plugin fault did not answer health_check within 1 s (health_check_timeout_seconds)');
@@ -576,7 +576,7 @@ describe('process adapter: fault injection', () => {
   });
 
   it('fails its health check: restarted, with the reason kept', async () => {
-    const { impl, spawns } = setup('normal', { health_check_interval_seconds: 0.05 });
+    const { impl, spawns } = setup('normal', { health_check_interval_seconds: 1 });
     expect(await impl.call(callOf('unhealthy'))).toEqual({ ok: true, value: { healthy: false } });
     await waitFor(() => spawns() === 2 && impl.state() === 'active');
     expect(impl.lastError?.()).toBe('plugin fault reported itself unhealthy ({"id":4,"type":"health_check_response","healthy":false})');
