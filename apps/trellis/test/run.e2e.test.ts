@@ -3,7 +3,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeBotApiServer, startFakeOpenAiServer, type FakeBotApiServer, type FakeOpenAiServer } from '@trellis/testing';
-import { createSandbox, runCliAsync, startLongRunning, type Sandbox } from './cliHarness.ts';
+import { createSandbox, runCliAsync, type LongRunning, type Sandbox } from './cliHarness.ts';
+import { messagingConfig, startRun } from './runFixture.ts';
 
 const TOKEN = '4242:e2e-token';
 const ALLOWED = 7;
@@ -20,22 +21,7 @@ beforeEach(async () => {
   model = await startFakeOpenAiServer();
   telegram = await startFakeBotApiServer({ token: TOKEN });
   config = join(sandbox.dir, 'runtime.toml');
-  writeFileSync(
-    config,
-    [
-      '[plugins]',
-      'profile = "messaging"',
-      '[plugins.entries.openrouter.config]',
-      `base_url = "${model.baseUrl}"`,
-      'model = "test/model"',
-      'max_retries = 0',
-      '[plugins.entries.telegram.config]',
-      `api_root = "${telegram.apiRoot}"`,
-      `allowed_chat_ids = [${ALLOWED}]`,
-      'poll_timeout_seconds = 2',
-      '',
-    ].join('\n'),
-  );
+  writeFileSync(config, messagingConfig(model, telegram, { allowed: [ALLOWED] }));
 });
 afterEach(async () => {
   if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -45,19 +31,10 @@ afterEach(async () => {
   sandbox.cleanup();
 });
 
-interface Served {
-  readonly logs: () => Array<Record<string, unknown>>;
-  readonly exited: Promise<number | null>;
-}
-
 /** Starts `trellis run` (not blocking this process, which serves both fake APIs) and waits for its "serving" line. */
-async function serve(extraArgs: readonly string[] = []): Promise<Served> {
-  const run = startLongRunning(sandbox, ['run', '--config', config, ...extraArgs], {
-    OPENROUTER_API_KEY: 'sk-e2e',
-    TELEGRAM_BOT_TOKEN: TOKEN,
-  });
+async function serve(extraArgs: readonly string[] = []): Promise<LongRunning> {
+  const run = await startRun(sandbox, config, TOKEN, extraArgs);
   child = run.child;
-  await run.waitForLog('the serving line', (l) => l.msg === 'serving');
   expect(run.stdout()).toBe('');
   return run;
 }

@@ -3,7 +3,8 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeBotApiServer, startFakeOpenAiServer, type FakeBotApiServer, type FakeOpenAiServer } from '@trellis/testing';
-import { createSandbox, startLongRunning, type LogLine, type Sandbox } from './cliHarness.ts';
+import { createSandbox, type LogLine, type LongRunning, type Sandbox } from './cliHarness.ts';
+import { messagingConfig, startRun, type MessagingSettings } from './runFixture.ts';
 
 // `trellis run` on a live host follows its config: the provider and the connectors are rebuilt
 // when their settings change, against the local Bot API and OpenAI-protocol servers.
@@ -19,33 +20,9 @@ let child: ChildProcess | undefined;
 /** Holds the model's first answer to "hold" until released. */
 let releaseHeld: () => void;
 
-interface Settings {
-  readonly model?: string;
-  readonly allowed?: readonly number[];
-  readonly pollTimeout?: number;
-  readonly apiRoot?: string;
-  readonly openrouterEnabled?: boolean;
-  readonly telegramEnabled?: boolean;
-}
-
 /** Writes runtime.toml the way editors do (a temp file renamed over it). */
-function writeConfig(settings: Settings = {}): void {
-  const lines = [
-    '[plugins]',
-    'profile = "messaging"',
-    ...(settings.openrouterEnabled === false ? ['[plugins.entries.openrouter]', 'enabled = false'] : []),
-    '[plugins.entries.openrouter.config]',
-    `base_url = "${model.baseUrl}"`,
-    `model = "${settings.model ?? 'test/model'}"`,
-    'max_retries = 0',
-    ...(settings.telegramEnabled === false ? ['[plugins.entries.telegram]', 'enabled = false'] : []),
-    '[plugins.entries.telegram.config]',
-    `api_root = "${settings.apiRoot ?? telegram.apiRoot}"`,
-    `allowed_chat_ids = [${(settings.allowed ?? [7]).join(', ')}]`,
-    `poll_timeout_seconds = ${settings.pollTimeout ?? 2}`,
-    '',
-  ];
-  writeFileSync(`${config}.tmp`, lines.join('\n'));
+function writeConfig(settings: MessagingSettings = {}): void {
+  writeFileSync(`${config}.tmp`, messagingConfig(model, telegram, settings));
   renameSync(`${config}.tmp`, config);
 }
 
@@ -83,20 +60,9 @@ afterEach(async () => {
   sandbox.cleanup();
 });
 
-interface Served {
-  readonly logs: () => LogLine[];
-  /** Resolves with the first log line (from `from` on) that matches. */
-  readonly waitForLog: (what: string, match: (line: LogLine) => boolean, from?: number) => Promise<LogLine>;
-  readonly exited: Promise<number | null>;
-}
-
-async function serve(extraArgs: readonly string[] = []): Promise<Served> {
-  const run = startLongRunning(sandbox, ['run', '--config', config, ...extraArgs], {
-    OPENROUTER_API_KEY: 'sk-e2e',
-    TELEGRAM_BOT_TOKEN: TOKEN,
-  });
+async function serve(extraArgs: readonly string[] = []): Promise<LongRunning> {
+  const run = await startRun(sandbox, config, TOKEN, extraArgs);
   child = run.child;
-  await run.waitForLog('the serving line', (l) => l.msg === 'serving');
   return run;
 }
 

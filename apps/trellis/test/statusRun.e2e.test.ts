@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { startFakeBotApiServer, startFakeOpenAiServer, type FakeBotApiServer, type FakeOpenAiServer } from '@trellis/testing';
-import { createSandbox, runCliAsync, startLongRunning, type Sandbox } from './cliHarness.ts';
+import { createSandbox, runCliAsync, type Sandbox } from './cliHarness.ts';
+import { messagingConfig, startRun } from './runFixture.ts';
 
 const TOKEN = '4242:e2e-token';
 
@@ -30,27 +31,13 @@ afterEach(async () => {
 
 it('trellis status sees a running trellis run; the socket is gone after SIGTERM', { timeout: 120_000 }, async () => {
   const config = join(sandbox.dir, 'runtime.toml');
-  writeFileSync(
-    config,
-    [
-      '[plugins]',
-      'profile = "messaging"',
-      '[plugins.entries.openrouter.config]',
-      `base_url = "${model.baseUrl}"`,
-      'model = "test/model"',
-      '[plugins.entries.telegram.config]',
-      `api_root = "${telegram.apiRoot}"`,
-      'allowed_chat_ids = [7]',
-      'poll_timeout_seconds = 2',
-      '',
-    ].join('\n'),
-  );
-  const run = startLongRunning(sandbox, ['run', '--config', config], { OPENROUTER_API_KEY: 'sk-e2e', TELEGRAM_BOT_TOKEN: TOKEN });
+  writeFileSync(config, messagingConfig(model, telegram));
+  const run = await startRun(sandbox, config, TOKEN);
   const proc = run.child;
   child = proc;
   const socket = join(sandbox.env.XDG_RUNTIME_DIR!, 'trellis', `${proc.pid}.sock`);
   // The serving line names the socket.
-  const serving = await run.waitForLog('the serving line', (l) => l.msg === 'serving');
+  const serving = run.logs().find((l) => l.msg === 'serving');
   expect(serving).toMatchObject({ control: socket });
   expect(statSync(socket).mode & 0o777).toBe(0o600);
 
