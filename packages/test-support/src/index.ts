@@ -3,3 +3,5 @@ export { NOBODY, spawnAsNobody, runProbeAsNobody } from './asNobody.ts';
 export type { AsNobodyOptions } from './asNobody.ts';
 export { SECRET_HUNT, huntFoundSecret } from './secretHunt.ts';
 export { isAlive, livePids, pidsMentioning, pidsWorkingIn } from './hostProcesses.ts';
+export { startRecordingProxy } from './recordingProxy.ts';
+export type { RecordedRequest, RecordingProxy } from './recordingProxy.ts';

@@ -1,6 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '@trellis/sdk';
@@ -8,7 +6,7 @@ import { createMcpToolSource } from '../src/createMcpToolSource.ts';
 import { McpSettingsSchema } from '../src/settings.ts';
 import { encodeHeaderValue, standardRequestHeaders } from '../src/standardHeaders.ts';
 import { EVERYTHING_BIN, freePort, makeTempDir, toolContext, waitFor } from './helpers.ts';
-import { isAlive } from '@trellis/test-support';
+import { isAlive, startRecordingProxy } from '@trellis/test-support';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -52,39 +50,6 @@ describe('standardRequestHeaders (SEP-2243)', () => {
 });
 
 /** A recording HTTP proxy on 127.0.0.1 (port 0) in front of `target`: every request's headers and body. */
-async function recordingProxy(
-  target: number,
-): Promise<{ url: string; seen: Array<{ method: string; headers: IncomingHttpHeaders; body: string }> }> {
-  const seen: Array<{ method: string; headers: IncomingHttpHeaders; body: string }> = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      seen.push({ method: req.method ?? '', headers: req.headers, body });
-      const upstream = request(
-        { host: '127.0.0.1', port: target, path: req.url, method: req.method, headers: { ...req.headers, host: `127.0.0.1:${target}` } },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      upstream.on('error', () => res.destroy());
-      res.on('close', () => upstream.destroy());
-      upstream.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, seen };
-}
-
 describe('the bridge over Streamable HTTP', { timeout: 60_000 }, () => {
   it('sends Mcp-Method on every POST and Mcp-Name on tools/call, matching the body', async () => {
     const port = await freePort();
@@ -99,7 +64,8 @@ describe('the bridge over Streamable HTTP', { timeout: 60_000 }, () => {
     let log = '';
     everything.stderr!.setEncoding('utf8').on('data', (text: string) => (log += text));
     expect(await waitFor(() => log.includes('listening'), 20_000)).toBe(true);
-    const proxy = await recordingProxy(port);
+    const proxy = await startRecordingProxy(new URL(`http://127.0.0.1:${port}/`));
+    cleanups.push(() => proxy.close());
 
     const dir = makeTempDir();
     cleanups.push(dir.remove);
