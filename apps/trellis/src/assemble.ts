@@ -22,6 +22,7 @@ import {
   type ExecutionHook,
   type LifecycleState,
   type PluginImplementation,
+  type PrecompiledValidator,
   type SchemaValidatorCache,
   type ToolRuntime,
 } from '@trellis/runtime';
@@ -186,6 +187,14 @@ export interface AssembledGeneration {
   readonly sources: { readonly configFiles: readonly string[]; readonly pluginRoots: readonly string[] };
 }
 
+let bundledValidators: ReadonlyMap<object, PrecompiledValidator> | undefined;
+/** The bundled tools' input validators compiled by the build, by schema object; one map for every generation. */
+function bundledPrecompiled(): ReadonlyMap<object, PrecompiledValidator> {
+  return (bundledValidators ??= new Map(
+    BUNDLED_INPUT_VALIDATORS.map(([p, t, validator]) => [BUNDLED_PLUGINS[p]!.tools[t]!.inputSchema, validator]),
+  ));
+}
+
 /** {@link assemble} with the hooks a live host needs; `assemble()` is this with none. */
 export async function assembleGeneration(options: AssembleOptions, internals: GenerationInternals): Promise<AssembledGeneration> {
   const env = options.secrets === undefined ? (options.env ?? process.env) : { ...(options.env ?? process.env), ...options.secrets };
@@ -265,6 +274,7 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   const makeImplementation = (entry: SnapshotEntry): PluginImplementation | undefined => {
     const pluginId = entry.id;
     const settings = registry.settings.get(pluginId) ?? {};
+    const overrides = config.plugins.entries[pluginId];
     let made: PluginImplementation | undefined;
     if (entry.bundled) {
       const descriptor = bundledById.get(pluginId);
@@ -278,12 +288,9 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
         host,
         ...(descriptor.dynamicTools === true ? { toolSourceMode: options.refreshToolSources === true ? 'refresh' : 'cached' } : {}),
         keepAlive: keepAlive.forPlugin(pluginId),
-        ...(config.plugins.entries[pluginId]?.max_restarts !== undefined
-          ? { maxRestarts: config.plugins.entries[pluginId]!.max_restarts }
-          : {}),
+        ...(overrides?.max_restarts !== undefined ? { maxRestarts: overrides.max_restarts } : {}),
       });
     } else if (external !== undefined && entry.manifest?.runtime !== undefined && entry.pluginDir !== null) {
-      const overrides = config.plugins.entries[pluginId];
       made = external.createExternalImplementation(
         { id: pluginId, manifest: entry.manifest, pluginDir: entry.pluginDir },
         { env, logger, workspace, ...(overrides !== undefined ? { overrides } : {}) },
@@ -395,7 +402,7 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(internals.loadValidators !== undefined ? { loadValidators: internals.loadValidators } : {}),
     // The bundled tools' input validators, compiled by the build: their first calls load no ajv.
-    precompiled: new Map(BUNDLED_INPUT_VALIDATORS.map(([p, t, validator]) => [BUNDLED_PLUGINS[p]!.tools[t]!.inputSchema, validator])),
+    precompiled: bundledPrecompiled(),
     // An external plugin's schemas need ajv at run time: load it while the host is idle.
     preloadValidators: external !== undefined,
   });
@@ -465,9 +472,10 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   const configFiles = new Set<string>();
   for (const layer of loaded.layers ?? []) if (layer.path !== undefined && layer.path !== '') configFiles.add(layer.path);
   configFiles.add(resolve(workspace, '.trellis', 'runtime.toml'));
-  configFiles.add(resolve(resolveConfigHome({ env, home }), 'runtime.toml'));
+  const configHome = resolveConfigHome({ env, home });
+  configFiles.add(resolve(configHome, 'runtime.toml'));
   // Revoking a workspace's trust (`trellis trust --revoke`) must stop its config and plugins at once, like an edit.
-  configFiles.add(trustStorePath(resolveConfigHome({ env, home })));
+  configFiles.add(trustStorePath(configHome));
   const pluginRoots = roots.flatMap((root) => (root.path === null ? [] : [root.path]));
   return { assembly, fingerprints, sources: { configFiles: [...configFiles], pluginRoots } };
 }

@@ -1,11 +1,20 @@
 import type { RuntimeConfig } from '@trellis/config';
-import { CAPABILITIES, ERROR_CODES, silentLogger, type Logger, type ToolContract, type ToolOutcome, type ToolProgress } from '@trellis/sdk';
+import {
+  CAPABILITIES,
+  ERROR_CODES,
+  failOutcome,
+  silentLogger,
+  type Logger,
+  type ToolContract,
+  type ToolOutcome,
+  type ToolProgress,
+} from '@trellis/sdk';
 import { compileToolGlob } from '@trellis/sdk/internal';
 import type { AuditSink } from './AuditLog.ts';
 import type { SchemaValidatorCache } from './SchemaValidatorCache.ts';
 import { createFileAuditLog } from './AuditLog.ts';
 import type { ExecutionHook } from './ExecutionEvent.ts';
-import { CallContext, failed } from './invoke/CallContext.ts';
+import { CallContext } from './invoke/CallContext.ts';
 import { Invocation } from './invoke/Invocation.ts';
 import { recordOutcome } from './invoke/recordOutcome.ts';
 import { RuntimeCore } from './invoke/RuntimeCore.ts';
@@ -155,12 +164,14 @@ export function createToolRuntime(options: CreateToolRuntimeOptions): ToolRuntim
     const call = new Invocation(core.callIdFor(request?.callId), name);
     const ctx = new CallContext(core, call, request, options, started);
     if (core.disposed)
-      return Promise.resolve(recordOutcome(ctx, failed(ERROR_CODES.ABORTED, `the runtime was shut down; ${name} was not run`)));
+      return Promise.resolve(recordOutcome(ctx, failOutcome(ERROR_CODES.ABORTED, `the runtime was shut down; ${name} was not run`)));
     const signal = options?.signal;
     if (options?.onProgress !== undefined) call.onProgress = options.onProgress;
     if (signal !== undefined) {
       if (signal.aborted)
-        return Promise.resolve(recordOutcome(ctx, failed(ERROR_CODES.ABORTED, `the caller aborted the call to ${name} before it started`)));
+        return Promise.resolve(
+          recordOutcome(ctx, failOutcome(ERROR_CODES.ABORTED, `the caller aborted the call to ${name} before it started`)),
+        );
       ctx.onAbort = () =>
         call.interrupt({ code: ERROR_CODES.ABORTED, message: `the caller aborted the call to ${name}`, retryable: false });
       signal.addEventListener('abort', ctx.onAbort, { once: true });

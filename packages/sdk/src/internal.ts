@@ -34,7 +34,7 @@ export type { ClosestNamesOptions } from './closestNames.ts';
 export { compileGlob } from './compileGlob.ts';
 export type { GlobOptions } from './compileGlob.ts';
 export { describeFileKind } from './describeFileKind.ts';
-export { LifecycleMachine, LIFECYCLE_TRANSITIONS } from './lifecycle.ts';
+export { LifecycleMachine, STABLE_UPTIME_MS } from './lifecycle.ts';
 export type { LifecycleMachineOptions } from './lifecycle.ts';
 export { Listeners } from './listeners.ts';
 export { createKeepAliveHost } from './keepAlive.ts';

@@ -76,6 +76,12 @@ export interface LifecycleMachineOptions {
 }
 
 /**
+ * A part that stays up this long has its restart count reset (5 minutes): process plugins, HTTP
+ * plugins and bridged MCP servers follow the same rule.
+ */
+export const STABLE_UPTIME_MS = 5 * 60 * 1000;
+
+/**
  * Keeps one lifecycle: its state, the time of the last transition, the last error, the restart
  * count and the last health check, and tells listeners about every transition. Adapters decide
  * *when* to move; this class holds the one table of *which* moves exist. A move outside the table

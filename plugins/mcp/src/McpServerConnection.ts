@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { CallToolResult, Client, Tool, Transport } from '@modelcontextprotocol/client';
 import { ERROR_CODES, ToolError, type Logger } from '@trellis/sdk';
-import { LifecycleMachine, canonicalJson } from '@trellis/sdk/internal';
+import { LifecycleMachine, STABLE_UPTIME_MS, canonicalJson } from '@trellis/sdk/internal';
 import { GroupStdioTransport } from './GroupStdioTransport.ts';
 import type { McpToolSnapshot } from './pinStore.ts';
 import type { McpServerConfig } from './settings.ts';
@@ -38,9 +38,6 @@ export interface ConnectionSubscriber {
 
 /** Reconnects a bridged server gets when neither its entry nor `[plugins.entries.mcp]` sets `max_restarts` (as process plugins). */
 export const DEFAULT_MAX_RESTARTS = 3;
-
-/** A session that stays up this long has its restart count reset (5 minutes, as process plugins). */
-export const STABLE_UPTIME_MS = 5 * 60 * 1000;
 
 // The variables a stdio server inherits when its entry lists none, as the SDK's default environment.
 const SAFE_ENV = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'];

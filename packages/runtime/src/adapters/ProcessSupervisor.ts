@@ -1,5 +1,5 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { LifecycleMachine, launchChild, prepareChildLauncher } from '@trellis/sdk/internal';
+import { LifecycleMachine, STABLE_UPTIME_MS, launchChild, prepareChildLauncher } from '@trellis/sdk/internal';
 import type { Logger, PluginManifest, PluginRuntime, ToolSpec } from '@trellis/sdk';
 import type { LaunchedChild } from '@trellis/sdk/internal';
 import type { LifecycleState } from '../PluginImplementation.ts';
@@ -15,9 +15,6 @@ import { sleep } from './sleep.ts';
 
 /** A manifest's `[runtime]` table for `type = "process"`, with `[plugins.entries.<id>]` overrides applied. */
 export type ProcessRuntime = Extract<PluginRuntime, { type: 'process' }>;
-
-/** A child that stays up this long has its crash count reset (5 minutes). */
-export const STABLE_UPTIME_MS = 5 * 60 * 1000;
 
 /** What the supervisor needs. */
 export interface ProcessSupervisorOptions {
@@ -120,7 +117,6 @@ export class ProcessSupervisor {
   readonly #handshakeKey: string;
   readonly #healthKey: string;
   readonly #draining = new Set<Session>();
-  #restarts = 0;
   #activeSince = 0;
   #healthTimer: NodeJS.Timeout | undefined;
   #healthInFlight = false;
@@ -430,20 +426,18 @@ export class ProcessSupervisor {
   #scheduleRestart(): void {
     if (this.lifetime.signal.aborted) return;
     const rt = this.#o.runtime;
-    if (this.#activeSince > 0 && performance.now() - this.#activeSince > STABLE_UPTIME_MS) this.#restarts = 0;
+    if (this.#activeSince > 0 && performance.now() - this.#activeSince > STABLE_UPTIME_MS) this.life.restarts = 0;
     this.#activeSince = 0;
-    this.life.restarts = this.#restarts;
-    if (!rt.restart_on_crash || this.#restarts >= rt.max_restarts) {
+    if (!rt.restart_on_crash || this.life.restarts >= rt.max_restarts) {
       this.lastError = rt.restart_on_crash
-        ? `${this.lastError ?? 'failed'}; gave up after ${this.#restarts} restart(s) (max_restarts = ${rt.max_restarts}); fix the plugin or raise [plugins.entries.${this.#o.pluginId}] max_restarts, then restart the host`
+        ? `${this.lastError ?? 'failed'}; gave up after ${this.life.restarts} restart(s) (max_restarts = ${rt.max_restarts}); fix the plugin or raise [plugins.entries.${this.#o.pluginId}] max_restarts, then restart the host`
         : `${this.lastError ?? 'failed'}; not restarted (restart_on_crash = false)`;
       this.state = 'disabled';
       this.#o.logger.error('plugin disabled', { plugin: this.#o.pluginId, error: this.lastError });
       this.attempt = Promise.resolve({ ok: false, message: this.lastError });
       return;
     }
-    this.#restarts += 1;
-    this.life.restarts = this.#restarts;
+    this.life.restarts += 1;
     const current: Promise<LaunchResult> = sleep(rt.restart_delay_seconds * 1000, this.lifetime.signal).then(() =>
       this.lifetime.signal.aborted
         ? ({ ok: false, message: `plugin ${this.#o.pluginId} was shut down` } as LaunchResult)

@@ -1,5 +1,5 @@
 import { failOutcome, okOutcome, silentLogger } from '@trellis/sdk';
-import { LifecycleMachine } from '@trellis/sdk/internal';
+import { LifecycleMachine, STABLE_UPTIME_MS } from '@trellis/sdk/internal';
 import type { Logger, PluginManifest, PluginRuntime, ToolOutcome, ToolSpec } from '@trellis/sdk';
 import type { ImplementationCall, PluginImplementation } from '../PluginImplementation.ts';
 import { callStopSignal, stoppedOutcome } from './callDeadline.ts';
@@ -38,8 +38,6 @@ export interface HttpImplementationOptions {
 
 /** Longest wait between two re-initializations of an HTTP plugin. */
 const MAX_RECOVERY_DELAY_MS = 60_000;
-/** A plugin active this long has its restart count reset (as for process plugins: 5 minutes). */
-const STABLE_UPTIME_MS = 5 * 60 * 1000;
 
 /** Same-origin redirects followed per request; one to another origin is refused. */
 const MAX_REDIRECTS = 3;

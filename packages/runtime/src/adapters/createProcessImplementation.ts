@@ -10,7 +10,6 @@ import { pluginFailure, previewPluginValue } from './renderPluginValue.ts';
 import { failureValueOfReply } from './failureValueOfReply.ts';
 
 export type { ProcessRuntime } from './ProcessSupervisor.ts';
-export { STABLE_UPTIME_MS } from './ProcessSupervisor.ts';
 
 /** A reply line longer than this is a protocol error (10 MiB). */
 export const MAX_PROTOCOL_LINE_BYTES = 10 * 1024 * 1024;

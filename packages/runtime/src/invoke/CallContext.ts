@@ -81,8 +81,3 @@ export type StageResult = ToolOutcome | undefined;
  * the call's own is a promise; a wait in a list that many calls share is `ctx.park(…)`.
  */
 export type Stage = (ctx: CallContext) => StageResult | Promise<StageResult> | Parked;
-
-/** A failed outcome (not retryable unless said). */
-export function failed(code: string, message: string, retryable = false): ToolOutcome {
-  return { ok: false, error: { code, message, retryable } };
-}

@@ -1,7 +1,7 @@
-import { ERROR_CODES, isToolError } from '@trellis/sdk';
+import { ERROR_CODES, failOutcome, isToolError } from '@trellis/sdk';
 import { failureFromThrown } from '../outcomeFromThrown.ts';
 import type { PluginImplementation } from '../PluginImplementation.ts';
-import { failed, type CallContext, type Parked, type StageResult } from './CallContext.ts';
+import { type CallContext, type Parked, type StageResult } from './CallContext.ts';
 import { INTERRUPTED, type Interrupted } from './Invocation.ts';
 
 // Failures of canonicalize that are not the tool refusing its arguments.
@@ -22,13 +22,13 @@ export function resolveImplementation(ctx: CallContext): StageResult {
   try {
     impl = ctx.core.implementationOf(gate);
   } catch (error) {
-    return failed(
+    return failOutcome(
       ERROR_CODES.PLUGIN_LOAD_FAILED,
       `the implementation of plugin ${gate.id} could not be created: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
   if (impl === undefined) {
-    return failed(ERROR_CODES.TOOL_UNAVAILABLE, `${ctx.name} is not available: this host has no implementation for plugin ${gate.id}`);
+    return failOutcome(ERROR_CODES.TOOL_UNAVAILABLE, `${ctx.name} is not available: this host has no implementation for plugin ${gate.id}`);
   }
   ctx.impl = impl;
   return undefined;
@@ -69,7 +69,7 @@ async function canonicalizeNow(ctx: CallContext): Promise<StageResult> {
     // A ToolError is the tool refusing its arguments with a precise code (PATH_NOT_ALLOWED, …):
     // keep it. Anything else thrown here is a bug in the hook.
     if (isToolError(thrown) || PASS_THROUGH_CODES.has(failure.code)) return { ok: false, error: failure };
-    return failed(ERROR_CODES.CANONICALIZE_FAILED, `${name} could not canonicalize its arguments: ${failure.message}`);
+    return failOutcome(ERROR_CODES.CANONICALIZE_FAILED, `${name} could not canonicalize its arguments: ${failure.message}`);
   }
   if (result === INTERRUPTED) return call.interruption();
   call.input = result.input;

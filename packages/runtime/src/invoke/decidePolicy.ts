@@ -1,6 +1,6 @@
-import { ERROR_CODES } from '@trellis/sdk';
+import { ERROR_CODES, failOutcome } from '@trellis/sdk';
 import type { ApprovalRequest } from '../ToolRuntime.ts';
-import { failed, type CallContext, type StageResult } from './CallContext.ts';
+import { type CallContext, type StageResult } from './CallContext.ts';
 import { INTERRUPTED, type Interrupted } from './Invocation.ts';
 
 /** `[runtime.policy]` allow/deny, then approval when a rule or the contract asks (`POLICY_DENIED`, `APPROVAL_DENIED`). */
@@ -9,7 +9,7 @@ export function decidePolicy(ctx: CallContext): StageResult | Promise<StageResul
   if (entry.denied !== undefined) {
     if (ctx.observed)
       core.emit({ type: 'policy', callId: call.callId, tool: name, decision: 'denied', approval: 'none', rule: entry.deniedRule });
-    return failed(ERROR_CODES.POLICY_DENIED, entry.denied);
+    return failOutcome(ERROR_CODES.POLICY_DENIED, entry.denied);
   }
   if (entry.ask !== 'none') return askApproval(ctx);
   if (ctx.observed) core.emit({ type: 'policy', callId: call.callId, tool: name, decision: 'allowed', approval: 'none' });
@@ -26,7 +26,7 @@ async function askApproval(ctx: CallContext): Promise<StageResult> {
     if (ctx.observed)
       core.emit({ type: 'policy', callId: call.callId, tool: name, decision: 'refused', approval: ask, rule: entry.askRule });
     const why = ask === 'policy' ? `[runtime.policy] ask = "${entry.askRule}"` : `its contract says approval = "ask"`;
-    return failed(ERROR_CODES.APPROVAL_DENIED, `${name} needs approval (${why}) and was not approved: ${approval.refusal}`);
+    return failOutcome(ERROR_CODES.APPROVAL_DENIED, `${name} needs approval (${why}) and was not approved: ${approval.refusal}`);
   }
   if (ctx.observed)
     core.emit({ type: 'policy', callId: call.callId, tool: name, decision: 'approved', approval: ask, rule: entry.askRule });

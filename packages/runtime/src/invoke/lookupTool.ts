@@ -1,6 +1,6 @@
-import { ERROR_CODES } from '@trellis/sdk';
+import { ERROR_CODES, failOutcome } from '@trellis/sdk';
 import type { RuntimeToolDescriptor } from '../RuntimeCatalog.ts';
-import { failed, type CallContext, type StageResult } from './CallContext.ts';
+import { type CallContext, type StageResult } from './CallContext.ts';
 
 // Codes a catalog may give for a tool it does not offer, which the runtime's own stages decide
 // (and report) themselves.
@@ -24,9 +24,9 @@ export function lookupTool(ctx: CallContext): StageResult {
       const reason = found.reason;
       // A catalog reason usually names the tool already; do not say it twice.
       const said = reason.message.startsWith(name) ? reason.message : `${name} is not available now: ${reason.message}`;
-      return failed(ERROR_CODES.TOOL_UNAVAILABLE, `${said} (${reason.code})`);
+      return failOutcome(ERROR_CODES.TOOL_UNAVAILABLE, `${said} (${reason.code})`);
     }
-    return failed(
+    return failOutcome(
       ERROR_CODES.TOOL_NOT_FOUND,
       found.nearest !== undefined
         ? `no tool is named ${name}; did you mean ${found.nearest}?`

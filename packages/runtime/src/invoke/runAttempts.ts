@@ -1,8 +1,8 @@
-import { ERROR_CODES, type ToolFailure, type ToolOutcome } from '@trellis/sdk';
+import { ERROR_CODES, failOutcome, type ToolFailure, type ToolOutcome } from '@trellis/sdk';
 import { checkOutput } from '../checkOutput.ts';
 import { failureFromThrown } from '../outcomeFromThrown.ts';
 import type { ImplementationOutcome } from '../PluginImplementation.ts';
-import { failed, type CallContext, type Parked } from './CallContext.ts';
+import { type CallContext, type Parked } from './CallContext.ts';
 import { INTERRUPTED, type Interrupted } from './Invocation.ts';
 
 /**
@@ -59,7 +59,7 @@ async function attempts(ctx: CallContext): Promise<ToolOutcome> {
 /** The attempt's outcome as the caller gets it: a malformed result or an output over the cap is a failure. */
 function settleAttempt(ctx: CallContext, result: ImplementationOutcome): ToolOutcome {
   if (result === null || typeof result !== 'object' || typeof result.ok !== 'boolean') {
-    return failed(
+    return failOutcome(
       ERROR_CODES.INTERNAL_ERROR,
       `the implementation of plugin ${ctx.entry.gate.id} returned something that is not an outcome for ${ctx.name}`,
     );

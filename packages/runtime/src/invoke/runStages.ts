@@ -1,5 +1,5 @@
-import { ERROR_CODES, type ToolOutcome } from '@trellis/sdk';
-import { failed, PARKED, type CallContext, type Parked, type StageResult } from './CallContext.ts';
+import { ERROR_CODES, failOutcome, type ToolOutcome } from '@trellis/sdk';
+import { PARKED, type CallContext, type Parked, type StageResult } from './CallContext.ts';
 import { INVOKE_STAGES } from './invokeStages.ts';
 import { recordOutcome } from './recordOutcome.ts';
 
@@ -44,7 +44,7 @@ function runStages(ctx: CallContext): ToolOutcome | Promise<ToolOutcome> | Parke
         if (stage === undefined) {
           return recordOutcome(
             ctx,
-            failed(ERROR_CODES.INTERNAL_ERROR, `Trellis ended ${ctx.name} without an outcome (a bug in Trellis; please report it)`),
+            failOutcome(ERROR_CODES.INTERNAL_ERROR, `Trellis ended ${ctx.name} without an outcome (a bug in Trellis; please report it)`),
           );
         }
         step = stage(ctx);
@@ -81,7 +81,7 @@ function internalFailure(ctx: CallContext, bug: unknown): ToolOutcome {
     callId: ctx.call.callId,
     error: bug instanceof Error ? (bug.stack ?? bug.message) : String(bug),
   });
-  return failed(
+  return failOutcome(
     ERROR_CODES.INTERNAL_ERROR,
     `Trellis failed while running ${ctx.name}: ${bug instanceof Error ? bug.message : String(bug)} (a bug in Trellis; please report it)`,
   );

@@ -1,8 +1,8 @@
-import { ERROR_CODES } from '@trellis/sdk';
+import { ERROR_CODES, failOutcome } from '@trellis/sdk';
 import { findTooDeep } from '../findTooDeep.ts';
 import { precompiledSchema } from '../schemaCheck.ts';
 import type { CompiledSchema, SchemaValidatorCache, UnsafeSchema } from '../SchemaValidatorCache.ts';
-import { failed, type CallContext, type Parked, type StageResult } from './CallContext.ts';
+import { type CallContext, type Parked, type StageResult } from './CallContext.ts';
 import { NO_STRINGS } from './ToolEntry.ts';
 
 /** Checks the arguments against the tool's input schema (`SCHEMA_UNSAFE`, `INPUT_INVALID`). */
@@ -58,7 +58,7 @@ function checkInput(ctx: CallContext, schema: CompiledSchema | UnsafeSchema): St
   const { core, call, name } = ctx;
   if (!schema.ok) {
     if (ctx.observed) core.emit({ type: 'validate', callId: call.callId, tool: name, ok: false, errors: [schema.problem] });
-    return failed(
+    return failOutcome(
       ERROR_CODES.SCHEMA_UNSAFE,
       `the input schema of ${name} cannot be used safely: ${schema.problem}; the plugin ${ctx.descriptor.plugin} must fix its schema`,
     );
@@ -67,7 +67,7 @@ function checkInput(ctx: CallContext, schema: CompiledSchema | UnsafeSchema): St
   const tooDeep = findTooDeep(input);
   if (tooDeep !== undefined) {
     if (ctx.observed) core.emit({ type: 'validate', callId: call.callId, tool: name, ok: false, errors: [tooDeep] });
-    return failed(ERROR_CODES.INPUT_INVALID, `invalid arguments for ${name}:\n${tooDeep}`);
+    return failOutcome(ERROR_CODES.INPUT_INVALID, `invalid arguments for ${name}:\n${tooDeep}`);
   }
   if (schema.fillsDefaults) {
     // Defaults are written into the input: the caller's object stays as it was.
@@ -75,7 +75,7 @@ function checkInput(ctx: CallContext, schema: CompiledSchema | UnsafeSchema): St
       input = structuredClone(input);
     } catch {
       if (ctx.observed) core.emit({ type: 'validate', callId: call.callId, tool: name, ok: false, errors: ['(root): must be plain JSON'] });
-      return failed(
+      return failOutcome(
         ERROR_CODES.INPUT_INVALID,
         `invalid arguments for ${name}:\n(root): must be plain JSON (no functions, symbols or class instances)`,
       );
@@ -84,7 +84,7 @@ function checkInput(ctx: CallContext, schema: CompiledSchema | UnsafeSchema): St
   const errors = schema.check(input);
   if (ctx.observed)
     core.emit({ type: 'validate', callId: call.callId, tool: name, ok: errors === undefined, errors: errors ?? NO_STRINGS });
-  if (errors !== undefined) return failed(ERROR_CODES.INPUT_INVALID, `invalid arguments for ${name}:\n${errors.join('\n')}`);
+  if (errors !== undefined) return failOutcome(ERROR_CODES.INPUT_INVALID, `invalid arguments for ${name}:\n${errors.join('\n')}`);
   call.input = input;
   return undefined;
 }
