@@ -1,5 +1,6 @@
 import { createAgent, type Agent, type AgentOptions } from '@trellis/agent';
 import type { SnapshotEntry } from '@trellis/registry';
+import { canonicalJson } from '@trellis/sdk/internal';
 import {
   isProviderError,
   silentLogger,
@@ -63,7 +64,7 @@ export function pluginSourceOf(assembly: PluginSource): PluginSource {
  * mean a running provider or connector need not be rebuilt.
  */
 export function pluginSettingsKey(source: PluginSource, entry: SnapshotEntry): string {
-  return JSON.stringify([entry.bundled, entry.manifestSha256 ?? null, source.registry.settings.get(entry.id) ?? {}]);
+  return canonicalJson([entry.bundled, entry.manifestSha256 ?? null, source.registry.settings.get(entry.id) ?? {}]);
 }
 
 async function loadBundled(
@@ -147,6 +148,8 @@ export async function createAssemblyAgent(assembly: Assembly, options: AssemblyA
 /** One started-to-be connector plugin. */
 export interface AssemblyConnector {
   readonly id: string;
+  /** The connector plugin's snapshot entry. */
+  readonly entry: SnapshotEntry;
   readonly connector: Connector;
 }
 
@@ -183,7 +186,7 @@ export async function createAssemblyConnectors(
   const out: AssemblyConnector[] = [];
   for (const entry of enabled) {
     const logger = options.loggerFor?.(entry.id) ?? options.logger ?? silentLogger;
-    out.push({ id: entry.id, connector: await createAssemblyConnector(assembly, entry, logger) });
+    out.push({ id: entry.id, entry, connector: await createAssemblyConnector(assembly, entry, logger) });
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import { Listeners } from './listeners.ts';
 import type { Logger } from './logger.ts';
 
 /**
@@ -91,7 +92,12 @@ export class LifecycleMachine {
   #state: LifecycleState = 'unloaded';
   #since: string | undefined;
   #lastHealthCheck: HealthCheckRecord | undefined;
-  readonly #listeners = new Set<(transition: LifecycleTransition) => void>();
+  readonly #listeners = new Listeners<LifecycleTransition>((error) =>
+    this.options.logger?.error('a lifecycle listener threw', {
+      plugin: this.options.plugin,
+      error: error instanceof Error ? error.message : String(error),
+    }),
+  );
   /** The last error; set it before moving to `error` or `disabled` so the transition carries it. */
   lastError: string | undefined;
   restarts = 0;
@@ -120,8 +126,7 @@ export class LifecycleMachine {
     this.#state = to;
     const at = new Date().toISOString();
     this.#since = at;
-    if (this.#listeners.size === 0) return;
-    const transition: LifecycleTransition = {
+    this.#listeners.emit({
       plugin: this.options.plugin,
       ...(this.options.part !== undefined ? { part: this.options.part } : {}),
       from,
@@ -129,17 +134,7 @@ export class LifecycleMachine {
       at,
       ...(this.lastError !== undefined && (to === 'error' || to === 'disabled') ? { error: this.lastError } : {}),
       restarts: this.restarts,
-    };
-    for (const listener of [...this.#listeners]) {
-      try {
-        listener(transition);
-      } catch (error) {
-        this.options.logger?.error('a lifecycle listener threw', {
-          plugin: this.options.plugin,
-          error: error instanceof Error ? error.message : String(error),
-        });
-      }
-    }
+    });
   }
 
   /** Records one health check's result. */
@@ -149,8 +144,7 @@ export class LifecycleMachine {
 
   /** Calls `listener` on every transition; returns the unsubscribe function. */
   onTransition(listener: (transition: LifecycleTransition) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#listeners.add(listener);
   }
 
   report(): LifecycleReport {

@@ -4,4 +4,3 @@ export { parseMcpServersJson, renderServersToml } from './importMcpServers.ts';
 export type { ImportedServers } from './importMcpServers.ts';
 export { resolveStateDir, pinFilePath, readPinFile } from './pinStore.ts';
 export { writeFileAtomic } from './writeFileAtomic.ts';
-export type { WriteFileAtomicOptions } from './writeFileAtomic.ts';

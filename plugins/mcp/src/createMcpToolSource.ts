@@ -13,7 +13,7 @@ import {
   type ToolSourceReason,
   type ToolSourceStartOptions,
 } from '@trellis/sdk';
-import { compileToolGlob, createKeepAliveHost } from '@trellis/sdk/internal';
+import { Listeners, compileToolGlob, createKeepAliveHost } from '@trellis/sdk/internal';
 import { McpServerConnection, connectionKey, serverConfigProblem, type McpServerConnectionOptions } from './McpServerConnection.ts';
 import { comparePin, fingerprintTool, pinFilePath, resolveStateDir, type McpToolSnapshot, type PinParts } from './pinStore.ts';
 import { ServerPins, describeChanges } from './ServerPins.ts';
@@ -90,7 +90,9 @@ class McpToolSource implements ToolSource {
   private readonly servers = new Map<string, ServerEntry>();
   private readonly duplicates: string[] = [];
   private readonly listeners = new Set<() => void>();
-  private readonly lifecycleListeners = new Set<(transition: LifecycleTransition) => void>();
+  private readonly lifecycleListeners = new Listeners<LifecycleTransition>((error) =>
+    this.options.logger.error(`mcp: a lifecycle listener threw: ${error instanceof Error ? error.message : String(error)}`),
+  );
   /** Holds on kept connections and pins, and subscriptions to them: given up on close. */
   private readonly leases: Array<KeepAliveLease<unknown>> = [];
   private readonly unsubscribers: Array<() => void> = [];
@@ -149,9 +151,7 @@ class McpToolSource implements ToolSource {
       const entry: ServerEntry = { ...base, pins, connection };
       this.unsubscribers.push(
         connection.subscribe({ onTools: (tools) => this.receive(entry, tools), onState: () => this.emit() }),
-        connection.life.onTransition((transition) => {
-          for (const listener of [...this.lifecycleListeners]) listener(transition);
-        }),
+        connection.life.onTransition((transition) => this.lifecycleListeners.emit(transition)),
       );
       this.servers.set(config.name, entry);
       const known = connection.tools();
@@ -366,8 +366,7 @@ class McpToolSource implements ToolSource {
   }
 
   onLifecycleChange(listener: (transition: LifecycleTransition) => void): () => void {
-    this.lifecycleListeners.add(listener);
-    return () => this.lifecycleListeners.delete(listener);
+    return this.lifecycleListeners.add(listener);
   }
 
   /** The pid of each running stdio server, by server name (for tests and `doctor`). */

@@ -30,4 +30,3 @@ export type { McpSettings, McpServerConfig } from './settings.ts';
 export { stdioEnvironment } from './McpServerConnection.ts';
 export { GroupStdioTransport } from './GroupStdioTransport.ts';
 export type { GroupStdioTransportOptions } from './GroupStdioTransport.ts';
-export { withStandardHeaders, standardRequestHeaders, encodeHeaderValue } from './standardHeaders.ts';

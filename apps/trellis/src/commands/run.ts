@@ -6,7 +6,7 @@ import type { CommandLine } from '../parseCommandLine.ts';
 import { CHAT_SYSTEM_PROMPT } from './chat.ts';
 import type { HostControl } from '../status/openHostControl.ts';
 import type { LiveHost } from '../reload/startLiveHost.ts';
-import { superviseRun } from './superviseRun.ts';
+import { stopWithin, superviseRun } from './superviseRun.ts';
 
 /** Default seconds `trellis run` lets running turns finish after SIGINT/SIGTERM. */
 export const DEFAULT_GRACE_SECONDS = 10;
@@ -111,14 +111,10 @@ export async function runConnectors(
     unfollow = undefined;
     logger.info('stopping', { signal, running: host.running(), graceSeconds });
     const stopping = supervisor.stop();
-    let timer: NodeJS.Timeout | undefined;
-    const graceOver = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceSeconds * 1000)));
-    if ((await Promise.race([stopping.then(() => 'stopped' as const), graceOver])) === 'timeout') {
+    await stopWithin(stopping, graceSeconds, () => {
       logger.warn('grace period over: cancelling running turns', { running: host.running() });
       host.cancelAll();
-      await stopping;
-    }
-    clearTimeout(timer);
+    });
     logger.info('stopped', { signal });
     return EXIT.OK;
   } finally {

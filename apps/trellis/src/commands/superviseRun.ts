@@ -74,7 +74,6 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunSup
   });
   const host = createConnectorHost({ agent, logger: options.agentLogger });
   const created = await createAssemblyConnectors(source, { loggerFor });
-  const entries = new Map(source.snapshot.plugins.map((entry) => [entry.id, entry]));
   const connectors = new Map<string, RunningConnector>();
   let chain: Promise<void> = Promise.resolve();
   let closing = false;
@@ -82,7 +81,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunSup
   const recreateFrom = (from: PluginSource, entry: SnapshotEntry) => () => createAssemblyConnector(from, entry, loggerFor(entry.id));
 
   async function start(): Promise<{ failed: string; error: string } | undefined> {
-    for (const { id, connector } of created) {
+    for (const { id, entry, connector } of created) {
       const scope = scopeHost(host);
       try {
         await connector.start(scope.host);
@@ -91,7 +90,6 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunSup
         connectors.clear();
         return { failed: id, error: messageOf(error) };
       }
-      const entry = entries.get(id)!;
       connectors.set(id, { id, key: pluginSettingsKey(source, entry), connector, scope, recreate: recreateFrom(source, entry) });
     }
     return undefined;
@@ -291,17 +289,13 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunSup
     const stopping = running.connector
       .stop()
       .catch((error: unknown) => logger.error('connector failed to stop cleanly', { connector: running.id, error: messageOf(error) }));
-    let timer: NodeJS.Timeout | undefined;
-    const graceOver = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), options.graceSeconds * 1000)));
-    if ((await Promise.race([stopping.then(() => 'stopped' as const), graceOver])) === 'timeout') {
+    await stopWithin(stopping, options.graceSeconds, () => {
       logger.warn("grace period over: cancelling the connector's running turns", {
         connector: running.id,
         running: running.scope.running(),
       });
       running.scope.cancel();
-      await stopping;
-    }
-    clearTimeout(timer);
+    });
   }
 
   return {
@@ -377,4 +371,18 @@ function messageOf(error: unknown): string {
 function codeOf(error: unknown, fallback: string): string {
   const code = (error as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' ? code : fallback;
+}
+
+/**
+ * Waits for `stopping`; when `graceSeconds` pass first, calls `onGraceOver` (which cancels what is
+ * still running) and then waits for `stopping` to end.
+ */
+export async function stopWithin(stopping: Promise<unknown>, graceSeconds: number, onGraceOver: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const graceOver = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceSeconds * 1000)));
+  if ((await Promise.race([stopping.then(() => 'stopped' as const), graceOver])) === 'timeout') {
+    onGraceOver();
+    await stopping;
+  }
+  clearTimeout(timer);
 }
