@@ -3,6 +3,7 @@ import { ERROR_CODES, MAX_MANIFEST_BYTES } from '@trellis/sdk';
 import { formatMode, isUnsafeFolderMode, isWorldWritable } from '@trellis/sdk/internal';
 import { containsPath } from './containsPath.ts';
 import type { PluginManifest } from '@trellis/sdk';
+import type { ParsedManifest } from './parseManifest.ts';
 import { registryDependency } from './prepareRegistry.ts';
 import type {
   AdmissionCheck,
@@ -84,13 +85,22 @@ export function admitCandidate(facts: CandidateFacts, policy: AdmissionPolicy): 
   return admitWith(facts, policy, new Map());
 }
 
-/** Admits the candidates of one run; their clean check lists are shared within the run (see `shared`). */
-export function admitCandidates(candidates: readonly CandidateFacts[], policy: AdmissionPolicy): AdmittedCandidate[] {
+/**
+ * Admits the candidates of one run; their clean check lists are shared within the run (see
+ * `shared`). `parse` replaces `parseManifest` (a host's `ManifestParseCache`).
+ */
+export function admitCandidates(
+  candidates: readonly CandidateFacts[],
+  policy: AdmissionPolicy,
+  parse?: ParseManifest,
+): AdmittedCandidate[] {
   const lists: SharedLists = new Map();
-  return candidates.map((facts) => admitWith(facts, policy, lists));
+  return candidates.map((facts) => admitWith(facts, policy, lists, parse));
 }
 
-function admitWith(facts: CandidateFacts, policy: AdmissionPolicy, lists: SharedLists): AdmittedCandidate {
+type ParseManifest = (bytes: Uint8Array) => ParsedManifest;
+
+function admitWith(facts: CandidateFacts, policy: AdmissionPolicy, lists: SharedLists, parse?: ParseManifest): AdmittedCandidate {
   if (facts.bundled) {
     const manifest = facts.descriptor.manifest;
     return Object.freeze({ facts, id: manifest.id, kind: manifest.kind, manifest, rejected: false, reasons: [], warnings: [], checks: [] });
@@ -123,7 +133,8 @@ function admitWith(facts: CandidateFacts, policy: AdmissionPolicy, lists: Shared
       message: 'not read (see the file check)',
     });
   } else {
-    const parsed = registryDependency('parseManifest')(facts.bytes);
+    // Looked up only here: a run with bundled candidates alone never loads the parser.
+    const parsed = (parse ?? registryDependency('parseManifest'))(facts.bytes);
     manifest = parsed.manifest;
     if (manifest !== null) id = manifest.id;
     checks.push(

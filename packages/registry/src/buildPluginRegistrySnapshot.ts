@@ -7,6 +7,7 @@ import { decideSteps, type CommandLineSwitches } from './decide.ts';
 import { discoverCandidatesSteps } from './discoverCandidates.ts';
 import { runSteps, runStepsPausing, STEP_CHUNK, type Steps } from './steps.ts';
 import { findCommandsOnPath } from './findCommandsOnPath.ts';
+import type { ManifestParseCache } from './ManifestParseCache.ts';
 import type {
   AdmissionPolicy,
   AdmittedCandidate,
@@ -35,6 +36,11 @@ export interface BuildPluginRegistrySnapshotOptions {
    * came from the command line rather than from runtime.toml.
    */
   readonly commandLine?: CommandLineSwitches;
+  /**
+   * A host that builds snapshots again and again (a live host's reloads) passes one cache to each
+   * build: manifests whose bytes did not change are not parsed again. Default: parse every one.
+   */
+  readonly manifestCache?: ManifestParseCache;
 }
 
 /** What {@link buildPluginRegistrySnapshot} returns. */
@@ -82,15 +88,18 @@ function* registryPipeline(options: BuildPluginRegistrySnapshotOptions): Steps<P
     bundledIds,
   };
   const { candidates } = discovery;
+  const cache = options.manifestCache;
+  const parse = cache === undefined ? undefined : (bytes: Uint8Array) => cache.parse(bytes);
   let admitted: AdmittedCandidate[];
-  if (candidates.length <= STEP_CHUNK) admitted = admitCandidates(candidates, policy);
+  if (candidates.length <= STEP_CHUNK) admitted = admitCandidates(candidates, policy, parse);
   else {
     admitted = [];
     for (let start = 0; start < candidates.length; start += STEP_CHUNK) {
-      admitted.push(...admitCandidates(candidates.slice(start, start + STEP_CHUNK), policy));
+      admitted.push(...admitCandidates(candidates.slice(start, start + STEP_CHUNK), policy, parse));
       yield;
     }
   }
+  cache?.endBuild();
 
   let commandsOnPath = options.commandsOnPath;
   if (commandsOnPath === undefined) {
