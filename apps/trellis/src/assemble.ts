@@ -8,6 +8,7 @@ import {
   resolveDiscoveryRoots,
   type PluginExplanation,
   type PluginRegistryResult,
+  type ManifestParseCache,
   type PluginRegistrySnapshot,
   type CommandLineSwitches,
   type SnapshotEntry,
@@ -35,7 +36,13 @@ import { ConfigError } from './errors.ts';
 import { resolveConfigHome, trustStorePath } from '@trellis/config/lookup';
 import { loadConfig, resolveHostPaths } from './loadConfig.ts';
 import { describePluginStatus, type AssemblyStatus } from './status/pluginStatus.ts';
+import type { createExternalImplementation } from '@trellis/runtime/external';
 import type { ImplementationPool } from './reload/ImplementationPool.ts';
+import { fingerprintPlugin } from './reload/fingerprintPlugin.ts';
+import { planEarlyStarts, type ServingGeneration } from './reload/planEarlyStarts.ts';
+
+/** The out-of-process adapters, imported only when an external plugin is enabled. */
+type ExternalAdapters = { readonly createExternalImplementation: typeof createExternalImplementation };
 
 /** Options of {@link assemble}. Everything defaults to what the `trellis` command would use. */
 export interface AssembleOptions {
@@ -176,6 +183,13 @@ export interface GenerationInternals {
   readonly pause?: () => Promise<void>;
   /** The schema validator cache every generation's runtime shares (compiled input schemas carry over). */
   readonly loadValidators?: () => Promise<SchemaValidatorCache>;
+  /** Manifests parsed by earlier generations, by their bytes: a reload parses only the changed ones. */
+  readonly manifestCache?: ManifestParseCache;
+  /**
+   * A reload: the generation serving now. With a `pool`, running plugins whose entry table changed
+   * get their new implementation started as soon as the config is read (see `planEarlyStarts`).
+   */
+  readonly serving?: ServingGeneration;
 }
 
 /** An assembly and, per enabled plugin, the fingerprint a reload compares to tell changed plugins apart. */
@@ -207,6 +221,30 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   if (options.profile !== undefined) config = { ...config, plugins: { ...config.plugins, profile: options.profile } };
   if (options.commandLine !== undefined) config = applyCommandLineSwitches(config, options.commandLine);
 
+  const makeExternal = (adapters: ExternalAdapters, entry: SnapshotEntry): PluginImplementation | undefined => {
+    if (entry.manifest?.runtime === undefined || entry.pluginDir === null) return undefined;
+    const overrides = config.plugins.entries[entry.id];
+    return adapters.createExternalImplementation(
+      { id: entry.id, manifest: entry.manifest, pluginDir: entry.pluginDir },
+      { env, logger, workspace, ...(overrides !== undefined ? { overrides } : {}) },
+    );
+  };
+  // A reload: running plugins whose entry table changed start their new child now, beside the
+  // build of the rest of the generation (see planEarlyStarts).
+  const { pool, serving } = internals;
+  const early =
+    pool === undefined || serving === undefined
+      ? []
+      : await planEarlyStarts({
+          serving,
+          config,
+          trusted: loaded.workspaceTrust.trusted,
+          refreshToolSources: options.refreshToolSources === true,
+        });
+  if (early.length > 0 && pool !== undefined) {
+    const adapters = await import('@trellis/runtime/external');
+    for (const { entry, fingerprint } of early) pool.prestart(entry.id, fingerprint, () => makeExternal(adapters, entry));
+  }
   const { pause } = internals;
   const step = pause ?? (() => undefined);
   await step();
@@ -228,6 +266,7 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
     profiles: EMBEDDED_PROFILES,
     env,
     ...(options.commandLine ? { commandLine: options.commandLine } : {}),
+    ...(internals.manifestCache !== undefined ? { manifestCache: internals.manifestCache } : {}),
   };
   const registry =
     pause !== undefined ? await buildPluginRegistrySnapshotInSteps(registryOptions, pause) : buildPluginRegistrySnapshot(registryOptions);
@@ -290,11 +329,8 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
         keepAlive: keepAlive.forPlugin(pluginId),
         ...(overrides?.max_restarts !== undefined ? { maxRestarts: overrides.max_restarts } : {}),
       });
-    } else if (external !== undefined && entry.manifest?.runtime !== undefined && entry.pluginDir !== null) {
-      made = external.createExternalImplementation(
-        { id: pluginId, manifest: entry.manifest, pluginDir: entry.pluginDir },
-        { env, logger, workspace, ...(overrides !== undefined ? { overrides } : {}) },
-      );
+    } else if (external !== undefined) {
+      made = makeExternal(external, entry);
     }
     return made;
   };
@@ -304,7 +340,6 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
     if (existing) return existing;
     const entry = entries.get(pluginId);
     if (entry === undefined) return undefined;
-    const pool = internals.pool;
     let made =
       pool === undefined
         ? makeImplementation(entry)
@@ -478,27 +513,4 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   configFiles.add(trustStorePath(configHome));
   const pluginRoots = roots.flatMap((root) => (root.path === null ? [] : [root.path]));
   return { assembly, fingerprints, sources: { configFiles: [...configFiles], pluginRoots } };
-}
-
-/**
- * What a plugin's implementation is made from, as one string: two generations with the same
- * fingerprint for a plugin can share its running implementation.
- */
-function fingerprintPlugin(parts: {
-  readonly entry: SnapshotEntry;
-  readonly settings: unknown;
-  readonly overrides: unknown;
-  readonly trusted: boolean;
-  readonly refreshToolSources: boolean;
-}): string {
-  const { entry } = parts;
-  return JSON.stringify([
-    entry.bundled,
-    entry.manifestSha256,
-    entry.pluginDir,
-    parts.settings,
-    parts.overrides ?? null,
-    parts.trusted,
-    parts.refreshToolSources,
-  ]);
 }

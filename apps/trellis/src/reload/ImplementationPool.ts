@@ -14,6 +14,16 @@ export interface ImplementationPool {
   has(pluginId: string, fingerprint: string): boolean;
   /** A view of the implementation with this fingerprint; `make` builds one when none is live. */
   lease(pluginId: string, fingerprint: string, make: () => PluginImplementation | undefined): PluginImplementation | undefined;
+  /**
+   * Makes and starts an implementation under a fingerprint the next generation is expected to
+   * have, before that generation is built (a reload starting a changed plugin's new child early).
+   * Nobody holds it: the generation takes it over by leasing the same fingerprint, and
+   * {@link ImplementationPool.dropUnclaimed} stops it when the fingerprint turned out otherwise.
+   * Does nothing when an implementation with this fingerprint is live already.
+   */
+  prestart(pluginId: string, fingerprint: string, make: () => PluginImplementation | undefined): void;
+  /** Stops every prestarted implementation that no generation has leased. Call it once each build has ended. */
+  dropUnclaimed(): Promise<void>;
   /** Implementations not yet disposed (for status and tests). */
   size(): number;
   /**
@@ -51,6 +61,13 @@ export function createImplementationPool(options: { readonly logger?: Logger } =
     return shared;
   };
   let made: Set<SharedImplementation> | undefined;
+  const unclaimed = new Map<string, SharedImplementation>();
+  const share = (key: string, implementation: PluginImplementation): SharedImplementation => {
+    const shared = shareImplementation(implementation);
+    made?.add(shared);
+    entries.set(key, shared);
+    return shared;
+  };
   return {
     keepAlive,
     track() {
@@ -76,10 +93,22 @@ export function createImplementationPool(options: { readonly logger?: Logger } =
       if (existing !== undefined) return existing.acquire();
       const implementation = make();
       if (implementation === undefined) return undefined;
-      const shared = shareImplementation(implementation);
-      made?.add(shared);
-      entries.set(key, shared);
-      return shared.acquire();
+      return share(key, implementation).acquire();
+    },
+    prestart(pluginId, fingerprint, make) {
+      const key = keyOf(pluginId, fingerprint);
+      if (live(key) !== undefined) return;
+      const implementation = make();
+      if (implementation === undefined) return;
+      unclaimed.set(key, share(key, implementation));
+      // A failed start is the implementation's state (the generation that leases it reports it), never a crash.
+      implementation.start().catch(() => undefined);
+    },
+    async dropUnclaimed() {
+      const drop = [...unclaimed].filter(([, shared]) => shared.holders() === 0 && !shared.disposed());
+      unclaimed.clear();
+      for (const [key] of drop) entries.delete(key);
+      await Promise.allSettled(drop.map(([, shared]) => shared.implementation.dispose()));
     },
     size() {
       for (const key of [...entries.keys()]) live(key);

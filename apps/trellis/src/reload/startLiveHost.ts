@@ -3,14 +3,15 @@ import type { PluginRegistrySnapshot } from '@trellis/registry';
 import type { ExecutionHook, InvokeOptions, LifecycleState, SchemaValidatorCache, ToolRequest } from '@trellis/runtime';
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
 import { Listeners } from '@trellis/sdk/internal';
-import { explainPlugin } from '@trellis/registry';
-import { assembleGeneration, type AssembleOptions, type Assembly } from '../assemble.ts';
+import { createManifestParseCache, explainPlugin } from '@trellis/registry';
+import { assembleGeneration, type AssembledGeneration, type AssembleOptions, type Assembly } from '../assemble.ts';
 import { ConfigError } from '../errors.ts';
 import { Generation } from './Generation.ts';
 import { createImplementationPool } from './ImplementationPool.ts';
 import { createReloadBarrier } from './ReloadBarrier.ts';
 import { diffGenerations, isEmptyDiff, type GenerationDiff } from './diffGenerations.ts';
 import { liveAssemblyView } from './liveAssemblyView.ts';
+import { isRunning } from './planEarlyStarts.ts';
 import { watchSources, type SourceWatch } from './watchSources.ts';
 
 /** Options of {@link startLiveHost}: `assemble()`'s, plus how to watch. */
@@ -179,10 +180,21 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
         throw error;
       },
     ));
-  const build = (number: number, onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned']) =>
+  // Manifests parsed by earlier generations: a reload parses only those whose bytes changed.
+  const manifestCache = createManifestParseCache();
+  const build = (number: number, onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned']): Promise<AssembledGeneration> =>
     assembleGeneration(
       { ...options, hooks: [...hooks] },
-      { generation: number, pool, hostServices, loadValidators, pause: nextTurn, ...(onPlanned !== undefined ? { onPlanned } : {}) },
+      {
+        generation: number,
+        pool,
+        hostServices,
+        loadValidators,
+        manifestCache,
+        pause: nextTurn,
+        ...(number > 1 ? { serving: current } : {}),
+        ...(onPlanned !== undefined ? { onPlanned } : {}),
+      },
     );
 
   const first = await build(1);
@@ -271,10 +283,13 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       });
     } catch (error) {
       barrier.lower();
+      void pool.dropUnclaimed();
       const result = rejected(trigger, startedAt, problemsOf(error));
       notifyReload(result);
       return result;
     }
+    // A child started early under a fingerprint the build did not confirm serves nobody: stop it.
+    void pool.dropUnclaimed();
     const changes = diff ?? diffGenerations(before.fingerprints, built.fingerprints);
     if (closing !== undefined) {
       barrier.lower();
@@ -488,11 +503,6 @@ function sameServing(a: Assembly, b: Assembly): boolean {
 /** Resolves after the event loop has had a turn: timers and I/O that came due meanwhile (calls' replies) run first. */
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-/** Whether an implementation is serving or on its way to (so a changed plugin is handed over blue-green). */
-function isRunning(state: LifecycleState | undefined): boolean {
-  return state === 'active' || state === 'initializing' || state === 'recovering';
 }
 
 function pluginOf(name: string): string {

@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LiveHost, ReloadResult } from '../../src/reload/startLiveHost.ts';
@@ -12,8 +12,13 @@ export interface ReloadSandbox {
   readonly root: string;
   readonly config: string;
   readonly env: Record<string, string | undefined>;
-  /** Writes a process plugin `<root>/<id>` running reload-plugin.mjs with `tag`. */
-  writePlugin(id: string, options?: { tag?: string; reportedTools?: boolean }): void;
+  /**
+   * Writes a process plugin `<root>/<id>` running reload-plugin.mjs with `tag`; with `logStarts`,
+   * each of its children appends its `start` id to `<root>/<id>/starts.log` (see {@link ReloadSandbox.starts}).
+   */
+  writePlugin(id: string, options?: { tag?: string; reportedTools?: boolean; logStarts?: boolean; version?: string }): void;
+  /** The `start` ids (also in `where`'s answer) of the children a `logStarts` plugin has started, in order. */
+  starts(id: string): string[];
   removePlugin(id: string): void;
   /** Replaces runtime.toml the way editors do: write a temp file, rename it over. */
   writeConfig(text: string): void;
@@ -42,6 +47,7 @@ export function createReloadSandbox(prefix: string): ReloadSandbox {
         'reload-plugin.mjs',
         options.tag ?? `${dir}/${id}`,
         options.reportedTools === true ? 'reported' : 'manifest',
+        ...(options.logStarts === true ? ['log-starts'] : []),
       ]);
       const tools =
         options.reportedTools === true
@@ -49,9 +55,13 @@ export function createReloadSandbox(prefix: string): ReloadSandbox {
           : `\n[[tools]]\nname = "where"\ndescription = "Says which child answered."\ninput_schema = { type = "object", properties = { ms = { type = "number" } } }\n`;
       writeFileSync(
         join(folder, 'plugin.toml'),
-        `schema_version = 1\nid = "${id}"\nname = "${id}"\nversion = "1.0.0"\nkind = "toolset"\ndescription = "Reload test plugin."\n\n` +
+        `schema_version = 1\nid = "${id}"\nname = "${id}"\nversion = "${options.version ?? '1.0.0'}"\nkind = "toolset"\ndescription = "Reload test plugin."\n\n` +
           `[runtime]\ntype = "process"\ncommand = "node"\nargs = ${args}\ntimeout_seconds = 60\n${tools}`,
       );
+    },
+    starts(id) {
+      const log = join(root, id, 'starts.log');
+      return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
     },
     removePlugin(id) {
       rmSync(join(root, id), { recursive: true, force: true });

@@ -1,0 +1,79 @@
+import type { RuntimeConfig } from '@trellis/config';
+import { prepareRegistry, resolvePluginSettings, type SnapshotEntry } from '@trellis/registry';
+import type { LifecycleState } from '@trellis/runtime';
+import { canonicalJson } from '@trellis/sdk/internal';
+import type { Assembly } from '../assemble.ts';
+import { fingerprintPlugin } from './fingerprintPlugin.ts';
+
+/** The serving generation, as a reload's early start reads it. */
+export interface ServingGeneration {
+  readonly assembly: Assembly;
+  readonly fingerprints: ReadonlyMap<string, string>;
+}
+
+/** Inputs of {@link planEarlyStarts}. */
+export interface EarlyStartOptions {
+  readonly serving: ServingGeneration;
+  /** The next generation's config, just loaded. */
+  readonly config: RuntimeConfig;
+  readonly trusted: boolean;
+  readonly refreshToolSources: boolean;
+}
+
+/**
+ * A reload that changes a running out-of-process plugin's `[plugins.entries.<id>]` (its config,
+ * grants, restart or timeout settings) must start a new child for it, and the reload serves only
+ * once that child answers. That start (a process's boot and handshake) takes as long as building
+ * the whole next generation, so it begins here, as soon as the new config is read, with the
+ * fingerprint the plugin will have if its manifest and folder did not change too; the two then
+ * run side by side. The generation takes the child over when the fingerprint it computes agrees;
+ * otherwise the live host stops it unused (`dropUnclaimed`).
+ *
+ * Only the clear cases start early: the plugin is running; the same edit changes neither the
+ * workspace's trust, nor `[plugins]` allow/deny/profile/paths, nor the entry's `enabled`, so its
+ * decision stands; and its new settings validate. Anything else waits for the build, as before.
+ * Returns each plugin to start early, with the fingerprint to start it under (the pool's `prestart`).
+ */
+export async function planEarlyStarts(
+  options: EarlyStartOptions,
+): Promise<Array<{ readonly entry: SnapshotEntry; readonly fingerprint: string }>> {
+  const { serving, config } = options;
+  const before = serving.assembly.config;
+  if (options.trusted !== serving.assembly.workspaceTrust.trusted) return [];
+  const { allow, deny, profile, paths } = config.plugins;
+  const policy = canonicalJson([allow, deny, profile, paths]);
+  if (policy !== canonicalJson([before.plugins.allow, before.plugins.deny, before.plugins.profile, before.plugins.paths])) return [];
+
+  const changed = serving.assembly.snapshot.plugins.filter((entry) => {
+    const type = entry.manifest?.runtime?.type;
+    if (entry.bundled || (type !== 'process' && type !== 'http')) return false;
+    if (!serving.fingerprints.has(entry.id) || !isRunning(serving.assembly.lifecycle(entry.id)?.state)) return false;
+    const next = config.plugins.entries[entry.id];
+    const previous = before.plugins.entries[entry.id];
+    return next?.enabled === previous?.enabled && canonicalJson(next ?? null) !== canonicalJson(previous ?? null);
+  });
+  if (changed.length === 0) return [];
+  // Settings are checked against the manifest's config_schema: the validator must be loaded.
+  await prepareRegistry();
+  const starts: Array<{ entry: SnapshotEntry; fingerprint: string }> = [];
+  for (const entry of changed) {
+    const next = config.plugins.entries[entry.id];
+    const settings = resolvePluginSettings({ id: entry.id, manifest: entry.manifest, config });
+    if (settings.value === null) continue;
+    const predicted = fingerprintPlugin({
+      entry,
+      settings: settings.value,
+      overrides: next,
+      trusted: options.trusted,
+      refreshToolSources: options.refreshToolSources,
+    });
+    if (predicted === serving.fingerprints.get(entry.id)) continue;
+    starts.push({ entry, fingerprint: predicted });
+  }
+  return starts;
+}
+
+/** Whether an implementation is serving or on its way to. */
+export function isRunning(state: LifecycleState | undefined): boolean {
+  return state === 'active' || state === 'initializing' || state === 'recovering';
+}
