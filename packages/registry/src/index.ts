@@ -55,6 +55,7 @@ export type { BuildSnapshotOptions } from './buildSnapshot.ts';
 export { canonicalJson as stableStringify } from '@trellis/sdk/internal';
 export { buildPluginRegistrySnapshot, buildPluginRegistrySnapshotInSteps } from './buildPluginRegistrySnapshot.ts';
 export { createManifestParseCache } from './ManifestParseCache.ts';
+export { isCandidateUnchanged } from './isCandidateUnchanged.ts';
 export type { ManifestParseCache } from './ManifestParseCache.ts';
 export type { BuildPluginRegistrySnapshotOptions, PluginRegistryResult } from './buildPluginRegistrySnapshot.ts';
 export { explainPlugin, formatExplanation } from './explainPlugin.ts';
