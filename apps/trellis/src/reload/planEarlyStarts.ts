@@ -1,5 +1,5 @@
 import type { RuntimeConfig } from '@trellis/config';
-import { prepareRegistry, resolvePluginSettings, type SnapshotEntry } from '@trellis/registry';
+import { isCandidateUnchanged, prepareRegistry, resolvePluginSettings, type SnapshotEntry } from '@trellis/registry';
 import type { LifecycleState } from '@trellis/runtime';
 import { canonicalJson } from '@trellis/sdk/internal';
 import type { Assembly } from '../assemble.ts';
@@ -29,9 +29,11 @@ export interface EarlyStartOptions {
  * run side by side. The generation takes the child over when the fingerprint it computes agrees;
  * otherwise the live host stops it unused (`dropUnclaimed`).
  *
- * Only the clear cases start early: the plugin is running; the same edit changes neither the
- * workspace's trust, nor `[plugins]` allow/deny/profile/paths, nor the entry's `enabled`, so its
- * decision stands; and its new settings validate. Anything else waits for the build, as before.
+ * Only the clear cases start early: the plugin's enabled candidate is running and requires no
+ * program on PATH; the same edit changes neither the workspace's trust, nor `[plugins]`
+ * allow/deny/profile/paths, nor the entry's `enabled`, so its decision stands; its folder and
+ * manifest are as admission last judged them (`isCandidateUnchanged`); and its new settings
+ * validate. Anything else waits for the build, as before.
  * Returns each plugin to start early, with the fingerprint to start it under (the pool's `prestart`).
  */
 export async function planEarlyStarts(
@@ -44,19 +46,30 @@ export async function planEarlyStarts(
   const policy = canonicalJson([allow, deny, profile, paths]);
   if (policy !== canonicalJson([before.plugins.allow, before.plugins.deny, before.plugins.profile, before.plugins.paths])) return [];
 
-  const changed = serving.assembly.snapshot.plugins.filter((entry) => {
-    const type = entry.manifest?.runtime?.type;
-    if (entry.bundled || (type !== 'process' && type !== 'http')) return false;
-    if (!serving.fingerprints.has(entry.id) || !isRunning(serving.assembly.lifecycle(entry.id)?.state)) return false;
-    const next = config.plugins.entries[entry.id];
-    const previous = before.plugins.entries[entry.id];
-    return next?.enabled === previous?.enabled && canonicalJson(next ?? null) !== canonicalJson(previous ?? null);
+  // The enabled candidate of each id only: the snapshot also lists the copies it shadowed,
+  // rejected or left disabled (an untrusted workspace's), and none of those may run.
+  const changed = serving.assembly.registry.trace.filter((decided) => {
+    const { facts, id, manifest } = decided.admitted;
+    const type = manifest?.runtime?.type;
+    if (decided.state !== 'enabled' || facts.bundled || (type !== 'process' && type !== 'http')) return false;
+    // A required program is looked up on PATH by the build; the early start does not repeat that.
+    if ((manifest?.requires_commands.length ?? 0) > 0) return false;
+    if (!serving.fingerprints.has(id) || !isRunning(serving.assembly.lifecycle(id)?.state)) return false;
+    const next = config.plugins.entries[id];
+    const previous = before.plugins.entries[id];
+    if (next?.enabled !== previous?.enabled || canonicalJson(next ?? null) === canonicalJson(previous ?? null)) return false;
+    // The same edit may have touched the plugin's folder too (a pull, a chmod): start early only
+    // what admission would judge as it did (the same manifest bytes, modes and owners up to the root).
+    return isCandidateUnchanged(facts);
   });
   if (changed.length === 0) return [];
   // Settings are checked against the manifest's config_schema: the validator must be loaded.
   await prepareRegistry();
+  const entries = new Map(serving.assembly.snapshot.plugins.filter((e) => e.state === 'enabled').map((e) => [e.id, e]));
   const starts: Array<{ entry: SnapshotEntry; fingerprint: string }> = [];
-  for (const entry of changed) {
+  for (const { admitted } of changed) {
+    const entry = entries.get(admitted.id);
+    if (entry === undefined) continue;
     const next = config.plugins.entries[entry.id];
     const settings = resolvePluginSettings({ id: entry.id, manifest: entry.manifest, config });
     if (settings.value === null) continue;

@@ -161,6 +161,9 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   let sources: { configFiles: readonly string[]; pluginRoots: readonly string[] } | undefined;
   let closing: Promise<void> | undefined;
   let building: ReturnType<typeof pool.track> | undefined;
+  // Children started early that no generation took, being stopped (see planEarlyStarts).
+  let dropping: Promise<void> = Promise.resolve();
+  const dropUnclaimed = (): Promise<void> => (dropping = Promise.all([dropping, pool.dropUnclaimed()]).then(() => undefined));
 
   // Bundled plugins (builtin-tools' list_plugins, explain_plugin, search) read the generation
   // serving now, also when their implementation was made by an earlier one.
@@ -283,13 +286,14 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       });
     } catch (error) {
       barrier.lower();
-      void pool.dropUnclaimed();
+      await dropUnclaimed();
       const result = rejected(trigger, startedAt, problemsOf(error));
       notifyReload(result);
       return result;
     }
-    // A child started early under a fingerprint the build did not confirm serves nobody: stop it.
-    void pool.dropUnclaimed();
+    // A child started early under a fingerprint the build did not confirm serves nobody: stop it
+    // (close() waits for that; the reload goes on meanwhile).
+    void dropUnclaimed();
     const changes = diff ?? diffGenerations(before.fingerprints, built.fingerprints);
     if (closing !== undefined) {
       barrier.lower();
@@ -447,6 +451,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
         await building?.abandon();
         await running?.catch(() => undefined);
         await queued?.promise.catch(() => undefined);
+        await dropping;
         unfollowCatalog();
         await Promise.allSettled([...draining].map((generation) => generation.retire()));
         await current.retire();

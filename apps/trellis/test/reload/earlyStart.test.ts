@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pidsMentioning } from '@trellis/test-support';
 import { startLiveHost, type LiveHost } from '../../src/reload/startLiveHost.ts';
@@ -7,8 +7,9 @@ import { createReloadSandbox, waitFor, type ReloadSandbox } from './reloadFixtur
 
 // A reload that changes a running plugin's [plugins.entries.<id>] starts its new child as soon as
 // the new config is read, beside the build (planEarlyStarts). These tests count the children each
-// plugin started (`starts.log`): the early child is the one that serves when the build agrees, and
-// is stopped, unused, when it does not.
+// plugin folder spawned (`spawns.log`, written before node boots): the early child is the one that
+// serves when the build agrees, it is stopped, unused, when it does not, and nothing the new config
+// or admission would refuse is ever spawned early.
 
 let sandbox: ReloadSandbox;
 let host: LiveHost | undefined;
@@ -32,7 +33,7 @@ async function startWithBetaRunning(): Promise<LiveHost> {
   host = await startLiveHost({ configPath: sandbox.config, workspace: sandbox.dir, home: sandbox.home, env: sandbox.env, watch: false });
   const first = await host.invoke({ name: 'beta.where' });
   expect(first.ok).toBe(true);
-  expect(sandbox.starts('beta')).toHaveLength(1);
+  expect(sandbox.spawns('beta')).toBe(1);
   return host;
 }
 
@@ -50,29 +51,44 @@ describe('a reload starts a changed plugin’s new child early', () => {
     const before = betaPids();
     sandbox.writeConfig(betaConfig('green'));
     expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['beta'] } });
-    const starts = sandbox.starts('beta');
-    expect(starts).toHaveLength(2);
     const served = await live.invoke({ name: 'beta.where' });
-    expect(startOf(served)).toBe(starts[1]);
+    expect(startOf(served)).toBe(sandbox.starts('beta')[1]);
     expect(served.ok ? served.value : served.error).toMatchObject({ count: 1, config: { colour: 'green' } });
-    expect(sandbox.starts('beta')).toHaveLength(2);
+    expect(sandbox.spawns('beta')).toBe(2);
     expect(await waitFor(() => !betaPids().some((pid) => before.includes(pid)))).toBe(true);
   });
 
-  it('stops the early child unused when the same edit also changed the manifest', { timeout: 60_000 }, async () => {
+  it('starts nothing early when the manifest on disk is not the one admitted', { timeout: 60_000 }, async () => {
     const live = await startWithBetaRunning();
-    // How many host processes one running child takes (the launcher's wrapper may add one).
-    const afterOneChild = betaPids().length;
     sandbox.writePlugin('beta', { logStarts: true, version: '1.1.0' });
     sandbox.writeConfig(betaConfig('green'));
     expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['beta'] } });
-    // The first child, the early one (old manifest, new config), and the one the new manifest asked for.
-    const starts = sandbox.starts('beta');
-    expect(starts).toHaveLength(3);
+    // The first child and the one the build started for the new manifest: none early.
+    expect(sandbox.spawns('beta')).toBe(2);
     const served = await live.invoke({ name: 'beta.where' });
-    expect(startOf(served)).toBe(starts[2]);
-    // The first and the early child are both stopped: one child is left, the one that serves.
-    expect(await waitFor(() => betaPids().length > 0 && betaPids().length === afterOneChild)).toBe(true);
+    expect(startOf(served)).toBe(sandbox.starts('beta').at(-1));
+    expect(served.ok ? served.value : served.error).toMatchObject({ count: 1, config: { colour: 'green' } });
+  });
+
+  it('stops the early child unused when the build picks another candidate for the id', { timeout: 60_000 }, async () => {
+    // beta runs from the user root; the same edit adds a beta to the explicit root, which wins.
+    const userCopy = join(sandbox.home, '.config', 'trellis', 'plugins', 'beta');
+    sandbox.writePlugin('alpha');
+    sandbox.writePlugin('beta', { logStarts: true, folder: userCopy });
+    sandbox.writeConfig(betaConfig('red'));
+    host = await startLiveHost({ configPath: sandbox.config, workspace: sandbox.dir, home: sandbox.home, env: sandbox.env, watch: false });
+    expect((await host.invoke({ name: 'beta.where' })).ok).toBe(true);
+    sandbox.writePlugin('beta', { logStarts: true });
+    sandbox.writeConfig(betaConfig('green'));
+    expect(await host.reload()).toMatchObject({ status: 'applied', changes: { changed: ['beta'] } });
+    // The user copy's first child and its early one; the explicit copy's child serves.
+    expect([sandbox.spawns('beta', userCopy), sandbox.spawns('beta')]).toEqual([2, 1]);
+    const served = await host.invoke({ name: 'beta.where' });
+    expect(startOf(served)).toBe(sandbox.starts('beta')[0]);
+    await host.close();
+    host = undefined;
+    // close() waited for the unused early child too.
+    expect(pidsMentioning(sandbox.dir)).toEqual([]);
   });
 
   it('stops the early child when the reload is rejected, and the old one keeps serving', { timeout: 60_000 }, async () => {
@@ -82,8 +98,9 @@ describe('a reload starts a changed plugin’s new child early', () => {
     writeFileSync(join(sandbox.root, 'alpha', 'plugin.toml'), 'schema_version = 1\nid = "alpha"\nkind = [broken\n');
     sandbox.writeConfig(betaConfig('green'));
     expect(await live.reload()).toMatchObject({ status: 'rejected', generation: 1 });
-    // The early child may be stopped before it ever ran its first line: only the first child is left.
-    expect(await waitFor(() => JSON.stringify(betaPids()) === JSON.stringify(before))).toBe(true);
+    expect(sandbox.spawns('beta')).toBe(2);
+    // The rejected reload returns once the early child is stopped: only the first child is left.
+    expect(betaPids()).toEqual(before);
     const served = await live.invoke({ name: 'beta.where' });
     expect(startOf(served)).toBe(first);
     expect(served.ok ? served.value : served.error).toMatchObject({ count: 2, config: { colour: 'red' } });
@@ -93,8 +110,35 @@ describe('a reload starts a changed plugin’s new child early', () => {
     const live = await startWithBetaRunning();
     sandbox.writeConfig(config('\n[plugins.entries.beta]\nenabled = false\nconfig = { colour = "green" }\n'));
     expect(await live.reload()).toMatchObject({ status: 'applied', changes: { removed: ['beta'] } });
-    expect(sandbox.starts('beta')).toHaveLength(1);
+    expect(sandbox.spawns('beta')).toBe(1);
     await live.close();
     expect(await waitFor(() => pidsMentioning(sandbox.dir).length === 0)).toBe(true);
+  });
+
+  it('never starts a shadowed or an untrusted workspace’s copy of the plugin', { timeout: 60_000 }, async () => {
+    const untrusted = join(sandbox.dir, '.trellis', 'plugins', 'beta');
+    const shadowed = join(sandbox.home, '.config', 'trellis', 'plugins', 'beta');
+    sandbox.writePlugin('beta', { logStarts: true, folder: untrusted, tag: `${sandbox.dir}/untrusted-beta` });
+    sandbox.writePlugin('beta', { logStarts: true, folder: shadowed, tag: `${sandbox.dir}/shadowed-beta` });
+    const live = await startWithBetaRunning();
+    expect(live.snapshot.plugins.filter((p) => p.id === 'beta').map((p) => [p.source.root, p.state])).toEqual([
+      ['explicit', 'enabled'],
+      ['workspace', 'disabled'],
+      ['user', 'shadowed'],
+    ]);
+    sandbox.writeConfig(betaConfig('green'));
+    expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['beta'] } });
+    expect(sandbox.spawns('beta')).toBe(2);
+    expect([sandbox.spawns('beta', untrusted), sandbox.spawns('beta', shadowed)]).toEqual([0, 0]);
+  });
+
+  it('starts nothing early when the same edit made the plugin folder world-writable', { timeout: 60_000 }, async () => {
+    const live = await startWithBetaRunning();
+    chmodSync(join(sandbox.root, 'beta'), 0o777);
+    sandbox.writeConfig(betaConfig('green'));
+    const result = await live.reload();
+    expect(result).toMatchObject({ status: 'applied', changes: { removed: ['beta'] } });
+    expect(live.snapshot.plugins.find((p) => p.id === 'beta')?.reasons[0]?.code).toBe('WORLD_WRITABLE');
+    expect(sandbox.spawns('beta')).toBe(1);
   });
 });

@@ -13,10 +13,17 @@ export interface ReloadSandbox {
   readonly config: string;
   readonly env: Record<string, string | undefined>;
   /**
-   * Writes a process plugin `<root>/<id>` running reload-plugin.mjs with `tag`; with `logStarts`,
-   * each of its children appends its `start` id to `<root>/<id>/starts.log` (see {@link ReloadSandbox.starts}).
+   * Writes a process plugin `<folder>` (default `<root>/<id>`) running reload-plugin.mjs with `tag`.
+   * With `logStarts`, it runs through a shell that counts each spawn in `spawns.log` before node
+   * boots (a child stopped at once still counts), and each child appends its `start` id to
+   * `starts.log` (see {@link ReloadSandbox.spawns}, {@link ReloadSandbox.starts}).
    */
-  writePlugin(id: string, options?: { tag?: string; reportedTools?: boolean; logStarts?: boolean; version?: string }): void;
+  writePlugin(
+    id: string,
+    options?: { tag?: string; reportedTools?: boolean; logStarts?: boolean; version?: string; folder?: string },
+  ): void;
+  /** How many children a `logStarts` plugin's folder has spawned. */
+  spawns(id: string, folder?: string): number;
   /** The `start` ids (also in `where`'s answer) of the children a `logStarts` plugin has started, in order. */
   starts(id: string): string[];
   removePlugin(id: string): void;
@@ -40,14 +47,18 @@ export function createReloadSandbox(prefix: string): ReloadSandbox {
     config,
     env: { PATH: process.env.PATH, HOME: home, XDG_STATE_HOME: join(dir, 'state'), XDG_CONFIG_HOME: join(home, '.config') },
     writePlugin(id, options = {}) {
-      const folder = join(root, id);
+      const folder = options.folder ?? join(root, id);
       mkdirSync(folder, { recursive: true });
       cpSync(PLUGIN_SCRIPT, join(folder, 'reload-plugin.mjs'));
+      const logStarts = options.logStarts === true;
+      if (logStarts) writeFileSync(join(folder, 'log-spawn.sh'), 'echo spawned >> spawns.log\nexec node "$@"\n');
+      const command = logStarts ? 'sh' : 'node';
       const args = JSON.stringify([
+        ...(logStarts ? ['log-spawn.sh'] : []),
         'reload-plugin.mjs',
         options.tag ?? `${dir}/${id}`,
         options.reportedTools === true ? 'reported' : 'manifest',
-        ...(options.logStarts === true ? ['log-starts'] : []),
+        ...(logStarts ? ['log-starts'] : []),
       ]);
       const tools =
         options.reportedTools === true
@@ -56,8 +67,12 @@ export function createReloadSandbox(prefix: string): ReloadSandbox {
       writeFileSync(
         join(folder, 'plugin.toml'),
         `schema_version = 1\nid = "${id}"\nname = "${id}"\nversion = "${options.version ?? '1.0.0'}"\nkind = "toolset"\ndescription = "Reload test plugin."\n\n` +
-          `[runtime]\ntype = "process"\ncommand = "node"\nargs = ${args}\ntimeout_seconds = 60\n${tools}`,
+          `[runtime]\ntype = "process"\ncommand = "${command}"\nargs = ${args}\ntimeout_seconds = 60\n${tools}`,
       );
+    },
+    spawns(id, folder = join(root, id)) {
+      const log = join(folder, 'spawns.log');
+      return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0;
     },
     starts(id) {
       const log = join(root, id, 'starts.log');
