@@ -46,12 +46,12 @@ export async function planEarlyStarts(
   const policy = canonicalJson([allow, deny, profile, paths]);
   if (policy !== canonicalJson([before.plugins.allow, before.plugins.deny, before.plugins.profile, before.plugins.paths])) return [];
 
-  // The enabled candidate of each id only: the snapshot also lists the copies it shadowed,
-  // rejected or left disabled (an untrusted workspace's), and none of those may run.
-  const changed = serving.assembly.registry.trace.filter((decided) => {
-    const { facts, id, manifest } = decided.admitted;
+  // The enabled entry of each id only: the snapshot also lists the copies it shadowed, rejected
+  // or left disabled (an untrusted workspace's), and none of those may run.
+  const changed = serving.assembly.snapshot.plugins.filter((entry) => {
+    const { id, manifest } = entry;
     const type = manifest?.runtime?.type;
-    if (decided.state !== 'enabled' || facts.bundled || (type !== 'process' && type !== 'http')) return false;
+    if (entry.state !== 'enabled' || entry.bundled || (type !== 'process' && type !== 'http')) return false;
     // A required program is looked up on PATH by the build; the early start does not repeat that.
     if ((manifest?.requires_commands.length ?? 0) > 0) return false;
     if (!serving.fingerprints.has(id) || !isRunning(serving.assembly.lifecycle(id)?.state)) return false;
@@ -60,28 +60,24 @@ export async function planEarlyStarts(
     if (next?.enabled !== previous?.enabled || canonicalJson(next ?? null) === canonicalJson(previous ?? null)) return false;
     // The same edit may have touched the plugin's folder too (a pull, a chmod): start early only
     // what admission would judge as it did (the same manifest bytes, modes and owners up to the root).
-    return isCandidateUnchanged(facts);
+    const facts = serving.assembly.registry.trace.find((d) => d.state === 'enabled' && d.admitted.id === id)?.admitted.facts;
+    return facts !== undefined && !facts.bundled && isCandidateUnchanged(facts);
   });
   if (changed.length === 0) return [];
   // Settings are checked against the manifest's config_schema: the validator must be loaded.
   await prepareRegistry();
-  const entries = new Map(serving.assembly.snapshot.plugins.filter((e) => e.state === 'enabled').map((e) => [e.id, e]));
   const starts: Array<{ entry: SnapshotEntry; fingerprint: string }> = [];
-  for (const { admitted } of changed) {
-    const entry = entries.get(admitted.id);
-    if (entry === undefined) continue;
-    const next = config.plugins.entries[entry.id];
+  for (const entry of changed) {
     const settings = resolvePluginSettings({ id: entry.id, manifest: entry.manifest, config });
     if (settings.value === null) continue;
     const predicted = fingerprintPlugin({
       entry,
       settings: settings.value,
-      overrides: next,
+      overrides: config.plugins.entries[entry.id],
       trusted: options.trusted,
       refreshToolSources: options.refreshToolSources,
     });
-    if (predicted === serving.fingerprints.get(entry.id)) continue;
-    starts.push({ entry, fingerprint: predicted });
+    if (predicted !== serving.fingerprints.get(entry.id)) starts.push({ entry, fingerprint: predicted });
   }
   return starts;
 }
