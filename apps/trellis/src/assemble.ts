@@ -13,7 +13,7 @@ import {
   type CommandLineSwitches,
   type SnapshotEntry,
 } from '@trellis/registry';
-import { createResourceCatalog, type ResourceCatalog } from '@trellis/catalog';
+import { createResourceCatalog, createResourceCatalogInSteps, type ResourceCatalog } from '@trellis/catalog';
 import {
   createBundledImplementation,
   createFileAuditLog,
@@ -28,7 +28,7 @@ import {
   type ToolRuntime,
 } from '@trellis/runtime';
 import { silentLogger, type HostServices, type LifecycleTransition, type Logger, type ProfileName, type ToolSpec } from '@trellis/sdk';
-import { Listeners, createKeepAliveHost } from '@trellis/sdk/internal';
+import { Listeners, createKeepAliveHost, type Pause } from '@trellis/sdk/internal';
 import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
 import { BUNDLED_INPUT_VALIDATORS } from './bundledValidators.gen.ts';
 import { applyCommandLineSwitches } from './applyCommandLineSwitches.ts';
@@ -176,11 +176,12 @@ export interface GenerationInternals {
    */
   readonly onPlanned?: (plan: { readonly snapshot: PluginRegistrySnapshot; readonly fingerprints: ReadonlyMap<string, string> }) => void;
   /**
-   * Awaited between the build's steps (config, each chunk of the registry pipeline, catalog,
-   * fingerprints): a live host passes one that lets the event loop turn, so calls it serves
-   * meanwhile wait for one step at most, not for the whole build. Default: no pause.
+   * Asked after every unit of the build's work (a manifest walked or admitted, a plugin's tools
+   * described, a fingerprint): a live host passes a pacer (`createPacer`) that lets the event loop
+   * turn every millisecond or so, so calls it serves meanwhile wait for one slice at most, not for
+   * the whole build. Default: no pause.
    */
-  readonly pause?: () => Promise<void>;
+  readonly pause?: Pause;
   /** The schema validator cache every generation's runtime shares (compiled input schemas carry over). */
   readonly loadValidators?: () => Promise<SchemaValidatorCache>;
   /** Manifests parsed by earlier generations, by their bytes: a reload parses only the changed ones. */
@@ -246,8 +247,7 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
     for (const { entry, fingerprint } of early) pool.prestart(entry.id, fingerprint, () => makeExternal(adapters, entry));
   }
   const { pause } = internals;
-  const step = pause ?? (() => undefined);
-  await step();
+  await pause?.();
   const roots = resolveDiscoveryRoots({
     config,
     pluginPaths: options.pluginPaths ?? [],
@@ -271,11 +271,8 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   const registry =
     pause !== undefined ? await buildPluginRegistrySnapshotInSteps(registryOptions, pause) : buildPluginRegistrySnapshot(registryOptions);
   const { snapshot } = registry;
-  await step();
-
-  let catalog = createResourceCatalog({ snapshot, bundled: BUNDLED_PLUGINS, overrides: EMBEDDED_TOOL_OVERRIDES, config });
-
-  await step();
+  const catalogOptions = { snapshot, bundled: BUNDLED_PLUGINS, overrides: EMBEDDED_TOOL_OVERRIDES, config };
+  let catalog = pause !== undefined ? await createResourceCatalogInSteps(catalogOptions, pause) : createResourceCatalog(catalogOptions);
   const host: HostServices = internals.hostServices ?? {
     plugins: () => snapshot.plugins,
     explainPlugin: (id) => explainPlugin(registry, id, config),
@@ -291,6 +288,7 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
 
   const fingerprints = new Map<string, string>();
   for (const entry of entries.values()) {
+    if (pause !== undefined && fingerprints.size > 0) await pause();
     fingerprints.set(
       entry.id,
       fingerprintPlugin({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveContract } from '@trellis/sdk';
 import type { ToolSpec } from '@trellis/sdk';
-import { createResourceCatalog } from './index.ts';
+import { createResourceCatalog, createResourceCatalogInSteps } from './index.ts';
 import type { ToolDescriptor } from './index.ts';
 import { BUNDLED, SNAPSHOT, config, entry, manifest, spec } from '../test/fixtures.ts';
 
@@ -139,6 +139,33 @@ describe('createResourceCatalog', () => {
     expect(Object.keys(a.get('p.t')!)).not.toContain('schemaHash');
     expect(a.get('p.t')!.schemaHash).toBe(b.get('p.t')!.schemaHash);
     expect(a.get('p.t')!.schemaHash).toBe('551ecf9cb60254e004091bef85b18e929ed4abb6adee39e5b8425d678eaef893');
+  });
+});
+
+describe('createResourceCatalogInSteps', () => {
+  it('builds the same catalog, asking to pause after each plugin and each tool, with availability settled', async () => {
+    const options = {
+      snapshot: SNAPSHOT,
+      bundled: BUNDLED,
+      config: config({ runtime: { capabilities: ['fs.read'], policy: { deny: ['core-table.*'] } } }),
+    };
+    const whole = createResourceCatalog(options);
+    let asked = 0;
+    let awaited = 0;
+    const stepped = await createResourceCatalogInSteps(options, () => {
+      asked += 1;
+      return asked % 2 === 0 ? Promise.resolve().then(() => void (awaited += 1)) : undefined;
+    });
+    expect(stepped.descriptors.map(withHash)).toEqual(whole.descriptors.map(withHash));
+    expect(stepped.warnings).toEqual(whole.warnings);
+    // Asked after every plugin but the first, and after every tool's availability but the first.
+    const plugins = new Set(whole.availability().map((tool) => tool.plugin)).size;
+    expect(asked).toBeGreaterThanOrEqual(plugins - 1 + whole.availability().length - 1);
+    expect(awaited).toBe(Math.floor(asked / 2));
+    // Decided while building, the same as decided on first use.
+    expect(stepped.availability()).toEqual(whole.availability());
+    expect(stepped.lookup('core-fs.write')).toEqual(whole.lookup('core-fs.write'));
+    expect(stepped.lookup('core-fs.read').status).toBe('offered');
   });
 });
 

@@ -1,5 +1,14 @@
 import { CAPABILITIES, ERROR_CODES, resolveContract } from '@trellis/sdk';
-import { DEFAULT_SCHEMA_LIMITS, checkSchemaSafety, compileToolGlob, nestsDeeperThan } from '@trellis/sdk/internal';
+import {
+  DEFAULT_SCHEMA_LIMITS,
+  checkSchemaSafety,
+  compileToolGlob,
+  nestsDeeperThan,
+  runSteps,
+  runStepsPausing,
+  type Pause,
+  type Steps,
+} from '@trellis/sdk/internal';
 import type { ManifestTool, PluginManifest, ToolContract, ToolExample, ToolSpec } from '@trellis/sdk';
 import type {
   CatalogBundledView,
@@ -105,7 +114,22 @@ export function createResourceCatalog(options: CreateResourceCatalogOptions): Re
   return buildCatalog({ ...options, discovered: new Map() });
 }
 
+/**
+ * {@link createResourceCatalog} in steps for a long-running host that rebuilds while it serves:
+ * it asks `pause()` after every plugin's tools and every tool's availability (see `createPacer` in
+ * `@trellis/sdk/internal`), and settles the availability of every tool before it returns, so the
+ * first call the new catalog looks up does not pay for that either. The same catalog.
+ */
+export function createResourceCatalogInSteps(options: CreateResourceCatalogOptions, pause: Pause): Promise<ResourceCatalog> {
+  return runStepsPausing(buildCatalogSteps({ ...options, discovered: new Map() }, true), pause);
+}
+
 function buildCatalog(input: BuildInput): ResourceCatalog {
+  return runSteps(buildCatalogSteps(input, false));
+}
+
+/** The catalog, pausable after each plugin; with `settle`, every tool's availability is decided before it returns. */
+function* buildCatalogSteps(input: BuildInput, settle: boolean): Steps<ResourceCatalog> {
   const { config, discovered } = input;
   const overrides = new Map(Object.entries(input.overrides ?? {}));
   const warnings: CatalogReason[] = [];
@@ -159,8 +183,10 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
     into.push(tool);
   };
 
+  let visited = 0;
   for (const entry of input.snapshot.plugins) {
     if (chosen.get(entry.id) !== entry) continue;
+    if (visited++ > 0) yield;
     const manifest = entry.manifest as PluginManifest;
     const seen = new Set<string>();
     const claim = (tool: string, what: string): boolean => {
@@ -254,13 +280,25 @@ function buildCatalog(input: BuildInput): ResourceCatalog {
   let searchIndex: SearchIndex | undefined;
   let names: ModelNameTable | undefined;
 
+  const settleAvailability = (list: ToolAvailability[]): ToolAvailability[] => {
+    availabilityCache = list;
+    availabilityByName = new Map(list.map((item) => [item.name, item]));
+    return list;
+  };
   const availability = (): ToolAvailability[] => {
     if (availabilityCache !== undefined) return availabilityCache;
     const decide = createAvailabilityRule(config);
-    availabilityCache = known.map((tool) => decide(tool));
-    availabilityByName = new Map(availabilityCache.map((item) => [item.name, item]));
-    return availabilityCache;
+    return settleAvailability(known.map((tool) => decide(tool)));
   };
+  if (settle) {
+    const decide = createAvailabilityRule(config);
+    const list = new Array<ToolAvailability>(known.length);
+    for (let i = 0; i < known.length; i += 1) {
+      if (i > 0) yield;
+      list[i] = decide(known[i]!);
+    }
+    settleAvailability(list);
+  }
   const offered = (): ToolDescriptor[] => {
     if (offeredCache !== undefined) return offeredCache;
     availability();

@@ -1,4 +1,4 @@
-export { createResourceCatalog } from './ResourceCatalog.ts';
+export { createResourceCatalog, createResourceCatalogInSteps } from './ResourceCatalog.ts';
 export type { ResourceCatalog, CreateResourceCatalogOptions, ToolAvailability, ToolLookup } from './ResourceCatalog.ts';
 export type {
   CatalogReason,

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { ERROR_CODES, MAX_MANIFEST_BYTES } from '@trellis/sdk';
-import { formatMode, isUnsafeFolderMode, isWorldWritable } from '@trellis/sdk/internal';
+import { formatMode, isUnsafeFolderMode, isWorldWritable, type Steps } from '@trellis/sdk/internal';
 import { containsPath } from './containsPath.ts';
 import type { PluginManifest } from '@trellis/sdk';
 import type { ParsedManifest } from './parseManifest.ts';
@@ -86,16 +86,22 @@ export function admitCandidate(facts: CandidateFacts, policy: AdmissionPolicy): 
 }
 
 /**
- * Admits the candidates of one run; their clean check lists are shared within the run (see
- * `shared`). `parse` replaces `parseManifest` (a host's `ManifestParseCache`).
+ * Admits the candidates of one run, pausable after each (see `Steps`); their clean check lists are
+ * shared within the run (see `shared`). `parse` replaces `parseManifest` (a host's
+ * `ManifestParseCache`).
  */
-export function admitCandidates(
+export function* admitCandidatesSteps(
   candidates: readonly CandidateFacts[],
   policy: AdmissionPolicy,
   parse?: ParseManifest,
-): AdmittedCandidate[] {
+): Steps<AdmittedCandidate[]> {
   const lists: SharedLists = new Map();
-  return candidates.map((facts) => admitWith(facts, policy, lists, parse));
+  const admitted = new Array<AdmittedCandidate>(candidates.length);
+  for (let i = 0; i < candidates.length; i += 1) {
+    if (i > 0) yield;
+    admitted[i] = admitWith(candidates[i]!, policy, lists, parse);
+  }
+  return admitted;
 }
 
 type ParseManifest = (bytes: Uint8Array) => ParsedManifest;

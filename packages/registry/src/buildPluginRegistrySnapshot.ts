@@ -1,22 +1,14 @@
 import type { RuntimeConfig } from '@trellis/config';
 import { ERROR_CODES } from '@trellis/sdk';
 import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
-import { admitCandidates } from './admitCandidate.ts';
+import { admitCandidatesSteps } from './admitCandidate.ts';
 import { buildSnapshotSteps, orderDecided } from './buildSnapshot.ts';
 import { decideSteps, type CommandLineSwitches } from './decide.ts';
 import { discoverCandidatesSteps } from './discoverCandidates.ts';
-import { runSteps, runStepsPausing, STEP_CHUNK, type Steps } from './steps.ts';
+import { runSteps, runStepsPausing, type Pause, type Steps } from '@trellis/sdk/internal';
 import { findCommandsOnPath } from './findCommandsOnPath.ts';
 import type { ManifestParseCache } from './ManifestParseCache.ts';
-import type {
-  AdmissionPolicy,
-  AdmittedCandidate,
-  DecidedCandidate,
-  PluginRegistrySnapshot,
-  ProfilesData,
-  Reason,
-  RootSpec,
-} from './types.ts';
+import type { AdmissionPolicy, DecidedCandidate, PluginRegistrySnapshot, ProfilesData, Reason, RootSpec } from './types.ts';
 
 /** Inputs of {@link buildPluginRegistrySnapshot}. */
 export interface BuildPluginRegistrySnapshotOptions {
@@ -62,15 +54,15 @@ export function buildPluginRegistrySnapshot(options: BuildPluginRegistrySnapshot
 }
 
 /**
- * {@link buildPluginRegistrySnapshot} in steps, awaiting `pause()` between them (every
- * {@link STEP_CHUNK} folders walked, manifests located, candidates collected, admitted or decided,
- * and snapshot entries frozen), so a long-running host that rebuilds its registry keeps serving calls
- * meanwhile: each step holds the event loop for a part of the work, not all of it. The same
- * pipeline and the same result.
+ * {@link buildPluginRegistrySnapshot} in steps, asking `pause()` after every folder walked,
+ * manifest located, candidate collected, admitted or decided, and snapshot entry frozen (see
+ * `createPacer` in `@trellis/sdk/internal`), so a long-running host that rebuilds its registry
+ * keeps serving calls meanwhile: the event loop is held for one slice of the work at a time, not
+ * for all of it. The same pipeline and the same result.
  */
 export function buildPluginRegistrySnapshotInSteps(
   options: BuildPluginRegistrySnapshotOptions,
-  pause: () => Promise<void>,
+  pause: Pause,
 ): Promise<PluginRegistryResult> {
   return runStepsPausing(registryPipeline(options), pause);
 }
@@ -90,15 +82,7 @@ function* registryPipeline(options: BuildPluginRegistrySnapshotOptions): Steps<P
   const { candidates } = discovery;
   const cache = options.manifestCache;
   const parse = cache === undefined ? undefined : (bytes: Uint8Array) => cache.parse(bytes);
-  let admitted: AdmittedCandidate[];
-  if (candidates.length <= STEP_CHUNK) admitted = admitCandidates(candidates, policy, parse);
-  else {
-    admitted = [];
-    for (let start = 0; start < candidates.length; start += STEP_CHUNK) {
-      admitted.push(...admitCandidates(candidates.slice(start, start + STEP_CHUNK), policy, parse));
-      yield;
-    }
-  }
+  const admitted = yield* admitCandidatesSteps(candidates, policy, parse);
   cache?.endBuild();
 
   let commandsOnPath = options.commandsOnPath;

@@ -1,6 +1,6 @@
 import { type ProfileName } from '@trellis/sdk';
 import { canonicalJson, sha256Hex as sha256 } from '@trellis/sdk/internal';
-import { runSteps, STEP_CHUNK, type Steps } from './steps.ts';
+import { runSteps, type Steps } from '@trellis/sdk/internal';
 import type { DecidedCandidate, PluginRegistrySnapshot, Reason, SnapshotEntry } from './types.ts';
 
 /** Inputs of {@link buildSnapshot}. */
@@ -215,12 +215,12 @@ export function buildSnapshot(options: BuildSnapshotOptions): PluginRegistrySnap
   return runSteps(buildSnapshotSteps(options));
 }
 
-/** {@link buildSnapshot}, pausable after every {@link STEP_CHUNK} entries frozen (see `Steps`). */
+/** {@link buildSnapshot}, pausable after every entry frozen (see `Steps`). */
 export function* buildSnapshotSteps(options: BuildSnapshotOptions): Steps<PluginRegistrySnapshot> {
   const ordered = orderDecided(options.decided);
   const entries = new Array<SnapshotEntry>(ordered.length);
   for (let i = 0; i < ordered.length; i += 1) {
-    if (i % STEP_CHUNK === STEP_CHUNK - 1) yield;
+    if (i > 0) yield;
     entries[i] = frozenSnapshotEntry(ordered[i]!);
   }
   const plugins = Object.freeze(entries);

@@ -2,7 +2,7 @@ import type { RuntimeConfig } from '@trellis/config';
 import { ERROR_CODES } from '@trellis/sdk';
 import { expandProfile } from './expandProfile.ts';
 import { SettingsValidators, resolvePluginSettingsWith } from './resolvePluginSettings.ts';
-import { runSteps, STEP_CHUNK, type Steps } from './steps.ts';
+import { runSteps, type Steps } from '@trellis/sdk/internal';
 import type { AdmittedCandidate, DecidedCandidate, DecisionStep, PluginState, ProfilesData, Reason } from './types.ts';
 
 /** What {@link decide} needs besides the admitted candidates. All plain data: decide is pure. */
@@ -44,7 +44,7 @@ export function decide(admitted: readonly AdmittedCandidate[], options: DecideOp
   return runSteps(decideSteps(admitted, options));
 }
 
-/** {@link decide}, pausable after every {@link STEP_CHUNK} ids decided (see `Steps`). */
+/** {@link decide}, pausable after every id decided (see `Steps`). */
 export function* decideSteps(admitted: readonly AdmittedCandidate[], options: DecideOptions): Steps<DecidedCandidate[]> {
   const groups = new Map<string, number[]>();
   admitted.forEach((candidate, index) => {
@@ -83,7 +83,7 @@ export function* decideSteps(admitted: readonly AdmittedCandidate[], options: De
   let decided = 0;
   for (const indexes of groups.values()) {
     decided += 1;
-    if (decided % STEP_CHUNK === 0) yield;
+    if (decided > 1) yield;
     if (indexes.length === 1) {
       // The common case: one candidate per id.
       out[indexes[0]!] = decideWinner(admitted[indexes[0]!]!, ONLY_CANDIDATE, context);
@@ -141,7 +141,7 @@ export function* decideSteps(admitted: readonly AdmittedCandidate[], options: De
     if (d !== undefined) result[i] = d;
     else {
       rest += 1;
-      if (rest % STEP_CHUNK === 0) yield;
+      if (rest > 1) yield;
       result[i] = decideWinner(admitted[i]!, ONLY_CANDIDATE, context);
     }
   }

@@ -18,7 +18,7 @@ import type {
   RootSpec,
   StatFacts,
 } from './types.ts';
-import { runSteps, STEP_CHUNK, type Steps } from './steps.ts';
+import { runSteps, type Steps } from '@trellis/sdk/internal';
 import { MANIFEST_FILE_NAME, walkPluginRootSteps } from './walkPluginRoot.ts';
 import type { WalkEntry } from './walkPluginRoot.ts';
 
@@ -125,7 +125,7 @@ export function discoverCandidates(options: DiscoverCandidatesOptions): Discover
   return runSteps(discoverCandidatesSteps(options));
 }
 
-/** {@link discoverCandidates}, pausable while it walks and after every {@link STEP_CHUNK} candidates (see `Steps`). */
+/** {@link discoverCandidates}, pausable while it walks and after every manifest located and candidate collected (see `Steps`). */
 export function* discoverCandidatesSteps(options: DiscoverCandidatesOptions): Steps<DiscoveryResult> {
   const warnings: Reason[] = [];
   const candidates: CandidateFacts[] = [];
@@ -150,7 +150,7 @@ export function* discoverCandidatesSteps(options: DiscoverCandidatesOptions): St
     const realPrefix = joinPrefix(rootReal);
     const found = new Array<Found>(entries.length);
     for (let n = 0; n < entries.length; n += 1) {
-      if (n % STEP_CHUNK === STEP_CHUNK - 1) yield;
+      if (n > 0) yield;
       found[n] = locateManifest(entries[n]!, { logicalPrefix, realPrefix, lstatCached });
     }
     // One sort, by relative path: the order candidates are listed in (the manifest paths share
@@ -175,7 +175,7 @@ export function* discoverCandidatesSteps(options: DiscoverCandidatesOptions): St
     }
     const owners = twins ? new Map<string, ExternalCandidateFacts & { aliases: string[] }>() : null;
     for (let n = 0; n < found.length; n += 1) {
-      if (n % STEP_CHUNK === STEP_CHUNK - 1) yield;
+      if (n > 0) yield;
       const item = found[n]!;
       if (item.key !== null && twins && winners.get(item.key) !== item) continue;
       const facts = collectFacts({ root, rootReal, item, lstatCached, reader });

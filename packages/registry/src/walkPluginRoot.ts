@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, statSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import type { ManifestReader, ReadOutcome } from './readManifestFile.ts';
 import { errnoOf, toStatFacts } from './statFacts.ts';
-import { runSteps, STEP_CHUNK, type Steps } from './steps.ts';
+import { runSteps, type Steps } from '@trellis/sdk/internal';
 import type { ReadRefusal, StatFacts } from './types.ts';
 
 /** The manifest file name discovery looks for. */
@@ -59,7 +59,7 @@ export function walkPluginRoot(
   return runSteps(walkPluginRootSteps(rootReal, reader));
 }
 
-/** {@link walkPluginRoot}, pausable after every {@link STEP_CHUNK} folders visited (see `Steps`). */
+/** {@link walkPluginRoot}, pausable after every folder visited (see `Steps`). */
 export function* walkPluginRootSteps(
   rootReal: string,
   reader: ManifestReader,
@@ -87,7 +87,7 @@ export function* walkPluginRootSteps(
   // Why the root itself could not be walked (it exists: resolveRoot saw to that).
   let problem: string | null = null;
   for (let head = 0; head < queue.length; head += 1) {
-    if (head % STEP_CHUNK === STEP_CHUNK - 1) yield;
+    if (head > 0) yield;
     const { dir, rel, depth, linked } = queue[head]!;
     const manifest = dir + MANIFEST_FILE_NAME;
     let lstat: StatFacts | null = null;

@@ -39,3 +39,5 @@ export type { LifecycleMachineOptions } from './lifecycle.ts';
 export { Listeners } from './listeners.ts';
 export { createKeepAliveHost } from './keepAlive.ts';
 export type { KeepAliveHost } from './keepAlive.ts';
+export { runSteps, runStepsPausing, createPacer } from './steps.ts';
+export type { Steps, Pause } from './steps.ts';

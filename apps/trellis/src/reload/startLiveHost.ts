@@ -2,7 +2,7 @@ import type { ResourceCatalog } from '@trellis/catalog';
 import type { PluginRegistrySnapshot } from '@trellis/registry';
 import type { ExecutionHook, InvokeOptions, LifecycleState, SchemaValidatorCache, ToolRequest } from '@trellis/runtime';
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
-import { Listeners } from '@trellis/sdk/internal';
+import { Listeners, createPacer } from '@trellis/sdk/internal';
 import { createManifestParseCache, explainPlugin } from '@trellis/registry';
 import { assembleGeneration, type AssembledGeneration, type AssembleOptions, type Assembly } from '../assemble.ts';
 import { ConfigError } from '../errors.ts';
@@ -13,6 +13,13 @@ import { diffGenerations, isEmptyDiff, type GenerationDiff } from './diffGenerat
 import { liveAssemblyView } from './liveAssemblyView.ts';
 import { isRunning } from './planEarlyStarts.ts';
 import { watchSources, type SourceWatch } from './watchSources.ts';
+
+/**
+ * How long a reload's build holds the event loop at most before it lets calls being served run
+ * (see `createPacer`): a call to a plugin the reload does not touch waits for one slice, not for
+ * the build. Smaller slices cost the build more turns of the loop.
+ */
+const BUILD_SLICE_MS = 1;
 
 /** Options of {@link startLiveHost}: `assemble()`'s, plus how to watch. */
 export interface LiveHostOptions extends AssembleOptions {
@@ -194,7 +201,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
         hostServices,
         loadValidators,
         manifestCache,
-        pause: nextTurn,
+        pause: createPacer(BUILD_SLICE_MS),
         ...(number > 1 ? { serving: current } : {}),
         ...(onPlanned !== undefined ? { onPlanned } : {}),
       },
@@ -503,11 +510,6 @@ function newlyBrokenManifests(serving: PluginRegistrySnapshot, next: PluginRegis
 /** True when two assemblies would serve the same: the same config and snapshot (so the same catalog). */
 function sameServing(a: Assembly, b: Assembly): boolean {
   return a.snapshot.hash === b.snapshot.hash && JSON.stringify(a.config) === JSON.stringify(b.config);
-}
-
-/** Resolves after the event loop has had a turn: timers and I/O that came due meanwhile (calls' replies) run first. */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function pluginOf(name: string): string {
