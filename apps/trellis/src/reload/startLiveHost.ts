@@ -2,8 +2,8 @@ import type { ResourceCatalog } from '@trellis/catalog';
 import type { PluginRegistrySnapshot } from '@trellis/registry';
 import type { ExecutionHook, InvokeOptions, LifecycleState, SchemaValidatorCache, ToolRequest } from '@trellis/runtime';
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
-import { Listeners, createPacer } from '@trellis/sdk/internal';
-import { createManifestParseCache, explainPlugin } from '@trellis/registry';
+import { Listeners, createPacer, type Pause } from '@trellis/sdk/internal';
+import { createManifestParseCache, entryJson, explainPlugin } from '@trellis/registry';
 import { assembleGeneration, type AssembledGeneration, type AssembleOptions, type Assembly } from '../assemble.ts';
 import { ConfigError } from '../errors.ts';
 import { Generation } from './Generation.ts';
@@ -192,6 +192,8 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     ));
   // Manifests parsed by earlier generations: a reload parses only those whose bytes changed.
   const manifestCache = createManifestParseCache();
+  // Every build's work, and the comparison after it, in slices of BUILD_SLICE_MS.
+  const pace = createPacer(BUILD_SLICE_MS);
   const build = (number: number, onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned']): Promise<AssembledGeneration> =>
     assembleGeneration(
       { ...options, hooks: [...hooks] },
@@ -201,7 +203,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
         hostServices,
         loadValidators,
         manifestCache,
-        pause: createPacer(BUILD_SLICE_MS),
+        pause: pace,
         ...(number > 1 ? { serving: current } : {}),
         ...(onPlanned !== undefined ? { onPlanned } : {}),
       },
@@ -307,7 +309,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       await built.assembly.dispose();
       return rejected(trigger, startedAt, [{ code: ERROR_CODES.ABORTED, message: 'the live host closed during the reload' }]);
     }
-    if (isEmptyDiff(changes) && sameServing(before.assembly, built.assembly)) {
+    if (isEmptyDiff(changes) && (await sameServing(before.assembly, built.assembly, pace))) {
       barrier.lower();
       await built.assembly.dispose();
       const result: ReloadResult = {
@@ -507,9 +509,21 @@ function newlyBrokenManifests(serving: PluginRegistrySnapshot, next: PluginRegis
   return problems;
 }
 
-/** True when two assemblies would serve the same: the same config and snapshot (so the same catalog). */
-function sameServing(a: Assembly, b: Assembly): boolean {
-  return a.snapshot.hash === b.snapshot.hash && JSON.stringify(a.config) === JSON.stringify(b.config);
+/**
+ * True when two assemblies would serve the same: the same config and snapshot (so the same
+ * catalog). The snapshots are compared entry by entry, pausing between, rather than by `hash`:
+ * hashing 1,000 entries at once would hold the event loop for milliseconds.
+ */
+async function sameServing(a: Assembly, b: Assembly, pause: Pause): Promise<boolean> {
+  const [x, y] = [a.snapshot, b.snapshot];
+  if (x.profile !== y.profile || x.plugins.length !== y.plugins.length) return false;
+  if (JSON.stringify(x.warnings) !== JSON.stringify(y.warnings) || JSON.stringify(a.config) !== JSON.stringify(b.config)) return false;
+  for (let i = 0; i < x.plugins.length; i += 1) {
+    if (entryJson(x.plugins[i]!) !== entryJson(y.plugins[i]!)) return false;
+    const waiting = pause();
+    if (waiting !== undefined) await waiting;
+  }
+  return true;
 }
 
 function pluginOf(name: string): string {

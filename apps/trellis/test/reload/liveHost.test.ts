@@ -338,6 +338,19 @@ describe('live host', () => {
     ]);
   });
 
+  it('reports a no-op edit unchanged, and applies one that changes only what the snapshot lists', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writeConfig(baseConfig());
+    const live = await start({ watch: false });
+    sandbox.writeConfig(baseConfig());
+    expect(await live.reload()).toMatchObject({ status: 'unchanged', generation: 1 });
+    // A folder nobody allowed: no enabled plugin changes, but `plugins list` must show it disabled.
+    sandbox.writePlugin('gamma');
+    expect(await live.reload()).toMatchObject({ status: 'applied', generation: 2 });
+    expect(live.assembly.snapshot.plugins.find((entry) => entry.id === 'gamma')?.state).toBe('disabled');
+    expect(await live.reload()).toMatchObject({ status: 'unchanged', generation: 2 });
+  });
+
   it('starts and closes when nothing it would watch exists yet (no config file, no plugin root)', { timeout: 60_000 }, async () => {
     const live = await startLiveHost({ workspace: sandbox.home, home: sandbox.home, env: sandbox.env });
     host = live;
