@@ -216,7 +216,8 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   const { workspace, home } = resolveHostPaths({ workspace: options.workspace, home: options.home, env });
   const logger = options.logger ?? silentLogger;
 
-  const loaded = await loadConfig({ configPath: options.configPath, env, workspace, home });
+  const { pause } = internals;
+  const loaded = await loadConfig({ configPath: options.configPath, env, workspace, home, ...(pause !== undefined ? { pause } : {}) });
   if (loaded.errors.length > 0 || loaded.value === undefined) throw new ConfigError(loaded.errors);
   let config = loaded.value;
   if (options.profile !== undefined) config = { ...config, plugins: { ...config.plugins, profile: options.profile } };
@@ -246,7 +247,6 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
     const adapters = await import('@trellis/runtime/external');
     for (const { entry, fingerprint } of early) pool.prestart(entry.id, fingerprint, () => makeExternal(adapters, entry));
   }
-  const { pause } = internals;
   await pause?.();
   const roots = resolveDiscoveryRoots({
     config,

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { ResolvedRuntimeConfig } from '@trellis/config';
 import { findConfigLayers, resolveConfigHome, resolveWorkspaceTrust } from '@trellis/config/lookup';
+import type { Pause } from '@trellis/sdk/internal';
 import { EMBEDDED_RUNTIME_CONFIG, EMBEDDED_RUNTIME_TOML } from './bundled.gen.ts';
 
 /**
@@ -26,6 +27,8 @@ export interface LoadConfigOptions {
   readonly home: string;
   /** Always run the full layered loader, so `origins` is filled (for `config show --origin`). */
   readonly withOrigins?: boolean;
+  /** A live host's pacer: the load pauses between the phases of each layer (see `resolveRuntimeConfigInSteps`). */
+  readonly pause?: Pause;
 }
 
 /**
@@ -50,7 +53,9 @@ export async function loadConfig(
       workspaceTrust,
     };
   }
-  const { resolveRuntimeConfig } = await import('@trellis/config');
-  const result = resolveRuntimeConfig({ ...options, embeddedDefault: EMBEDDED_RUNTIME_TOML, workspaceTrust });
+  const { resolveRuntimeConfig, resolveRuntimeConfigInSteps } = await import('@trellis/config');
+  const { pause, ...lookup } = options;
+  const resolveOptions = { ...lookup, embeddedDefault: EMBEDDED_RUNTIME_TOML, workspaceTrust };
+  const result = pause === undefined ? resolveRuntimeConfig(resolveOptions) : await resolveRuntimeConfigInSteps(resolveOptions, pause);
   return { ...result, workspaceTrust };
 }

@@ -16,7 +16,7 @@ export { loadRuntimeConfig } from './loadRuntimeConfig.ts';
 export type { LoadRuntimeConfigOptions } from './loadRuntimeConfig.ts';
 export { findRuntimeConfig } from './findRuntimeConfig.ts';
 export type { ConfigSource, ConfigLocation, FindRuntimeConfigOptions } from './findRuntimeConfig.ts';
-export { resolveRuntimeConfig, EMBEDDED_CONFIG_NAME } from './resolveRuntimeConfig.ts';
+export { resolveRuntimeConfig, resolveRuntimeConfigInSteps, EMBEDDED_CONFIG_NAME } from './resolveRuntimeConfig.ts';
 export type { ResolveRuntimeConfigOptions, ResolvedRuntimeConfig } from './resolveRuntimeConfig.ts';
 export { expandEnvString } from './expandEnvString.ts';
 export type { EnvExpansion } from './expandEnvString.ts';

@@ -2,7 +2,7 @@ import { dirname, resolve } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { ERROR_CODES } from '@trellis/sdk';
-import { formatIssues, formatKeyPath } from '@trellis/sdk/internal';
+import { formatIssues, formatKeyPath, runSteps, type Steps } from '@trellis/sdk/internal';
 import type { ErrorCode } from '@trellis/sdk';
 import { FORBIDDEN_KEYS, MAX_CONFIG_DEPTH, MAX_REPORTED_PROBLEMS, failed, makeProblem } from './ConfigProblem.ts';
 import type { ConfigLoadResult, ConfigProblem } from './ConfigProblem.ts';
@@ -109,6 +109,11 @@ export function parseRuntimeConfig(text: string | Uint8Array, options: ParseRunt
  * keys the file itself sets, so layers can be merged key by key and each key traced to its file.
  */
 export function parseConfigLayer(text: string | Uint8Array, options: ParseConfigLayerOptions): ConfigLayerParse {
+  return runSteps(parseConfigLayerSteps(text, options));
+}
+
+/** {@link parseConfigLayer}, pausable after the TOML is parsed and after its keys are walked (see `Steps`). */
+export function* parseConfigLayerSteps(text: string | Uint8Array, options: ParseConfigLayerOptions): Steps<ConfigLayerParse> {
   const file = options.fileName;
   const none = new Set<string>();
   const decoded = decodeConfigText(text, file);
@@ -120,6 +125,7 @@ export function parseConfigLayer(text: string | Uint8Array, options: ParseConfig
   } catch (error) {
     return { ...failed([tomlFailure(error, file, decoded.text)]), tree: undefined, expandedKeys: none };
   }
+  yield;
 
   const ctx: WalkContext = {
     env: options.env,
@@ -143,6 +149,7 @@ export function parseConfigLayer(text: string | Uint8Array, options: ParseConfig
       expandedKeys: ctx.expandedKeys,
     };
   }
+  yield;
   const parsed = RuntimeConfigSchema.safeParse(tree, { error: tomlIssueMessage });
   if (!parsed.success) {
     const issues = formatIssues(parsed.error);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findRuntimeConfig } from './findRuntimeConfig.ts';
-import { EMBEDDED_CONFIG_NAME, resolveRuntimeConfig } from './resolveRuntimeConfig.ts';
+import { EMBEDDED_CONFIG_NAME, resolveRuntimeConfig, resolveRuntimeConfigInSteps } from './resolveRuntimeConfig.ts';
 import { RuntimeConfigSchema } from './RuntimeConfigSchema.ts';
 
 let dir: string;
@@ -247,5 +247,33 @@ describe('resolveRuntimeConfig', () => {
     const path = put(join(dir, 'c.toml'), '[runtime.tools.openrouter]\napi_key = "${KEY}"\n');
     const result = resolveRuntimeConfig({ configPath: path, env: { KEY: 'k-123' }, workspace, home, embeddedDefault });
     expect(result.value?.runtime.tools).toEqual({ openrouter: { api_key: 'k-123' } });
+  });
+});
+
+describe('resolveRuntimeConfigInSteps', () => {
+  it('resolves the same layers, value and problems as the one-piece load, pausing between the phases of each layer', async () => {
+    const ids = Array.from({ length: 300 }, (_, i) => `p${i}`);
+    put(join(home, '.config', 'trellis', 'runtime.toml'), `[runtime]\ntool_timeout_seconds = 9\n`);
+    const flag = put(join(dir, 'flag.toml'), `[plugins]\nallow = ${JSON.stringify(ids)}\nprofile = "full"\n`);
+    const broken = put(join(dir, 'broken.toml'), `[plugins]\nallow = ["Not An Id"]\n`);
+    for (const configPath of [flag, broken]) {
+      const options = { configPath, env: {}, workspace, home, embeddedDefault: '[runtime]\naudit_log = ""\n' };
+      const whole = resolveRuntimeConfig(options);
+      let asked = 0;
+      const stepped = await resolveRuntimeConfigInSteps(options, () => {
+        asked += 1;
+        return new Promise((resolve) => setImmediate(resolve));
+      });
+      expect(stepped).toEqual(whole);
+      if (configPath === flag) {
+        expect(stepped.value?.plugins.allow).toEqual(ids);
+        expect(stepped.value?.runtime.tool_timeout_seconds).toBe(9);
+        // After each layer's TOML (embedded, user, flag) and keys (not the embedded one's: it sets
+        // only defaults, so it skips the schema), and before the merged config is validated.
+        expect(asked).toBe(3 + 2 + 1);
+      } else {
+        expect(stepped.errors.map((problem) => problem.code)).toEqual(['CONFIG_SCHEMA']);
+      }
+    }
   });
 });
