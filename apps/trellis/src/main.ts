@@ -1,15 +1,6 @@
 import type { ApprovalHook } from '@trellis/runtime';
 import { assemble } from './assemble.ts';
 import { TRELLIS_VERSION } from './bundled.gen.ts';
-import { chat } from './commands/chat.ts';
-import { configCheck } from './commands/configCheck.ts';
-import { configShow } from './commands/configShow.ts';
-import { trust } from './commands/trust.ts';
-import { doctor } from './commands/doctor.ts';
-import { mcpCommand } from './commands/mcp.ts';
-import { pluginsExplain, pluginsList } from './commands/plugins.ts';
-import { runConnectors } from './commands/run.ts';
-import { toolsCall, toolsDescribe, toolsList, toolsSearch } from './commands/tools.ts';
 import { createFdWriter } from './fdWriter.ts';
 import { ConfigError, EXIT, FailedError, UsageError, exitCodeFor } from './errors.ts';
 import { HELP } from './help.ts';
@@ -18,9 +9,6 @@ import { parseCommandLine } from './parseCommandLine.ts';
 import { SHUTDOWN_LIMIT_MS, trapExitSignals } from './shutdown.ts';
 import { commandLineSwitches, writeJsonError } from './cliHabits.ts';
 import { readStandardInput } from './readStandardInput.ts';
-import { pluginNew, pluginTest } from './commands/pluginAuthoring.ts';
-import { startLiveHost } from './reload/startLiveHost.ts';
-import { followReloads } from './reload/followReloads.ts';
 import { closeWithin, holdHangups } from './liveExit.ts';
 
 /**
@@ -91,13 +79,14 @@ export async function main(
       return EXIT.USAGE;
     }
     const name = line.command.join(' ');
-    if (name === 'config check') return await configCheck(line, io, env);
-    if (name === 'config show') return await configShow(line, io, env);
-    if (name === 'trust') return trust(line, io, env);
-    if (name === 'mcp import' || name === 'mcp approve') return await mcpCommand(line, io, env);
-    if (name === 'plugin new') return pluginNew(line, io);
-    if (name === 'plugin test') return await pluginTest(line, io, env);
-    // Loaded on demand, like serve: node:net is not worth loading on every other command's start.
+    // Each command's module is loaded when that command runs: a start pays for the code of its
+    // own command only (bench/startup), not for every other command's libraries.
+    if (name === 'config check') return await (await import('./commands/configCheck.ts')).configCheck(line, io, env);
+    if (name === 'config show') return await (await import('./commands/configShow.ts')).configShow(line, io, env);
+    if (name === 'trust') return (await import('./commands/trust.ts')).trust(line, io, env);
+    if (name === 'mcp import' || name === 'mcp approve') return await (await import('./commands/mcp.ts')).mcpCommand(line, io, env);
+    if (name === 'plugin new') return (await import('./commands/pluginAuthoring.ts')).pluginNew(line, io);
+    if (name === 'plugin test') return await (await import('./commands/pluginAuthoring.ts')).pluginTest(line, io, env);
     if (name === 'status') return await (await import('./commands/status.ts')).status(line, io, env);
     if (name === 'plugins list' && line.options.running === true)
       return await (await import('./commands/status.ts')).pluginsListRunning(line, io, env);
@@ -124,13 +113,18 @@ export async function main(
     // Until followReloads listens, a SIGHUP must not end a starting host by Node's default action.
     const starting = longRunning ? holdHangups() : undefined;
     const live = longRunning
-      ? await startLiveHost(assembleOptions).catch((error: unknown) => {
-          starting?.release();
-          throw error;
-        })
+      ? await import('./reload/startLiveHost.ts')
+          .then(({ startLiveHost }) => startLiveHost(assembleOptions))
+          .catch((error: unknown) => {
+            starting?.release();
+            throw error;
+          })
       : undefined;
     const assembly = live?.assembly ?? (await assemble(assembleOptions));
-    const unfollow = live === undefined ? undefined : followReloads(live, io, name === 'run' ? 'json' : 'text');
+    const unfollow =
+      live === undefined
+        ? undefined
+        : (await import('./reload/followReloads.ts')).followReloads(live, io, name === 'run' ? 'json' : 'text');
     if (starting?.release() === true) void live?.reload('signal');
     // `run` handles SIGINT/SIGTERM itself: it stops its connectors gracefully before disposing.
     const untrap =
@@ -139,25 +133,24 @@ export async function main(
       if (!line.flags.json) for (const w of assembly.configWarnings) io.err(`warning: ${w.message}\n`);
       switch (name) {
         case 'doctor':
-          return await doctor(line, io, assembly);
+          return await (await import('./commands/doctor.ts')).doctor(line, io, assembly);
         case 'plugins list':
-          return pluginsList(line, io, assembly);
+          return (await import('./commands/plugins.ts')).pluginsList(line, io, assembly);
         case 'plugins explain':
-          return pluginsExplain(line, io, assembly);
+          return (await import('./commands/plugins.ts')).pluginsExplain(line, io, assembly);
         case 'tools list':
-          return toolsList(line, io, assembly);
+          return (await import('./commands/tools.ts')).toolsList(line, io, assembly);
         case 'tools describe':
-          return toolsDescribe(line, io, assembly);
+          return (await import('./commands/tools.ts')).toolsDescribe(line, io, assembly);
         case 'tools search':
-          return toolsSearch(line, io, assembly);
+          return (await import('./commands/tools.ts')).toolsSearch(line, io, assembly);
         case 'tools call':
-          return await toolsCall(line, io, assembly);
+          return await (await import('./commands/tools.ts')).toolsCall(line, io, assembly);
         case 'chat':
-          return await chat(line, io, assembly);
+          return await (await import('./commands/chat.ts')).chat(line, io, assembly);
         case 'run':
-          return await runConnectors(line, io, assembly, live);
+          return await (await import('./commands/run.ts')).runConnectors(line, io, assembly, live);
         case 'serve':
-          // Loaded on demand: the MCP SDK is not worth parsing on every other command's start.
           return await (await import('./commands/serve.ts')).serve(line, io, assembly, env, live);
         default:
           throw new Error(`command "${name}" is parsed but not wired`);

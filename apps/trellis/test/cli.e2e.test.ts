@@ -21,6 +21,33 @@ describe('trellis (built binary)', () => {
     expect(help.stdout).toContain('Exit codes: 0 ok, 1 a check or tool failed, 2 usage or config error.');
   });
 
+  it('tools list without a config file loads neither the schema library nor the TOML parser (bench/startup)', () => {
+    // A preload records every module the CLI compiles; each library is known by a class name its
+    // minified code keeps (zod's ZodError, smol-toml's TomlError).
+    const preload = join(sandbox.dir, 'record-modules.cjs');
+    const record = join(sandbox.dir, 'modules.txt');
+    writeFileSync(
+      preload,
+      `const Module = require('node:module');
+const compile = Module.prototype._compile;
+const seen = [];
+Module.prototype._compile = function (content, filename) { seen.push(filename); return compile.call(this, content, filename); };
+process.on('exit', () => require('node:fs').writeFileSync(process.env.RECORD, seen.join('\\n')));
+`,
+    );
+    const result = spawnSync(process.execPath, ['-r', preload, CLI, 'tools', 'list', '--json'], {
+      cwd: sandbox.workspace,
+      env: { ...sandbox.env, RECORD: record },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.status).toBe(0);
+    const loaded = readFileSync(record, 'utf8').split('\n');
+    expect(loaded).toContain(CLI);
+    const libraries = loaded.filter((file) => /ZodError|TomlError/.test(readFileSync(file, 'utf8')));
+    expect(libraries).toEqual([]);
+  });
+
   it('stops quietly with exit 0 when its reader goes away (EPIPE), like other Unix tools', () => {
     // `| true` closes the pipe at once, so every write the CLI makes meets a reader that is gone.
     const script = '"$NODE" "$CLI" tools list --json 2>"$ERR" | true; echo "${PIPESTATUS[0]}"';

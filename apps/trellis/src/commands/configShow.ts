@@ -1,4 +1,3 @@
-import { flattenConfig } from '@trellis/config';
 import type { ConfigOrigin } from '@trellis/config';
 import { ConfigError, EXIT } from '../errors.ts';
 import { toJson, type CommandIO } from '../io.ts';
@@ -23,6 +22,9 @@ export async function configShow(line: CommandLine, io: CommandIO, env: Readonly
   });
   if (loaded.errors.length > 0 || loaded.value === undefined) throw new ConfigError(loaded.errors);
   const origins = loaded.origins ?? new Map<string, ConfigOrigin>();
+  // Imported here, not at the top: main.ts imports every command, and a static import of
+  // @trellis/config would load zod and the TOML parser into every command's start-up.
+  const { flattenConfig } = await import('@trellis/config');
   const keys = flattenConfig(loaded.value as unknown as Record<string, unknown>).map(({ key, value }) => {
     const origin = originOf(origins, key);
     return {
