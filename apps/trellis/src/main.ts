@@ -112,19 +112,24 @@ export async function main(
     const longRunning = name === 'serve' || name === 'run';
     // Until followReloads listens, a SIGHUP must not end a starting host by Node's default action.
     const starting = longRunning ? holdHangups() : undefined;
-    const live = longRunning
-      ? await import('./reload/startLiveHost.ts')
-          .then(({ startLiveHost }) => startLiveHost(assembleOptions))
-          .catch((error: unknown) => {
+    // The live host and its reload reporting load together, before anything starts: a failed load
+    // must still release SIGHUP.
+    const reloading = longRunning
+      ? await Promise.all([import('./reload/startLiveHost.ts'), import('./reload/followReloads.ts')]).catch((error: unknown) => {
+          starting?.release();
+          throw error;
+        })
+      : undefined;
+    const live =
+      reloading === undefined
+        ? undefined
+        : await reloading[0].startLiveHost(assembleOptions).catch((error: unknown) => {
             starting?.release();
             throw error;
-          })
-      : undefined;
+          });
     const assembly = live?.assembly ?? (await assemble(assembleOptions));
     const unfollow =
-      live === undefined
-        ? undefined
-        : (await import('./reload/followReloads.ts')).followReloads(live, io, name === 'run' ? 'json' : 'text');
+      live === undefined || reloading === undefined ? undefined : reloading[1].followReloads(live, io, name === 'run' ? 'json' : 'text');
     if (starting?.release() === true) void live?.reload('signal');
     // `run` handles SIGINT/SIGTERM itself: it stops its connectors gracefully before disposing.
     const untrap =

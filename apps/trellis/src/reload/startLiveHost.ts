@@ -132,7 +132,7 @@ export interface LiveHost {
    * `RELOAD_TIMEOUT`). Never rejects.
    */
   invoke(request: ToolRequest, options?: InvokeOptions): Promise<LiveToolOutcome>;
-  /** Attaches an execution hook to every generation, present and future. */
+  /** Attaches an execution hook to every generation, present and future; adding the same hook again does nothing. */
   addHook(hook: ExecutionHook): () => void;
   /** Reloads now (what a file change or SIGHUP does); resolves with the result. Reloads run one at a time. */
   reload(trigger?: ReloadTrigger): Promise<ReloadResult>;
@@ -161,7 +161,11 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   const catalogListeners = new Listeners<ResourceCatalog>((error) =>
     logger.error(`a catalog-changed listener threw: ${error instanceof Error ? error.message : String(error)}`),
   );
-  const hooks = new Set<ExecutionHook>(options.hooks ?? []);
+  // Hooks added with addHook, each with the detachers of the generations it is attached to. They
+  // are attached to a new generation at its swap, not when its build starts: a hook added (or
+  // removed) while a build runs must hold for the generation that build makes. The hooks of
+  // `options.hooks` are every generation's from the start and cannot be removed.
+  const addedHooks = new Map<ExecutionHook, Array<() => void>>();
   const draining = new Set<Generation>();
   let lastReload: ReloadResult | undefined;
   let watch: SourceWatch | undefined;
@@ -195,19 +199,16 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   // Every build's work, and the comparison after it, in slices of BUILD_SLICE_MS.
   const pace = createPacer(BUILD_SLICE_MS);
   const build = (number: number, onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned']): Promise<AssembledGeneration> =>
-    assembleGeneration(
-      { ...options, hooks: [...hooks] },
-      {
-        generation: number,
-        pool,
-        hostServices,
-        loadValidators,
-        manifestCache,
-        pause: pace,
-        ...(number > 1 ? { serving: current } : {}),
-        ...(onPlanned !== undefined ? { onPlanned } : {}),
-      },
-    );
+    assembleGeneration(options, {
+      generation: number,
+      pool,
+      hostServices,
+      loadValidators,
+      manifestCache,
+      pause: pace,
+      ...(number > 1 ? { serving: current } : {}),
+      ...(onPlanned !== undefined ? { onPlanned } : {}),
+    });
 
   const first = await build(1);
   let current = new Generation(1, first.assembly, first.fingerprints, Date.now());
@@ -304,12 +305,14 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     // (close() waits for that; the reload goes on meanwhile).
     void dropUnclaimed();
     const changes = diff ?? diffGenerations(before.fingerprints, built.fingerprints);
+    // The comparison pauses between entries, so close() may begin during it: check after it.
+    const unchanged = isEmptyDiff(changes) && (await sameServing(before.assembly, built.assembly, pace));
     if (closing !== undefined) {
       barrier.lower();
       await built.assembly.dispose();
       return rejected(trigger, startedAt, [{ code: ERROR_CODES.ABORTED, message: 'the live host closed during the reload' }]);
     }
-    if (isEmptyDiff(changes) && (await sameServing(before.assembly, built.assembly, pace))) {
+    if (unchanged) {
       barrier.lower();
       await built.assembly.dispose();
       const result: ReloadResult = {
@@ -359,6 +362,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
         });
       }
     }
+    for (const [hook, detachers] of addedHooks) detachers.push(built.assembly.runtime.addHook(hook));
     // The swap: catalog and runtime change together, in one assignment.
     current = new Generation(number, built.assembly, built.fingerprints, Date.now());
     barrier.lower();
@@ -426,10 +430,12 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     assembly: undefined as unknown as Assembly,
     invoke,
     addHook(hook) {
-      hooks.add(hook);
+      if (addedHooks.has(hook)) return () => undefined;
       const detachers = [current, ...draining].map((generation) => generation.assembly.runtime.addHook(hook));
+      addedHooks.set(hook, detachers);
       return () => {
-        hooks.delete(hook);
+        if (addedHooks.get(hook) !== detachers) return;
+        addedHooks.delete(hook);
         for (const detach of detachers) detach();
       };
     },

@@ -349,6 +349,30 @@ describe('live host', () => {
     expect(await live.reload()).toMatchObject({ status: 'applied', generation: 2 });
     expect(live.assembly.snapshot.plugins.find((entry) => entry.id === 'gamma')?.state).toBe('disabled');
     expect(await live.reload()).toMatchObject({ status: 'unchanged', generation: 2 });
+    // The same entries, one of them changed: the comparison must look inside each entry.
+    sandbox.writePlugin('gamma', { version: '1.0.1' });
+    expect(await live.reload()).toMatchObject({ status: 'applied', generation: 3 });
+  });
+
+  it('a hook added while a reload builds holds for the generation it swaps in; removed, it leaves every generation', async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writeConfig(baseConfig());
+    const live = await start({ watch: false });
+    let events = 0;
+    const hook = (): void => void (events += 1);
+    sandbox.writeConfig(baseConfig('[runtime]\nretry_backoff_ms = 321\n'));
+    const reloading = live.reload(); // builds until its first await: the hook comes in mid-build
+    const remove = live.addHook(hook);
+    expect(await reloading).toMatchObject({ status: 'applied', generation: 2 });
+    expect(await live.invoke({ name: 'alpha.where' })).toMatchObject({ ok: true, generation: 2 });
+    expect(events).toBeGreaterThan(0);
+    remove();
+    const seen = events;
+    expect(await live.invoke({ name: 'alpha.where' })).toMatchObject({ ok: true, generation: 2 });
+    sandbox.writeConfig(baseConfig('[runtime]\nretry_backoff_ms = 322\n'));
+    expect(await live.reload()).toMatchObject({ status: 'applied', generation: 3 });
+    expect(await live.invoke({ name: 'alpha.where' })).toMatchObject({ ok: true, generation: 3 });
+    expect(events).toBe(seen);
   });
 
   it('starts and closes when nothing it would watch exists yet (no config file, no plugin root)', { timeout: 60_000 }, async () => {
