@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 import { sharedTsup } from '../../tsup.shared.ts';
 import { ESM_REQUIRE_BANNER } from './scripts/esmRequireBanner.ts';
 
@@ -47,6 +47,29 @@ function unpublishedSourcePaths(): Record<string, string[]> {
   return paths;
 }
 
+/**
+ * zod re-exports every one of its ~50 message locales as `z.locales` (about 260 KB of the 450 KB
+ * it adds to the bundle, all parsed when zod first loads: a config file read, a manifest parsed, a
+ * bundled tool's first call). Trellis speaks English only, zod's default, so the bundle keeps `en`:
+ * the way moment.js locales are left out of web bundles. `z.locales.en` still works; any other
+ * locale is undefined.
+ */
+const zodEnglishOnly: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'zod-english-only',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/](core|classic)[\\/]/.test(args.importer)
+        ? { path: join(dirname(args.importer), '..', 'locales', 'en.js'), namespace: 'zod-english-only' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path)};`,
+      resolveDir: dirname(args.path),
+      loader: 'js',
+    }));
+  },
+};
+
 export default defineConfig({
   ...sharedTsup,
   entry: { cli: 'src/cli.ts', index: 'src/index.ts', 'mcp-server': 'src/mcpServer.ts', ...pluginEntries, 'entry/worker': tinypoolEntry },
@@ -54,6 +77,7 @@ export default defineConfig({
   noExternal: [/.*/],
   // Bundled CommonJS dependencies call require() for Node built-ins.
   banner: { js: ESM_REQUIRE_BANNER },
+  esbuildPlugins: [zodEnglishOnly],
   // Smaller code compiles faster at startup; the source maps keep stack traces readable.
   minify: true,
   shims: false,
