@@ -7,9 +7,9 @@
 //   build, swap), median of 7; cold start: assemble() plus starting the same two plugins,
 //   median of 5. Target: reload ≤ 0.5× cold start.
 // - calls during a reload: calls to the changed plugin and to an untouched one (the plugin answers
-//   at once), fired every 2 ms from the write until 50 ms after the swap; added p99 = p99 during reloads − p99 of the same
-//   calls without a reload. Targets: changed plugin's added p99 ≤ the reload's duration;
-//   untouched plugin's added p99 ≤ 1 ms.
+//   at once), fired every 2 ms from the write until 50 ms after the swap; added p99 = p99 during
+//   reloads − p99 of the same calls without a reload. Targets: changed plugin's added p99 ≤ the
+//   reload's duration; untouched plugin's added p99 ≤ 1 ms.
 // - the floor: restarting a plugin starts a child process (and stops one), and on a 2-core machine
 //   that child's start-up competes with the host and the other children for the CPU whatever the
 //   host does. Between the reloads the same call loops run while a bare child of the same command

@@ -28,7 +28,7 @@ import {
   type ToolRuntime,
 } from '@trellis/runtime';
 import { silentLogger, type HostServices, type LifecycleTransition, type Logger, type ProfileName, type ToolSpec } from '@trellis/sdk';
-import { Listeners, createKeepAliveHost, type Pause } from '@trellis/sdk/internal';
+import { Listeners, createKeepAliveHost, runSteps, runStepsPausing, type Pause, type Steps } from '@trellis/sdk/internal';
 import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
 import { BUNDLED_INPUT_VALIDATORS } from './bundledValidators.gen.ts';
 import { applyCommandLineSwitches } from './applyCommandLineSwitches.ts';
@@ -286,20 +286,24 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   // The out-of-process adapters load only when an external plugin is enabled.
   const external = [...entries.values()].some((entry) => !entry.bundled) ? await import('@trellis/runtime/external') : undefined;
 
-  const fingerprints = new Map<string, string>();
-  for (const entry of entries.values()) {
-    if (pause !== undefined && fingerprints.size > 0) await pause();
-    fingerprints.set(
-      entry.id,
-      fingerprintPlugin({
-        entry,
-        settings: registry.settings.get(entry.id) ?? {},
-        overrides: config.plugins.entries[entry.id],
-        trusted: loaded.workspaceTrust.trusted,
-        refreshToolSources: options.refreshToolSources === true,
-      }),
-    );
+  function* fingerprintSteps(): Steps<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (const entry of entries.values()) {
+      if (out.size > 0) yield;
+      out.set(
+        entry.id,
+        fingerprintPlugin({
+          entry,
+          settings: registry.settings.get(entry.id) ?? {},
+          overrides: config.plugins.entries[entry.id],
+          trusted: loaded.workspaceTrust.trusted,
+          refreshToolSources: options.refreshToolSources === true,
+        }),
+      );
+    }
+    return out;
   }
+  const fingerprints = pause !== undefined ? await runStepsPausing(fingerprintSteps(), pause) : runSteps(fingerprintSteps());
 
   // What plugins keep alive below their implementation: a live host's spans its generations.
   const keepAlive =

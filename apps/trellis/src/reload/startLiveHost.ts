@@ -2,7 +2,7 @@ import type { ResourceCatalog } from '@trellis/catalog';
 import type { PluginRegistrySnapshot } from '@trellis/registry';
 import type { ExecutionHook, InvokeOptions, LifecycleState, SchemaValidatorCache, ToolRequest } from '@trellis/runtime';
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
-import { Listeners, createPacer, type Pause } from '@trellis/sdk/internal';
+import { Listeners, createPacer, runStepsPausing, type Steps } from '@trellis/sdk/internal';
 import { createManifestParseCache, entryJson, explainPlugin } from '@trellis/registry';
 import { assembleGeneration, type AssembledGeneration, type AssembleOptions, type Assembly } from '../assemble.ts';
 import { ConfigError } from '../errors.ts';
@@ -306,7 +306,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     void dropUnclaimed();
     const changes = diff ?? diffGenerations(before.fingerprints, built.fingerprints);
     // The comparison pauses between entries, so close() may begin during it: check after it.
-    const unchanged = isEmptyDiff(changes) && (await sameServing(before.assembly, built.assembly, pace));
+    const unchanged = isEmptyDiff(changes) && (await runStepsPausing(sameServing(before.assembly, built.assembly), pace));
     if (closing !== undefined) {
       barrier.lower();
       await built.assembly.dispose();
@@ -517,17 +517,16 @@ function newlyBrokenManifests(serving: PluginRegistrySnapshot, next: PluginRegis
 
 /**
  * True when two assemblies would serve the same: the same config and snapshot (so the same
- * catalog). The snapshots are compared entry by entry, pausing between, rather than by `hash`:
- * hashing 1,000 entries at once would hold the event loop for milliseconds.
+ * catalog). The snapshots are compared entry by entry, pausable between (see `Steps`), rather than
+ * by `hash`: hashing 1,000 entries at once would hold the event loop for milliseconds.
  */
-async function sameServing(a: Assembly, b: Assembly, pause: Pause): Promise<boolean> {
+function* sameServing(a: Assembly, b: Assembly): Steps<boolean> {
   const [x, y] = [a.snapshot, b.snapshot];
   if (x.profile !== y.profile || x.plugins.length !== y.plugins.length) return false;
   if (JSON.stringify(x.warnings) !== JSON.stringify(y.warnings) || JSON.stringify(a.config) !== JSON.stringify(b.config)) return false;
   for (let i = 0; i < x.plugins.length; i += 1) {
+    if (i > 0) yield;
     if (entryJson(x.plugins[i]!) !== entryJson(y.plugins[i]!)) return false;
-    const waiting = pause();
-    if (waiting !== undefined) await waiting;
   }
   return true;
 }
