@@ -1,7 +1,7 @@
 import type { RuntimeConfig } from '@trellis/config';
 import { isCandidateUnchanged, prepareRegistry, resolvePluginSettings, type SnapshotEntry } from '@trellis/registry';
 import type { LifecycleState } from '@trellis/runtime';
-import { canonicalJson } from '@trellis/sdk/internal';
+import { samePlainData } from '@trellis/sdk/internal';
 import type { Assembly } from '../assemble.ts';
 import { fingerprintPlugin } from './fingerprintPlugin.ts';
 
@@ -43,8 +43,8 @@ export async function planEarlyStarts(
   const before = serving.assembly.config;
   if (options.trusted !== serving.assembly.workspaceTrust.trusted) return [];
   const { allow, deny, profile, paths } = config.plugins;
-  const policy = canonicalJson([allow, deny, profile, paths]);
-  if (policy !== canonicalJson([before.plugins.allow, before.plugins.deny, before.plugins.profile, before.plugins.paths])) return [];
+  const policy = [before.plugins.allow, before.plugins.deny, before.plugins.profile, before.plugins.paths];
+  if (!samePlainData([allow, deny, profile, paths], policy)) return [];
 
   // The enabled entry of each id only: the snapshot also lists the copies it shadowed, rejected
   // or left disabled (an untrusted workspace's), and none of those may run.
@@ -57,7 +57,7 @@ export async function planEarlyStarts(
     if (!serving.fingerprints.has(id) || !isRunning(serving.assembly.lifecycle(id)?.state)) return false;
     const next = config.plugins.entries[id];
     const previous = before.plugins.entries[id];
-    if (next?.enabled !== previous?.enabled || canonicalJson(next ?? null) === canonicalJson(previous ?? null)) return false;
+    if (next?.enabled !== previous?.enabled || samePlainData(next ?? null, previous ?? null)) return false;
     // The same edit may have touched the plugin's folder too (a pull, a chmod): start early only
     // what admission would judge as it did (the same manifest bytes, modes and owners up to the root).
     const facts = serving.assembly.registry.trace.find((d) => d.state === 'enabled' && d.admitted.id === id)?.admitted.facts;

@@ -1,0 +1,71 @@
+import { samePlainData } from '@trellis/sdk/internal';
+import { registryDependency } from './prepareRegistry.ts';
+import type { ParsedManifest } from './parseManifest.ts';
+import type { AdmittedCandidate, CandidateFacts, ExternalCandidateFacts } from './types.ts';
+
+/**
+ * What one snapshot build takes over from the build before it, for a host that builds again and
+ * again (a live host's reloads). Every file is still found, stat'ed, read and compared on every
+ * build: the cache trusts nothing but equal values. What it saves is work and new objects:
+ *
+ * - a manifest whose bytes did not change is not parsed again (parsing, TOML then the schema, is
+ *   most of the registry's CPU per manifest and a pure function of the bytes);
+ * - a candidate whose facts (paths, stat facts, bytes) all equal the last build's keeps the last
+ *   build's facts object, and then its admission (a pure function of the facts and the policy)
+ *   when the policy is the same too.
+ *
+ * The objects a build keeps are what the next generation holds for as long as it serves; taking
+ * the unchanged ones over leaves the collector little to copy while a reload builds (see
+ * docs/reload.md). Hold one per host, never per process (decision 0009).
+ */
+export interface RegistryBuildCache {
+  /** `parseManifest(bytes)`, answered from the last builds when the same bytes were parsed. */
+  parse(bytes: Uint8Array): ParsedManifest;
+  /** `facts`, or the last build's facts of the same manifest when every one of them is equal. */
+  sameFacts<T extends ExternalCandidateFacts>(facts: T): T;
+  /** `admit()`, or the last build's admission of these very facts under the same policy. */
+  admit(facts: CandidateFacts, policyKey: string, admit: () => AdmittedCandidate): AdmittedCandidate;
+  /** Ends a build: the next build finds what this one kept, and nothing older (removed plugins are forgotten). */
+  endBuild(): void;
+}
+
+/** Creates an empty {@link RegistryBuildCache}; pass it as `buildCache` to every build of one host. */
+export function createRegistryBuildCache(): RegistryBuildCache {
+  // What this build kept, and what the build before it kept (the one this build looks up).
+  let parsed = new Map<string, { readonly key: string; readonly manifest: ParsedManifest }>();
+  let parsedBefore = new Map<string, { readonly key: string; readonly manifest: ParsedManifest }>();
+  let facts = new Map<string, ExternalCandidateFacts>();
+  let factsBefore = new Map<string, ExternalCandidateFacts>();
+  // By facts object: facts taken over are the same object, so their admission can be too.
+  const admissions = new WeakMap<CandidateFacts, { readonly policyKey: string; readonly admitted: AdmittedCandidate }>();
+  return {
+    parse(bytes) {
+      // A one-byte-per-char copy of the bytes: exact, and far cheaper than a UTF-8 decode and a parse.
+      const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+      let kept = parsed.get(key) ?? parsedBefore.get(key);
+      // The map keeps the earlier key string: this build's copy is garbage at once, cheap to collect.
+      kept ??= { key, manifest: registryDependency('parseManifest')(bytes) };
+      parsed.set(kept.key, kept);
+      return kept.manifest;
+    },
+    sameFacts(next) {
+      const before = factsBefore.get(next.manifestPath);
+      const kept = before !== undefined && samePlainData(before, next) ? (before as typeof next) : next;
+      facts.set(next.manifestPath, kept);
+      return kept;
+    },
+    admit(candidate, policyKey, admit) {
+      const before = admissions.get(candidate);
+      if (before !== undefined && before.policyKey === policyKey) return before.admitted;
+      const admitted = admit();
+      admissions.set(candidate, { policyKey, admitted });
+      return admitted;
+    },
+    endBuild() {
+      parsedBefore = parsed;
+      parsed = new Map();
+      factsBefore = facts;
+      facts = new Map();
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildPluginRegistrySnapshot, createRegistryBuildCache, type RegistryBuildCache } from '../src/index.ts';
+import { PROCESS_RUNTIME, PROFILES, config, fileRoot, makeTree, manifestText } from './helpers.ts';
+
+function build(base: string, buildCache?: RegistryBuildCache, allow: string[] = ['alpha', 'beta']) {
+  return buildPluginRegistrySnapshot({
+    config: config({ plugins: { allow } }),
+    roots: [fileRoot(join(base, 'plugins'))],
+    bundled: [],
+    profiles: PROFILES,
+    env: {},
+    uid: 0,
+    commandsOnPath: {},
+    ...(buildCache !== undefined ? { buildCache } : {}),
+  });
+}
+const manifestOf = (result: ReturnType<typeof build>, id: string) => result.snapshot.plugins.find((p) => p.id === id)?.manifest;
+
+describe('RegistryBuildCache', () => {
+  it('parses a manifest again only when its bytes changed, and forgets removed ones', () => {
+    const base = makeTree({
+      'plugins/alpha/plugin.toml': manifestText({ id: 'alpha', runtime: PROCESS_RUNTIME, description: 'first' }),
+      'plugins/beta/plugin.toml': manifestText({ id: 'beta', runtime: PROCESS_RUNTIME }),
+    });
+    const cache = createRegistryBuildCache();
+    const first = build(base, cache);
+    const second = build(base, cache);
+    // The same parse, not an equal one: nothing was parsed again.
+    expect(manifestOf(second, 'alpha')).toBe(manifestOf(first, 'alpha'));
+    expect(manifestOf(second, 'beta')).toBe(manifestOf(first, 'beta'));
+    // Without the cache every build parses anew.
+    expect(manifestOf(build(base), 'alpha')).not.toBe(manifestOf(first, 'alpha'));
+    expect(manifestOf(build(base), 'alpha')).toEqual(manifestOf(first, 'alpha'));
+
+    writeFileSync(join(base, 'plugins/alpha/plugin.toml'), manifestText({ id: 'alpha', runtime: PROCESS_RUNTIME, description: 'second' }));
+    const third = build(base, cache);
+    expect(manifestOf(third, 'alpha')?.description).toBe('second');
+    expect(manifestOf(third, 'beta')).toBe(manifestOf(first, 'beta'));
+
+    // Gone for one build, back with the same bytes: parsed again (the cache keeps what the last build read).
+    rmSync(join(base, 'plugins/beta'), { recursive: true });
+    expect(manifestOf(build(base, cache), 'beta')).toBeUndefined();
+    mkdirSync(join(base, 'plugins/beta'));
+    writeFileSync(join(base, 'plugins/beta/plugin.toml'), manifestText({ id: 'beta', runtime: PROCESS_RUNTIME }));
+    const back = manifestOf(build(base, cache), 'beta');
+    expect(back).not.toBe(manifestOf(first, 'beta'));
+    expect(back).toEqual(manifestOf(first, 'beta'));
+  });
+
+  it('answers an invalid manifest the same from the cache: the same errors, still rejected', () => {
+    const base = makeTree({ 'plugins/alpha/plugin.toml': 'id = "alpha"\nkind = ' });
+    const cache = createRegistryBuildCache();
+    const reasons = (result: ReturnType<typeof build>) => result.snapshot.plugins.find((p) => p.id === 'alpha')?.reasons;
+    const first = build(base, cache);
+    expect(first.snapshot.plugins.find((p) => p.id === 'alpha')?.state).toBe('rejected');
+    expect(reasons(build(base, cache))).toEqual(reasons(first));
+    expect(reasons(build(base))).toEqual(reasons(first));
+  });
+
+  it('keeps the facts and admission of an unchanged candidate, and redoes both on any change', () => {
+    const base = makeTree({
+      'plugins/alpha/plugin.toml': manifestText({ id: 'alpha', runtime: PROCESS_RUNTIME }),
+      'plugins/beta/plugin.toml': manifestText({ id: 'beta', runtime: PROCESS_RUNTIME }),
+    });
+    const traceOf = (result: ReturnType<typeof build>, id: string) => result.trace.find((d) => d.admitted.id === id)!.admitted;
+    const cache = createRegistryBuildCache();
+    const first = build(base, cache);
+    const second = build(base, cache);
+    // Found, stat'ed and read again, compared equal: the same objects as the build before.
+    expect(traceOf(second, 'alpha').facts).toBe(traceOf(first, 'alpha').facts);
+    expect(traceOf(second, 'alpha')).toBe(traceOf(first, 'alpha'));
+
+    // A folder made world-writable: the bytes are the same, the facts are not; admission runs again.
+    chmodSync(join(base, 'plugins/alpha'), 0o777);
+    const third = build(base, cache);
+    expect(traceOf(third, 'alpha').facts).not.toBe(traceOf(second, 'alpha').facts);
+    expect(third.snapshot.plugins.find((p) => p.id === 'alpha')?.state).toBe('rejected');
+    expect(traceOf(third, 'beta')).toBe(traceOf(first, 'beta'));
+    chmodSync(join(base, 'plugins/alpha'), 0o755);
+    const fourth = build(base, cache);
+    expect(fourth.snapshot.plugins.find((p) => p.id === 'alpha')?.state).toBe('enabled');
+
+    // The same facts under another policy ([plugins] allow changed): admitted anew.
+    const fifth = build(base, cache, ['beta']);
+    expect(traceOf(fifth, 'alpha').facts).toBe(traceOf(fourth, 'alpha').facts);
+    expect(traceOf(fifth, 'alpha')).not.toBe(traceOf(fourth, 'alpha'));
+    expect(traceOf(fifth, 'beta')).not.toBe(traceOf(fourth, 'beta'));
+    // Without a cache nothing is shared, and the answer is the same.
+    expect(build(base, undefined, ['beta']).snapshot.plugins.map((p) => [p.id, p.state])).toEqual(
+      fifth.snapshot.plugins.map((p) => [p.id, p.state]),
+    );
+  });
+});
