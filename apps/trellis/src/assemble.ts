@@ -8,7 +8,7 @@ import {
   resolveDiscoveryRoots,
   type PluginExplanation,
   type PluginRegistryResult,
-  type ManifestParseCache,
+  type RegistryBuildCache,
   type PluginRegistrySnapshot,
   type CommandLineSwitches,
   type SnapshotEntry,
@@ -184,8 +184,8 @@ export interface GenerationInternals {
   readonly pause?: Pause;
   /** The schema validator cache every generation's runtime shares (compiled input schemas carry over). */
   readonly loadValidators?: () => Promise<SchemaValidatorCache>;
-  /** Manifests parsed by earlier generations, by their bytes: a reload parses only the changed ones. */
-  readonly manifestCache?: ManifestParseCache;
+  /** What earlier generations' builds read, parsed and admitted: a reload redoes only what changed. */
+  readonly buildCache?: RegistryBuildCache;
   /**
    * A reload: the generation serving now. With a `pool`, running plugins whose entry table changed
    * get their new implementation started as soon as the config is read (see `planEarlyStarts`).
@@ -266,7 +266,7 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
     profiles: EMBEDDED_PROFILES,
     env,
     ...(options.commandLine ? { commandLine: options.commandLine } : {}),
-    ...(internals.manifestCache !== undefined ? { manifestCache: internals.manifestCache } : {}),
+    ...(internals.buildCache !== undefined ? { buildCache: internals.buildCache } : {}),
   };
   const registry =
     pause !== undefined ? await buildPluginRegistrySnapshotInSteps(registryOptions, pause) : buildPluginRegistrySnapshot(registryOptions);

@@ -87,19 +87,25 @@ export function admitCandidate(facts: CandidateFacts, policy: AdmissionPolicy): 
 
 /**
  * Admits the candidates of one run, pausable after each (see `Steps`); their clean check lists are
- * shared within the run (see `shared`). `parse` replaces `parseManifest` (a host's
- * `ManifestParseCache`).
+ * shared within the run (see `shared`). `cache` is a host's `RegistryBuildCache`: its `parse`
+ * replaces `parseManifest`, and its `admit` may answer with the last build's admission of the same
+ * facts.
  */
 export function* admitCandidatesSteps(
   candidates: readonly CandidateFacts[],
   policy: AdmissionPolicy,
-  parse?: ParseManifest,
+  cache?: {
+    readonly parse: ParseManifest;
+    readonly admit: (facts: CandidateFacts, admit: () => AdmittedCandidate) => AdmittedCandidate;
+  },
 ): Steps<AdmittedCandidate[]> {
   const lists: SharedLists = new Map();
   const admitted = new Array<AdmittedCandidate>(candidates.length);
   for (let i = 0; i < candidates.length; i += 1) {
     if (i > 0) yield;
-    admitted[i] = admitWith(candidates[i]!, policy, lists, parse);
+    const facts = candidates[i]!;
+    admitted[i] =
+      cache === undefined ? admitWith(facts, policy, lists) : cache.admit(facts, () => admitWith(facts, policy, lists, cache.parse));
   }
   return admitted;
 }

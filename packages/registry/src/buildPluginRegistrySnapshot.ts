@@ -7,7 +7,7 @@ import { decideSteps, type CommandLineSwitches } from './decide.ts';
 import { discoverCandidatesSteps } from './discoverCandidates.ts';
 import { runSteps, runStepsPausing, type Pause, type Steps } from '@trellis/sdk/internal';
 import { findCommandsOnPath } from './findCommandsOnPath.ts';
-import type { ManifestParseCache } from './ManifestParseCache.ts';
+import type { RegistryBuildCache } from './RegistryBuildCache.ts';
 import type { AdmissionPolicy, DecidedCandidate, PluginRegistrySnapshot, ProfilesData, Reason, RootSpec } from './types.ts';
 
 /** Inputs of {@link buildPluginRegistrySnapshot}. */
@@ -30,9 +30,10 @@ export interface BuildPluginRegistrySnapshotOptions {
   readonly commandLine?: CommandLineSwitches;
   /**
    * A host that builds snapshots again and again (a live host's reloads) passes one cache to each
-   * build: manifests whose bytes did not change are not parsed again. Default: parse every one.
+   * build: manifests whose bytes did not change are not parsed again, and candidates whose facts
+   * did not change keep their facts and admission (see `RegistryBuildCache`). Default: none.
    */
-  readonly manifestCache?: ManifestParseCache;
+  readonly buildCache?: RegistryBuildCache;
 }
 
 /** What {@link buildPluginRegistrySnapshot} returns. */
@@ -70,7 +71,12 @@ export function buildPluginRegistrySnapshotInSteps(
 /** The pipeline; it yields where the stepped driver may pause. */
 function* registryPipeline(options: BuildPluginRegistrySnapshotOptions): Steps<PluginRegistryResult> {
   const { config } = options;
-  const discovery = yield* discoverCandidatesSteps({ roots: options.roots, bundled: options.bundled });
+  const cache = options.buildCache;
+  const discovery = yield* discoverCandidatesSteps({
+    roots: options.roots,
+    bundled: options.bundled,
+    ...(cache !== undefined ? { buildCache: cache } : {}),
+  });
   yield;
   const bundledIds = new Map<string, { required: boolean }>();
   for (const d of options.bundled) bundledIds.set(d.manifest.id, { required: d.manifest.required });
@@ -80,9 +86,14 @@ function* registryPipeline(options: BuildPluginRegistrySnapshotOptions): Steps<P
     bundledIds,
   };
   const { candidates } = discovery;
-  const cache = options.manifestCache;
-  const parse = cache === undefined ? undefined : (bytes: Uint8Array) => cache.parse(bytes);
-  const admitted = yield* admitCandidatesSteps(candidates, policy, parse);
+  const policyKey = cache === undefined ? '' : policyKeyOf(policy);
+  const admitted = yield* admitCandidatesSteps(
+    candidates,
+    policy,
+    cache === undefined
+      ? undefined
+      : { parse: (bytes) => cache.parse(bytes), admit: (facts, admit) => cache.admit(facts, policyKey, admit) },
+  );
   cache?.endBuild();
 
   let commandsOnPath = options.commandsOnPath;
@@ -134,4 +145,10 @@ function* registryPipeline(options: BuildPluginRegistrySnapshotOptions): Steps<P
     if (d.settings !== null && (d.state === 'enabled' || d.state === 'unavailable')) settings.set(d.admitted.id, d.settings);
   }
   return { snapshot, settings, trace: Object.freeze(order) };
+}
+
+/** The policy as one string, so the build cache can tell whether an admission still holds. */
+function policyKeyOf(policy: AdmissionPolicy): string {
+  const bundled = [...policy.bundledIds].map(([id, { required }]) => `${id}${required ? '!' : ''}`);
+  return JSON.stringify([policy.uid, policy.allow, bundled]);
 }

@@ -4,6 +4,7 @@ import { ERROR_CODES } from '@trellis/sdk';
 import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { containsPath } from './containsPath.ts';
 import { ManifestReader } from './readManifestFile.ts';
+import type { RegistryBuildCache } from './RegistryBuildCache.ts';
 import type { ReadOutcome } from './readManifestFile.ts';
 import { BUNDLED_ROOT } from './resolveDiscoveryRoots.ts';
 import { createLstatCache, errnoOf, lstatFacts } from './statFacts.ts';
@@ -31,6 +32,8 @@ export interface DiscoverCandidatesOptions {
   readonly roots: readonly RootSpec[];
   /** The compiled-in descriptors (root 4); no file is read for them. */
   readonly bundled: readonly BundledPluginDescriptor[];
+  /** A host's cache across builds: a candidate whose facts all equal the last build's keeps that build's object. */
+  readonly buildCache?: Pick<RegistryBuildCache, 'sameFacts'>;
 }
 
 /** A manifest the walk found, located: its paths, and the read when the walk already made it. */
@@ -178,7 +181,9 @@ export function* discoverCandidatesSteps(options: DiscoverCandidatesOptions): St
       if (n > 0) yield;
       const item = found[n]!;
       if (item.key !== null && twins && winners.get(item.key) !== item) continue;
-      const facts = collectFacts({ root, rootReal, item, lstatCached, reader });
+      let facts = collectFacts({ root, rootReal, item, lstatCached, reader });
+      // Twins gain aliases below, after the comparison: their facts are never taken over.
+      if (owners === null && options.buildCache !== undefined) facts = options.buildCache.sameFacts(facts);
       if (owners !== null && item.key !== null) owners.set(item.key, facts);
       // A loop, not push(...): a root may hold more manifests than a call can take arguments.
       candidates.push(facts);

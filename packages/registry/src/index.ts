@@ -54,9 +54,9 @@ export type { BuildSnapshotOptions } from './buildSnapshot.ts';
 /** The sdk's `canonicalJson`, under the name the registry has always exported it by. */
 export { canonicalJson as stableStringify } from '@trellis/sdk/internal';
 export { buildPluginRegistrySnapshot, buildPluginRegistrySnapshotInSteps } from './buildPluginRegistrySnapshot.ts';
-export { createManifestParseCache } from './ManifestParseCache.ts';
+export { createRegistryBuildCache } from './RegistryBuildCache.ts';
 export { isCandidateUnchanged } from './isCandidateUnchanged.ts';
-export type { ManifestParseCache } from './ManifestParseCache.ts';
+export type { RegistryBuildCache } from './RegistryBuildCache.ts';
 export type { BuildPluginRegistrySnapshotOptions, PluginRegistryResult } from './buildPluginRegistrySnapshot.ts';
 export { explainPlugin, formatExplanation } from './explainPlugin.ts';
 export type { PluginExplanation, CandidateExplanation } from './explainPlugin.ts';

@@ -1,7 +1,9 @@
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildPluginRegistrySnapshot, createRegistryBuildCache, type RegistryBuildCache } from '../src/index.ts';
+import { buildPluginRegistrySnapshot, createRegistryBuildCache, discoverCandidates, type RegistryBuildCache } from '../src/index.ts';
+import { sameExternalFacts } from '../src/RegistryBuildCache.ts';
+import type { ExternalCandidateFacts } from '../src/types.ts';
 import { PROCESS_RUNTIME, PROFILES, config, fileRoot, makeTree, manifestText } from './helpers.ts';
 
 function build(base: string, buildCache?: RegistryBuildCache, allow: string[] = ['alpha', 'beta']) {
@@ -91,5 +93,39 @@ describe('RegistryBuildCache', () => {
     expect(build(base, undefined, ['beta']).snapshot.plugins.map((p) => [p.id, p.state])).toEqual(
       fifth.snapshot.plugins.map((p) => [p.id, p.state]),
     );
+  });
+
+  it('compares every field of the facts: changing any one leaf makes them differ', () => {
+    const base = makeTree({
+      'plugins/alpha/plugin.toml': manifestText({ id: 'alpha', runtime: PROCESS_RUNTIME }),
+      'plugins/link': { symlink: 'alpha' },
+    });
+    const discovered = (): ExternalCandidateFacts[] =>
+      discoverCandidates({ roots: [fileRoot(join(base, 'plugins'))], bundled: [] }).candidates.filter(
+        (c): c is ExternalCandidateFacts => !c.bundled,
+      );
+    const [facts] = discovered();
+    expect(facts).toBeDefined();
+    expect(sameExternalFacts(facts!, discovered()[0]!)).toBe(true);
+    // Every leaf of real facts (and an element added to every list), changed one at a time.
+    const variants: Array<[string, unknown]> = [];
+    const walk = (value: unknown, path: string, rebuild: (next: unknown) => unknown): void => {
+      if (value instanceof Uint8Array) {
+        variants.push([path, rebuild(Buffer.concat([value, Buffer.from('x')]))]);
+      } else if (Array.isArray(value)) {
+        variants.push([`${path}[+]`, rebuild([...value, value[0] ?? 'x'])]);
+        value.forEach((item, i) => walk(item, `${path}[${i}]`, (next) => rebuild(value.map((v, j) => (j === i ? next : v)))));
+      } else if (value !== null && typeof value === 'object') {
+        for (const [key, item] of Object.entries(value)) walk(item, `${path}.${key}`, (next) => rebuild({ ...value, [key]: next }));
+      } else {
+        const changed =
+          typeof value === 'string' ? `${value}x` : typeof value === 'number' ? value + 1 : typeof value === 'boolean' ? !value : 'x';
+        variants.push([path, rebuild(changed)]);
+      }
+    };
+    walk(facts, 'facts', (next) => next);
+    expect(variants.length).toBeGreaterThan(30);
+    const missed = variants.filter(([, variant]) => sameExternalFacts(facts!, variant as ExternalCandidateFacts)).map(([path]) => path);
+    expect(missed).toEqual([]);
   });
 });

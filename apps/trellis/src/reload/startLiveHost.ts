@@ -3,7 +3,7 @@ import type { PluginRegistrySnapshot } from '@trellis/registry';
 import type { ExecutionHook, InvokeOptions, LifecycleState, SchemaValidatorCache, ToolRequest } from '@trellis/runtime';
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
 import { Listeners, createPacer, runStepsPausing, type Steps } from '@trellis/sdk/internal';
-import { createManifestParseCache, entryJson, explainPlugin } from '@trellis/registry';
+import { createRegistryBuildCache, entryJson, explainPlugin } from '@trellis/registry';
 import { assembleGeneration, type AssembledGeneration, type AssembleOptions, type Assembly } from '../assemble.ts';
 import { ConfigError } from '../errors.ts';
 import { Generation } from './Generation.ts';
@@ -194,8 +194,9 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
         throw error;
       },
     ));
-  // Manifests parsed by earlier generations: a reload parses only those whose bytes changed.
-  const manifestCache = createManifestParseCache();
+  // What the last build read and admitted: a reload parses only manifests whose bytes changed, and
+  // takes over the facts and admissions of candidates that did not change at all.
+  const buildCache = createRegistryBuildCache();
   // Every build's work, and the comparison after it, in slices of BUILD_SLICE_MS.
   const pace = createPacer(BUILD_SLICE_MS);
   const build = (number: number, onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned']): Promise<AssembledGeneration> =>
@@ -204,7 +205,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       pool,
       hostServices,
       loadValidators,
-      manifestCache,
+      buildCache,
       pause: pace,
       ...(number > 1 ? { serving: current } : {}),
       ...(onPlanned !== undefined ? { onPlanned } : {}),
