@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, watch as watchPath, type FSWatcher as PathWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 
@@ -30,9 +30,16 @@ export interface SourceWatch {
 }
 
 /**
- * Watches config files and plugin roots with chokidar and reports debounced bursts of changes.
- * Config files are watched through their folders (depth 0, filtered by name), so an editor's
- * write-to-temp-and-rename is seen like any write. Plugin roots are watched two levels deep (the
+ * Watches config files and plugin roots and reports debounced bursts of changes.
+ *
+ * Config files, with native events: `node:fs.watch` on each file's folder, filtered by name, so an
+ * editor's write-to-temp-and-rename is seen like any write, and on the file itself, for what only
+ * its own watch hears (a mode, an owner, a second name: the kernel does not tell the folder of a
+ * file's link count). A rename-over replaces the file, so its own watch is set again after every
+ * event. chokidar would serve too, but it lists and stats the whole folder on every event there:
+ * about 4 ms of the host's thread per save, against next to nothing (docs/reload.md).
+ *
+ * Plugin roots, and everything when polling: chokidar. Roots are watched two levels deep (the
  * root's plugin folders and their `plugin.toml`), never a plugin's own tree (its `node_modules`).
  */
 export async function watchSources(sources: WatchedSources, options: WatchSourcesOptions): Promise<SourceWatch> {
@@ -71,8 +78,9 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
 
   // Only folders that exist: chokidar stops delivering events when asked to watch a missing path.
   // A folder created later is watched from the next reload on (SIGHUP or any other change).
+  const polling = pollSeconds > 0;
   const targetsOf = (): Set<string> =>
-    new Set([...[...configFiles].map((file) => dirname(file)), ...roots].filter((path) => existsSync(path)));
+    new Set([...(polling ? [...configFiles].map((file) => dirname(file)) : []), ...roots].filter((path) => existsSync(path)));
   let targets = targetsOf();
   const watcher: FSWatcher = watch([...targets], {
     ignoreInitial: true,
@@ -106,6 +114,56 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
   // chokidar never says `ready` for an empty list (nothing exists yet: no config file, no root).
   const ready = targets.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
 
+  // Native events for config files (see above): a watch per folder and per file, by path.
+  const configWatches = new Map<string, PathWatcher>();
+  const unwatchConfig = (path: string): void => {
+    configWatches.get(path)?.close();
+    configWatches.delete(path);
+  };
+  const watchConfig = (path: string, onEvent: (name: string | null) => void): void => {
+    unwatchConfig(path);
+    if (closed) return;
+    let watching: PathWatcher;
+    try {
+      watching = watchPath(path, { persistent: false }, (_event, name) => onEvent(typeof name === 'string' ? name : null));
+    } catch (error) {
+      // Missing: its folder's watch sees it come back. Anything else (no permission, the kernel's
+      // watch limit) is said, as chokidar's errors are.
+      const code = (error as { code?: unknown }).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') options.onError?.(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    watching.on('error', (error) => {
+      if (configWatches.get(path) === watching) unwatchConfig(path);
+      options.onError?.(error);
+    });
+    configWatches.set(path, watching);
+  };
+  const watchConfigFile = (file: string): void =>
+    watchConfig(file, () => {
+      noteEvent(file);
+      watchConfigFile(file); // a rename-over left this watch on the old file
+    });
+  const watchConfigFolder = (folder: string): void =>
+    watchConfig(folder, (name) => {
+      for (const file of configFiles) {
+        if (dirname(file) !== folder || (name !== null && basename(file) !== name)) continue;
+        noteEvent(file);
+        watchConfigFile(file);
+      }
+    });
+  const followConfigFiles = (): void => {
+    const wanted = new Set<string>();
+    if (!polling) for (const file of configFiles) wanted.add(file).add(dirname(file));
+    for (const path of [...configWatches.keys()]) if (!wanted.has(path)) unwatchConfig(path);
+    for (const file of configFiles) {
+      if (polling) break;
+      if (!configWatches.has(dirname(file))) watchConfigFolder(dirname(file));
+      if (!configWatches.has(file)) watchConfigFile(file);
+    }
+  };
+  followConfigFiles();
+
   return {
     ready,
     update(next) {
@@ -117,10 +175,12 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
       const removed = [...before].filter((path) => !after.has(path));
       if (removed.length > 0) watcher.unwatch(removed);
       if (added.length > 0) watcher.add(added);
+      followConfigFiles();
     },
     async close() {
       closed = true;
       clearTimeout(timer);
+      for (const path of [...configWatches.keys()]) unwatchConfig(path);
       await watcher.close();
     },
   };

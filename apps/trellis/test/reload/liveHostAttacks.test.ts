@@ -1,4 +1,4 @@
-import { appendFileSync, chmodSync, chownSync, linkSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, linkSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { realWorkspacePath, saveTrustStore, trustStorePath } from '@trellis/config';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -86,6 +86,34 @@ describe('a live host notices who may write its plugins', () => {
       'alpha',
       'UNSAFE_FILE',
     );
+  });
+
+  it('refuses its config file once it gains a second name or becomes world-writable, with no edit', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writeConfig(`[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    mkdirSync(join(sandbox.dir, 'elsewhere'));
+    const live = await startWatching();
+    // Not a byte of the file changes: only its own watch hears of a new link or a new mode.
+    const rejected = (needle: string) => nextReload(live, (r) => r.status === 'rejected' && JSON.stringify(r.errors).includes(needle));
+    const linked = rejected('hard links');
+    linkSync(sandbox.config, join(sandbox.dir, 'elsewhere', 'runtime.toml'));
+    expect(await Promise.race([linked, new Promise((resolve) => setTimeout(() => resolve('no reload'), 15_000))])).toMatchObject({
+      status: 'rejected',
+    });
+    // The last good generation serves on.
+    expect((await live.invoke({ name: 'alpha.where' })).ok).toBe(true);
+    rmSync(join(sandbox.dir, 'elsewhere', 'runtime.toml'));
+    const writable = rejected('any user can write it');
+    chmodSync(sandbox.config, 0o666);
+    expect(await Promise.race([writable, new Promise((resolve) => setTimeout(() => resolve('no reload'), 15_000))])).toMatchObject({
+      status: 'rejected',
+    });
+    // Fixed without an edit either: the next reload applies.
+    const fixed = nextReload(live, (r) => r.status !== 'rejected');
+    chmodSync(sandbox.config, 0o644);
+    expect(await Promise.race([fixed, new Promise((resolve) => setTimeout(() => resolve('no reload'), 15_000))])).toMatchObject({
+      status: expect.stringMatching(/^(applied|unchanged)$/),
+    });
   });
 
   it.runIf(process.getuid?.() === 0)('rejects a plugin whose manifest was given to another user', { timeout: 60_000 }, async () => {
