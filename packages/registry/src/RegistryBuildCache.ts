@@ -1,7 +1,16 @@
 import { samePlainData } from '@trellis/sdk/internal';
 import { registryDependency } from './prepareRegistry.ts';
 import type { ParsedManifest } from './parseManifest.ts';
-import type { AdmittedCandidate, CandidateFacts, ExternalCandidateFacts, FolderFacts, ReadRefusal, StatFacts } from './types.ts';
+import type {
+  AdmittedCandidate,
+  CandidateFacts,
+  DecidedCandidate,
+  ExternalCandidateFacts,
+  FolderFacts,
+  ReadRefusal,
+  SnapshotEntry,
+  StatFacts,
+} from './types.ts';
 
 /**
  * What one snapshot build takes over from the build before it, for a host that builds again and
@@ -12,7 +21,10 @@ import type { AdmittedCandidate, CandidateFacts, ExternalCandidateFacts, FolderF
  *   most of the registry's CPU per manifest and a pure function of the bytes);
  * - a candidate whose facts (paths, stat facts, bytes) all equal the last build's keeps the last
  *   build's facts object, and then its admission (a pure function of the facts and the policy)
- *   when the policy is the same too.
+ *   when the policy is the same too;
+ * - an admission decided from the same inputs (its config entry, allow and deny, the profile, the
+ *   command-line switches, the environment variables and programs it requires, its settings
+ *   patch) keeps the last decision, and a decision kept keeps its snapshot entry.
  *
  * The objects a build keeps are what the next generation holds for as long as it serves; taking
  * the unchanged ones over leaves the collector little to copy while a reload builds (see
@@ -25,6 +37,10 @@ export interface RegistryBuildCache {
   sameFacts<T extends ExternalCandidateFacts>(facts: T): T;
   /** `admit()`, or the last build's admission of these very facts under the same policy. */
   admit(facts: CandidateFacts, policyKey: string, admit: () => AdmittedCandidate): AdmittedCandidate;
+  /** `decide()`, or the last build's decision of this very admission when `inputs` are equal (`samePlainData`). */
+  decide(admitted: AdmittedCandidate, inputs: unknown, decide: () => DecidedCandidate): DecidedCandidate;
+  /** `make()`, or the snapshot entry the last build made of this very decision. */
+  entry(decided: DecidedCandidate, make: () => SnapshotEntry): SnapshotEntry;
   /** Ends a build: the next build finds what this one kept, and nothing older (removed plugins are forgotten). */
   endBuild(): void;
 }
@@ -38,6 +54,9 @@ export function createRegistryBuildCache(): RegistryBuildCache {
   let factsBefore = new Map<string, ExternalCandidateFacts>();
   // By facts object: facts taken over are the same object, so their admission can be too.
   const admissions = new WeakMap<CandidateFacts, { readonly policyKey: string; readonly admitted: AdmittedCandidate }>();
+  // Likewise down the line: by admission, then by decision.
+  const decisions = new WeakMap<AdmittedCandidate, { readonly inputs: unknown; readonly decided: DecidedCandidate }>();
+  const entries = new WeakMap<DecidedCandidate, SnapshotEntry>();
   return {
     parse(bytes) {
       // A one-byte-per-char copy of the bytes: exact, and far cheaper than a UTF-8 decode and a parse.
@@ -60,6 +79,21 @@ export function createRegistryBuildCache(): RegistryBuildCache {
       const admitted = admit();
       admissions.set(candidate, { policyKey, admitted });
       return admitted;
+    },
+    decide(admitted, inputs, decide) {
+      const before = decisions.get(admitted);
+      if (before !== undefined && samePlainData(before.inputs, inputs)) return before.decided;
+      const decided = decide();
+      decisions.set(admitted, { inputs, decided });
+      return decided;
+    },
+    entry(decided, make) {
+      let entry = entries.get(decided);
+      if (entry === undefined) {
+        entry = make();
+        entries.set(decided, entry);
+      }
+      return entry;
     },
     endBuild() {
       parsedBefore = parsed;

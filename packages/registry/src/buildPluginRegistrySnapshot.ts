@@ -108,6 +108,7 @@ function* registryPipeline(options: BuildPluginRegistrySnapshotOptions): Steps<P
     env: options.env,
     commandsOnPath,
     ...(options.commandLine ? { commandLine: options.commandLine } : {}),
+    ...(cache !== undefined ? { buildCache: cache } : {}),
   });
 
   yield;
@@ -139,7 +140,12 @@ function* registryPipeline(options: BuildPluginRegistrySnapshotOptions): Steps<P
 
   // Ordered once: buildSnapshot sorts again, but an already sorted array costs its sort n - 1 comparisons.
   const order = orderDecided(decided);
-  const snapshot = yield* buildSnapshotSteps({ decided: order, profile: config.plugins.profile, warnings });
+  const snapshot = yield* buildSnapshotSteps({
+    decided: order,
+    profile: config.plugins.profile,
+    warnings,
+    ...(cache !== undefined ? { buildCache: cache } : {}),
+  });
   const settings = new Map<string, Readonly<Record<string, unknown>>>();
   for (const d of order) {
     if (d.settings !== null && (d.state === 'enabled' || d.state === 'unavailable')) settings.set(d.admitted.id, d.settings);

@@ -1,6 +1,8 @@
 import { type ProfileName } from '@trellis/sdk';
 import { canonicalJson, sha256Hex as sha256 } from '@trellis/sdk/internal';
 import { runSteps, type Steps } from '@trellis/sdk/internal';
+import { deepFreeze } from './deepFreeze.ts';
+import type { RegistryBuildCache } from './RegistryBuildCache.ts';
 import type { DecidedCandidate, PluginRegistrySnapshot, Reason, SnapshotEntry } from './types.ts';
 
 /** Inputs of {@link buildSnapshot}. */
@@ -9,6 +11,8 @@ export interface BuildSnapshotOptions {
   readonly profile: ProfileName;
   /** Host-level warnings (discovery's `ROOT_MISSING`, profile problems). */
   readonly warnings: readonly Reason[];
+  /** A host's cache across builds: a decision kept from the last build keeps its entry. */
+  readonly buildCache?: Pick<RegistryBuildCache, 'entry'>;
 }
 
 const bundledDigests = new WeakMap<object, string>();
@@ -83,26 +87,6 @@ export function toSnapshotEntry(d: DecidedCandidate): SnapshotEntry {
     bundled: facts.bundled,
     pluginDir: facts.bundled ? null : facts.pluginDirReal,
   };
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i += 1) {
-        const child: unknown = value[i];
-        if (child !== null && typeof child === 'object') deepFreeze(child);
-      }
-    } else {
-      const record = value as Record<string, unknown>;
-      const keys = Object.keys(record);
-      for (let i = 0; i < keys.length; i += 1) {
-        const child = record[keys[i]!];
-        if (child !== null && typeof child === 'object') deepFreeze(child);
-      }
-    }
-  }
-  return value;
 }
 
 const EMPTY_REASONS: readonly Reason[] = Object.freeze([]);
@@ -221,7 +205,9 @@ export function* buildSnapshotSteps(options: BuildSnapshotOptions): Steps<Plugin
   const entries = new Array<SnapshotEntry>(ordered.length);
   for (let i = 0; i < ordered.length; i += 1) {
     if (i > 0) yield;
-    entries[i] = frozenSnapshotEntry(ordered[i]!);
+    const decided = ordered[i]!;
+    const cache = options.buildCache;
+    entries[i] = cache === undefined ? frozenSnapshotEntry(decided) : cache.entry(decided, () => frozenSnapshotEntry(decided));
   }
   const plugins = Object.freeze(entries);
   const warnings = frozenReasons(options.warnings);

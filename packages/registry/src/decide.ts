@@ -1,8 +1,10 @@
 import type { RuntimeConfig } from '@trellis/config';
 import { ERROR_CODES } from '@trellis/sdk';
+import { deepFreeze } from './deepFreeze.ts';
 import { expandProfile } from './expandProfile.ts';
 import { SettingsValidators, resolvePluginSettingsWith } from './resolvePluginSettings.ts';
 import { runSteps, type Steps } from '@trellis/sdk/internal';
+import type { RegistryBuildCache } from './RegistryBuildCache.ts';
 import type { AdmittedCandidate, DecidedCandidate, DecisionStep, PluginState, ProfilesData, Reason } from './types.ts';
 
 /** What {@link decide} needs besides the admitted candidates. All plain data: decide is pure. */
@@ -14,6 +16,8 @@ export interface DecideOptions {
   readonly commandsOnPath: Readonly<Record<string, string | null>>;
   /** Ids that `--allow/--enable/--disable` set for this run (the reasons name the flag). */
   readonly commandLine?: CommandLineSwitches;
+  /** A host's cache across builds: an admission decided from equal inputs keeps the last decision. */
+  readonly buildCache?: Pick<RegistryBuildCache, 'decide'>;
 }
 
 /** What `--allow ID`, `--enable ID` and `--disable ID` added to the config for one run. */
@@ -86,7 +90,12 @@ export function* decideSteps(admitted: readonly AdmittedCandidate[], options: De
     if (decided > 1) yield;
     if (indexes.length === 1) {
       // The common case: one candidate per id.
-      out[indexes[0]!] = decideWinner(admitted[indexes[0]!]!, ONLY_CANDIDATE, context);
+      const candidate = admitted[indexes[0]!]!;
+      const cache = options.buildCache;
+      out[indexes[0]!] =
+        cache === undefined
+          ? decideWinner(candidate, ONLY_CANDIDATE, context)
+          : cache.decide(candidate, decisionInputs(candidate, context), () => decideWinner(candidate, ONLY_CANDIDATE, context));
       continue;
     }
     const byPriority = new Map<number, number[]>();
@@ -405,6 +414,32 @@ function buildTrace(d: Decided, context: DecideContext, selection: DecisionStep 
   return steps;
 }
 
+/**
+ * Everything besides the admission itself that {@link decideWinner} reads for the only candidate
+ * of its id, as plain data: two builds with equal inputs decide it alike (and explain it alike).
+ * A test decides random sequences of configs with and without the cache and expects the same.
+ */
+function decisionInputs(c: AdmittedCandidate, context: DecideContext): unknown {
+  const { config, commandLine, env, commandsOnPath, profiles } = context.options;
+  const id = c.id;
+  const manifest = c.manifest;
+  const settingsKey = c.facts.bundled ? c.facts.descriptor.settings?.key : undefined;
+  return [
+    config.plugins.entries[id] ?? null,
+    context.allowed.has(id),
+    context.denied.has(id),
+    config.plugins.profile,
+    context.activeProfiles,
+    profiles,
+    commandLine?.allow?.includes(id) === true,
+    commandLine?.enable?.includes(id) === true,
+    commandLine?.disable?.includes(id) === true,
+    manifest === null ? null : manifest.requires_env.map((name) => env[name] ?? null),
+    manifest === null ? null : manifest.requires_commands.map((name) => commandsOnPath[name] ?? null),
+    settingsKey === undefined ? null : (config.runtime.tools[settingsKey] ?? null),
+  ];
+}
+
 function decideWinner(c: AdmittedCandidate, selection: DecisionStep, context: DecideContext): DecidedCandidate {
   const { options } = context;
   const manifest = c.manifest!;
@@ -456,6 +491,8 @@ function decideWinner(c: AdmittedCandidate, selection: DecisionStep, context: De
       });
     }
   }
-  if (missing.length > 0) return new Decided(c, 'unavailable', [...missing, policy.reason], warnings, settings.value, context, selection);
-  return new Decided(c, 'enabled', [policy.reason], warnings, settings.value, context, selection);
+  // Frozen: a live host hands one decision's settings to every generation that keeps it.
+  const value = deepFreeze(settings.value);
+  if (missing.length > 0) return new Decided(c, 'unavailable', [...missing, policy.reason], warnings, value, context, selection);
+  return new Decided(c, 'enabled', [policy.reason], warnings, value, context, selection);
 }

@@ -199,9 +199,21 @@ export function* discoverCandidatesSteps(options: DiscoverCandidatesOptions): St
 
   const bundled: BundledCandidateFacts[] = [...options.bundled]
     .sort((a, b) => (a.manifest.id < b.manifest.id ? -1 : a.manifest.id > b.manifest.id ? 1 : 0))
-    .map((descriptor) => ({ bundled: true, source: BUNDLED_ROOT, descriptor }));
+    .map(bundledFactsOf);
   for (const facts of bundled) candidates.push(facts);
   return { candidates, warnings };
+}
+
+// One facts object per bundled descriptor for the life of the process: they are plain data about
+// compiled-in code, and a host's build cache takes their admissions over by identity.
+const bundledFacts = new WeakMap<BundledPluginDescriptor, BundledCandidateFacts>();
+function bundledFactsOf(descriptor: BundledPluginDescriptor): BundledCandidateFacts {
+  let facts = bundledFacts.get(descriptor);
+  if (facts === undefined) {
+    facts = Object.freeze({ bundled: true, source: BUNDLED_ROOT, descriptor });
+    bundledFacts.set(descriptor, facts);
+  }
+  return facts;
 }
 
 function resolveRoot(root: FileRootSpec, warnings: Reason[]): string | null {

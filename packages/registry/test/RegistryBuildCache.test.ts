@@ -1,10 +1,16 @@
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildPluginRegistrySnapshot, createRegistryBuildCache, discoverCandidates, type RegistryBuildCache } from '../src/index.ts';
+import {
+  buildPluginRegistrySnapshot,
+  createRegistryBuildCache,
+  discoverCandidates,
+  serializeSnapshot,
+  type RegistryBuildCache,
+} from '../src/index.ts';
 import { sameExternalFacts } from '../src/RegistryBuildCache.ts';
 import type { ExternalCandidateFacts } from '../src/types.ts';
-import { PROCESS_RUNTIME, PROFILES, config, fileRoot, makeTree, manifestText } from './helpers.ts';
+import { PROCESS_RUNTIME, PROFILES, config, descriptor, fileRoot, makeTree, manifestText } from './helpers.ts';
 
 function build(base: string, buildCache?: RegistryBuildCache, allow: string[] = ['alpha', 'beta']) {
   return buildPluginRegistrySnapshot({
@@ -127,5 +133,154 @@ describe('RegistryBuildCache', () => {
     expect(variants.length).toBeGreaterThan(30);
     const missed = variants.filter(([, variant]) => sameExternalFacts(facts!, variant as ExternalCandidateFacts)).map(([path]) => path);
     expect(missed).toEqual([]);
+  });
+
+  it('decides every build as a build without the cache would, through random config changes', () => {
+    const base = makeTree({
+      'plugins/alpha/plugin.toml': manifestText({ id: 'alpha', runtime: PROCESS_RUNTIME, requires_env: ['ALPHA_TOKEN'] }),
+      'plugins/beta/plugin.toml': manifestText({
+        id: 'beta',
+        runtime: PROCESS_RUNTIME,
+        requires_commands: ['beta-tool'],
+        profile: 'minimal',
+      }),
+      'plugins/gamma/plugin.toml': manifestText({
+        id: 'gamma',
+        runtime: PROCESS_RUNTIME,
+        config_schema: { type: 'object', properties: { level: { type: 'integer', maximum: 3 } }, additionalProperties: false },
+      }),
+      'plugins/delta/plugin.toml': manifestText({ id: 'delta', runtime: PROCESS_RUNTIME, profile: 'full', side_effects: true }),
+    });
+    const bundled = [
+      descriptor(
+        { id: 'bun', profile: 'minimal' },
+        {
+          settings: {
+            key: 'bun',
+            defaults: { depth: 1 },
+            jsonSchema: { type: 'object', properties: { depth: { type: 'integer', minimum: 1 } }, additionalProperties: false },
+          },
+        },
+      ),
+    ];
+    // A small deterministic generator: the same sequence on every run.
+    let seed = 7;
+    const next = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return Math.floor(seed / 65536) % n; // the high bits: an LCG's low bits repeat quickly
+    };
+    const pick = <T>(options: readonly T[]): T => options[next(options.length)]!;
+    const ids = ['alpha', 'beta', 'gamma', 'delta', 'bun'];
+    const cache = createRegistryBuildCache();
+    // A random walk: each build changes one thing of the last one, so most plugins' decisions are
+    // taken over and the one changed input must tell the cache to decide again.
+    const entries: Record<string, unknown> = {};
+    let profile = 'minimal';
+    let allow: string[] = ['alpha'];
+    let deny: string[] = [];
+    let tools: Record<string, unknown> = {};
+    let env: Readonly<Record<string, string | undefined>> = {};
+    let commandsOnPath: Readonly<Record<string, string | null>> = {};
+    let commandLine: { allow?: string[]; enable?: string[]; disable?: string[] } | undefined;
+    let reused = 0;
+    const counting: RegistryBuildCache = {
+      ...cache,
+      decide: (admitted, inputs, decide) => {
+        let fresh = false;
+        const decided = cache.decide(admitted, inputs, () => ((fresh = true), decide()));
+        if (!fresh) reused += 1;
+        return decided;
+      },
+    };
+    for (let step = 0; step < 300; step += 1) {
+      const id = pick(ids);
+      switch (next(9)) {
+        case 0:
+          entries[id] = pick([
+            undefined,
+            { enabled: true },
+            { enabled: false },
+            { config: { level: pick([1, 2, 9]) } },
+            { config: { depth: pick([0, 2]) } },
+          ]);
+          if (entries[id] === undefined) delete entries[id];
+          break;
+        case 1:
+          profile = pick(['minimal', 'messaging', 'full']);
+          break;
+        case 2:
+          allow = allow.includes(id) ? allow.filter((x) => x !== id) : [...allow, id];
+          break;
+        case 3:
+          deny = deny.includes(id) ? deny.filter((x) => x !== id) : [...deny, id];
+          break;
+        case 4:
+          tools = pick([{}, { bun: { depth: 2 } }, { bun: { depth: 0 } }]);
+          break;
+        case 5:
+          env = pick([{}, { ALPHA_TOKEN: 'x' }, { ALPHA_TOKEN: '' }, { ALPHA_TOKEN: 'y' }]);
+          break;
+        case 6:
+          commandsOnPath = pick<Record<string, string>>([{}, { 'beta-tool': '/usr/bin/beta-tool' }, { 'beta-tool': '/opt/beta-tool' }]);
+          break;
+        default:
+          commandLine = pick([undefined, { allow: [id] }, { enable: [id] }, { disable: [id] }]);
+      }
+      const options = {
+        config: config({
+          plugins: { profile, allow, deny, entries: structuredClone(entries) },
+          runtime: { tools: structuredClone(tools) },
+        }),
+        roots: [fileRoot(join(base, 'plugins'))],
+        bundled,
+        profiles: PROFILES,
+        env,
+        uid: 0,
+        commandsOnPath,
+        ...(commandLine !== undefined ? { commandLine } : {}),
+      };
+      const cached = buildPluginRegistrySnapshot({ ...options, buildCache: counting });
+      const fresh = buildPluginRegistrySnapshot(options);
+      const decisions = (result: typeof fresh) =>
+        result.trace.map((d) => ({
+          id: d.admitted.id,
+          state: d.state,
+          reasons: d.reasons,
+          warnings: d.warnings,
+          settings: d.settings,
+          trace: d.trace,
+        }));
+      expect(serializeSnapshot(cached.snapshot), `step ${step}`).toBe(serializeSnapshot(fresh.snapshot));
+      expect(decisions(cached), `step ${step}`).toEqual(decisions(fresh));
+      expect([...cached.settings], `step ${step}`).toEqual([...fresh.settings]);
+    }
+    // The walk took most decisions over: the comparison above is of reused decisions, mostly.
+    expect(reused).toBeGreaterThan(600);
+  });
+
+  it('keeps the decision and the entry of a plugin whose inputs did not change', () => {
+    const base = makeTree({
+      'plugins/alpha/plugin.toml': manifestText({ id: 'alpha', runtime: PROCESS_RUNTIME }),
+      'plugins/beta/plugin.toml': manifestText({ id: 'beta', runtime: PROCESS_RUNTIME }),
+    });
+    const cache = createRegistryBuildCache();
+    const run = (entries: Record<string, unknown>) =>
+      buildPluginRegistrySnapshot({
+        config: config({ plugins: { allow: ['alpha', 'beta'], entries } }),
+        roots: [fileRoot(join(base, 'plugins'))],
+        bundled: [],
+        profiles: PROFILES,
+        env: {},
+        uid: 0,
+        commandsOnPath: {},
+        buildCache: cache,
+      });
+    const entryOf = (result: ReturnType<typeof run>, id: string) => result.snapshot.plugins.find((p) => p.id === id);
+    const first = run({ alpha: { config: { n: 1 } } });
+    const second = run({ alpha: { config: { n: 2 } } });
+    expect(entryOf(second, 'beta')).toBe(entryOf(first, 'beta'));
+    expect(entryOf(second, 'alpha')).not.toBe(entryOf(first, 'alpha'));
+    expect(second.settings.get('alpha')).toEqual({ n: 2 });
+    expect(Object.isFrozen(second.settings.get('alpha'))).toBe(true);
   });
 });
