@@ -13,7 +13,7 @@ import {
   type CommandLineSwitches,
   type SnapshotEntry,
 } from '@trellis/registry';
-import { createResourceCatalog, createResourceCatalogInSteps, type ResourceCatalog } from '@trellis/catalog';
+import { createResourceCatalog, createResourceCatalogInSteps, type CatalogBuildCache, type ResourceCatalog } from '@trellis/catalog';
 import {
   createBundledImplementation,
   createFileAuditLog,
@@ -184,8 +184,10 @@ export interface GenerationInternals {
   readonly pause?: Pause;
   /** The schema validator cache every generation's runtime shares (compiled input schemas carry over). */
   readonly loadValidators?: () => Promise<SchemaValidatorCache>;
-  /** What earlier generations' builds read, parsed and admitted: a reload redoes only what changed. */
+  /** What earlier generations' builds read, parsed, admitted and decided: a reload redoes only what changed. */
   readonly buildCache?: RegistryBuildCache;
+  /** The tools earlier generations' catalogs described: a reload describes only what changed. */
+  readonly catalogCache?: CatalogBuildCache;
   /**
    * A reload: the generation serving now. With a `pool`, running plugins whose entry table changed
    * get their new implementation started as soon as the config is read (see `planEarlyStarts`).
@@ -271,7 +273,13 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   const registry =
     pause !== undefined ? await buildPluginRegistrySnapshotInSteps(registryOptions, pause) : buildPluginRegistrySnapshot(registryOptions);
   const { snapshot } = registry;
-  const catalogOptions = { snapshot, bundled: BUNDLED_PLUGINS, overrides: EMBEDDED_TOOL_OVERRIDES, config };
+  const catalogOptions = {
+    snapshot,
+    bundled: BUNDLED_PLUGINS,
+    overrides: EMBEDDED_TOOL_OVERRIDES,
+    config,
+    ...(internals.catalogCache !== undefined ? { buildCache: internals.catalogCache } : {}),
+  };
   let catalog = pause !== undefined ? await createResourceCatalogInSteps(catalogOptions, pause) : createResourceCatalog(catalogOptions);
   const host: HostServices = internals.hostServices ?? {
     plugins: () => snapshot.plugins,

@@ -5,6 +5,7 @@ import {
   compileToolGlob,
   nestsDeeperThan,
   runSteps,
+  samePlainData,
   runStepsPausing,
   type Pause,
   type Steps,
@@ -53,6 +54,53 @@ export interface CreateResourceCatalogOptions {
   /** Parsed `config/tools.toml`. */
   readonly overrides?: ToolOverrides;
   readonly config: CatalogConfigView;
+  /**
+   * A host that builds catalogs again and again (a live host's reloads) passes one cache to each
+   * build: a tool of an entry the snapshot kept, described from the same inputs, keeps its
+   * descriptor, and its availability when the capabilities and the tool policy are the same.
+   */
+  readonly buildCache?: CatalogBuildCache;
+}
+
+/** What one catalog build takes over from the one before; see {@link createCatalogBuildCache}. */
+export interface CatalogBuildCache {
+  /** The last build's tool made of this entry and tool spec, when `inputs` are equal; else `make()`. */
+  tool(entry: CatalogPluginView, spec: object, inputs: unknown, make: () => KnownToolOf): KnownToolOf;
+  /** The last availability decided for this very tool under equal `inputs`; else `decide()`. */
+  availability(tool: KnownToolOf, inputs: unknown, decide: () => ToolAvailability): ToolAvailability;
+}
+
+/** A known tool, as the build cache holds it (opaque outside the catalog). */
+export interface KnownToolOf {
+  readonly name: string;
+}
+
+/**
+ * Creates a {@link CatalogBuildCache}; pass it as `buildCache` to every build of one host. Entries
+ * and specs are kept by identity (a registry build cache keeps unchanged entries), so nothing of
+ * a plugin that is gone stays reachable.
+ */
+export function createCatalogBuildCache(): CatalogBuildCache {
+  const tools = new WeakMap<CatalogPluginView, WeakMap<object, { readonly inputs: unknown; readonly tool: KnownToolOf }>>();
+  const availabilities = new WeakMap<KnownToolOf, { readonly inputs: unknown; readonly availability: ToolAvailability }>();
+  return {
+    tool(entry, spec, inputs, make) {
+      let bySpec = tools.get(entry);
+      if (bySpec === undefined) tools.set(entry, (bySpec = new WeakMap()));
+      const before = bySpec.get(spec);
+      if (before !== undefined && samePlainData(before.inputs, inputs)) return before.tool;
+      const tool = make();
+      bySpec.set(spec, { inputs, tool });
+      return tool;
+    },
+    availability(tool, inputs, decide) {
+      const before = availabilities.get(tool);
+      if (before !== undefined && samePlainData(before.inputs, inputs)) return before.availability;
+      const availability = decide();
+      availabilities.set(tool, { inputs, availability });
+      return availability;
+    },
+  };
 }
 
 /** The tools a host knows, as data: descriptors, availability, renderings and search. Immutable. */
@@ -150,12 +198,11 @@ function* buildCatalogSteps(input: BuildInput, settle: boolean): Steps<ResourceC
   const discoveredKnown: KnownTool[] = [];
   const descriptors: ToolDescriptor[] = [];
 
-  const finish = (
+  const makeTool = (
     entry: CatalogPluginView,
     fields: Omit<ToolDescriptorFields, 'name' | 'plugin' | 'contract'> & { contract: ToolContract },
-    into: KnownTool[],
     withheld?: CatalogReason,
-  ): void => {
+  ): KnownTool => {
     const name = `${entry.id}.${fields.tool}`;
     let descriptor: ToolDescriptor | undefined;
     if (entry.state === 'enabled') {
@@ -175,12 +222,27 @@ function* buildCatalogSteps(input: BuildInput, settle: boolean): Steps<ResourceC
         source: fields.source,
         ...(fields.annotations !== undefined ? { annotations: fields.annotations } : {}),
       });
-      descriptors.push(descriptor);
     }
-    const tool: KnownTool =
-      withheld === undefined ? { name, plugin: entry.id, entry, descriptor } : { name, plugin: entry.id, entry, descriptor, withheld };
-    knownByName.set(name, tool);
+    return withheld === undefined ? { name, plugin: entry.id, entry, descriptor } : { name, plugin: entry.id, entry, descriptor, withheld };
+  };
+  const add = (tool: KnownTool, into: KnownTool[]): void => {
+    if (tool.descriptor !== undefined) descriptors.push(tool.descriptor);
+    knownByName.set(tool.name, tool);
     into.push(tool);
+  };
+  // A tool the plugin declares (its manifest, or a bundled plugin's build-time spec): kept from the
+  // last build when its entry and spec are the same objects and so is everything else it reads.
+  const cache = input.buildCache;
+  const declared = (entry: CatalogPluginView, spec: { readonly name: string }, fields: () => ToolFields): void => {
+    if (cache === undefined) return add(makeTool(entry, fields()), known);
+    const name = `${entry.id}.${spec.name}`;
+    const inputs = [
+      overrides.size === 0 ? null : (overrides.get(name) ?? null),
+      askMatchers.length > 0 && askMatchers.some((matches) => matches(name)),
+      config.runtime.tool_timeout_seconds,
+      config.runtime.max_retries,
+    ];
+    add(cache.tool(entry, spec, inputs, () => makeTool(entry, fields())) as KnownTool, known);
   };
 
   let visited = 0;
@@ -209,12 +271,12 @@ function* buildCatalogSteps(input: BuildInput, settle: boolean): Steps<ResourceC
         });
       } else {
         for (const spec of bundled.tools) {
-          if (claim(spec.name, 'declares')) finish(entry, fromBundledSpec(spec, manifest, input), known);
+          if (claim(spec.name, 'declares')) declared(entry, spec, () => fromBundledSpec(spec, manifest, input));
         }
       }
     } else {
       for (const tool of manifest.tools) {
-        if (claim(tool.name, 'declares')) finish(entry, fromManifestTool(tool, manifest, input), known);
+        if (claim(tool.name, 'declares')) declared(entry, tool, () => fromManifestTool(tool, manifest, input));
       }
     }
     const reported = entry.state === 'enabled' ? discovered.get(entry.id) : undefined;
@@ -246,7 +308,7 @@ function* buildCatalogSteps(input: BuildInput, settle: boolean): Steps<ResourceC
         });
         continue;
       }
-      finish(entry, fromDiscoveredSpec(spec, manifest, input), discoveredKnown, withheldReason(spec));
+      add(makeTool(entry, fromDiscoveredSpec(spec, manifest, input), withheldReason(spec)), discoveredKnown);
     }
   }
   for (const pluginId of discovered.keys()) {
@@ -285,13 +347,21 @@ function* buildCatalogSteps(input: BuildInput, settle: boolean): Steps<ResourceC
     availabilityByName = new Map(list.map((item) => [item.name, item]));
     return list;
   };
+  // Whether a tool is offered: from the tool (its entry, descriptor, withholding) and the rule
+  // below; a kept tool under an equal rule keeps its answer.
+  const availabilityRule = (): ((tool: KnownTool) => ToolAvailability) => {
+    const rule = createAvailabilityRule(config);
+    if (cache === undefined) return rule;
+    const inputs = [config.runtime.capabilities, config.runtime.policy.allow, config.runtime.policy.deny];
+    return (tool) => cache.availability(tool, inputs, () => rule(tool));
+  };
   const availability = (): ToolAvailability[] => {
     if (availabilityCache !== undefined) return availabilityCache;
-    const decide = createAvailabilityRule(config);
+    const decide = availabilityRule();
     return settleAvailability(known.map((tool) => decide(tool)));
   };
   if (settle) {
-    const decide = createAvailabilityRule(config);
+    const decide = availabilityRule();
     const list = new Array<ToolAvailability>(known.length);
     for (let i = 0; i < known.length; i += 1) {
       if (i > 0) yield;

@@ -1,5 +1,5 @@
-export { createResourceCatalog, createResourceCatalogInSteps } from './ResourceCatalog.ts';
-export type { ResourceCatalog, CreateResourceCatalogOptions, ToolAvailability, ToolLookup } from './ResourceCatalog.ts';
+export { createResourceCatalog, createResourceCatalogInSteps, createCatalogBuildCache } from './ResourceCatalog.ts';
+export type { ResourceCatalog, CreateResourceCatalogOptions, CatalogBuildCache, ToolAvailability, ToolLookup } from './ResourceCatalog.ts';
 export type {
   CatalogReason,
   CatalogPluginView,

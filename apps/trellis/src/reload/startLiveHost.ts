@@ -1,4 +1,4 @@
-import type { ResourceCatalog } from '@trellis/catalog';
+import { createCatalogBuildCache, type ResourceCatalog } from '@trellis/catalog';
 import type { PluginRegistrySnapshot } from '@trellis/registry';
 import type { ExecutionHook, InvokeOptions, LifecycleState, SchemaValidatorCache, ToolRequest } from '@trellis/runtime';
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
@@ -197,6 +197,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   // What the last build read and admitted: a reload parses only manifests whose bytes changed, and
   // takes over the facts and admissions of candidates that did not change at all.
   const buildCache = createRegistryBuildCache();
+  const catalogCache = createCatalogBuildCache();
   // Every build's work, and the comparison after it, in slices of BUILD_SLICE_MS.
   const pace = createPacer(BUILD_SLICE_MS);
   const build = (number: number, onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned']): Promise<AssembledGeneration> =>
@@ -206,6 +207,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       hostServices,
       loadValidators,
       buildCache,
+      catalogCache,
       pause: pace,
       ...(number > 1 ? { serving: current } : {}),
       ...(onPlanned !== undefined ? { onPlanned } : {}),
