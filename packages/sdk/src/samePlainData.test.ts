@@ -25,4 +25,13 @@ describe('samePlainData', () => {
     expect(samePlainData([1, 2], [2, 1])).toBe(false);
     expect(samePlainData(1, '1')).toBe(false);
   });
+
+  it('sees into nothing but plain objects, arrays and bytes: a Date equals only itself', () => {
+    const date = new Date('2024-01-01T00:00:00Z');
+    expect(samePlainData({ expires: date }, { expires: date })).toBe(true);
+    expect(samePlainData({ expires: date }, { expires: new Date('2031-01-01T00:00:00Z') })).toBe(false);
+    expect(samePlainData({ expires: date }, { expires: new Date('2024-01-01T00:00:00Z') })).toBe(false);
+    expect(samePlainData(new Map(), new Map())).toBe(false);
+    expect(samePlainData(Object.create(null), Object.create(null))).toBe(true);
+  });
 });

@@ -1,6 +1,8 @@
 /**
  * Whether two values of plain data (strings, numbers, booleans, null, arrays, plain objects and
- * byte arrays: what discovery records, what a config holds) are equal, key by key. `util.isDeepStrictEqual` answers
+ * byte arrays: what discovery records, what a config holds) are equal, key by key. Any other
+ * object (a Date from a TOML date, a Map) is equal only to itself, so a cache that compares with
+ * this never takes over what it cannot see into. `util.isDeepStrictEqual` answers
  * the same but allocates several times the compared data on the way (a live host compares 1,000
  * plugins' facts on every reload); this allocates nothing. Key order does not matter, as with
  * `canonicalJson` equality.
@@ -16,7 +18,10 @@ export function samePlainData(a: unknown, b: unknown): boolean {
     for (let i = 0; i < a.length; i += 1) if (!samePlainData(a[i], b[i])) return false;
     return true;
   }
-  if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+  // Anything but a plain object (a TOML date is a Date, whose value is no own key) is equal only
+  // to itself: two Dates with no keys are not the same date.
+  const proto = Object.getPrototypeOf(a) as unknown;
+  if ((proto !== Object.prototype && proto !== null) || Object.getPrototypeOf(b) !== proto) return false;
   // for…in rather than Object.keys: no key arrays.
   let count = 0;
   for (const key in a) {
