@@ -69,7 +69,11 @@ export function createRegistryBuildCache(): RegistryBuildCache {
     },
     sameFacts(next) {
       const before = factsBefore.get(next.manifestPath);
-      const kept = before !== undefined && sameExternalFacts(before, next) ? (before as typeof next) : next;
+      let kept = before !== undefined && sameExternalFacts(before, next) ? (before as typeof next) : next;
+      // The reader hands out views into a shared 64 KiB block: facts kept across builds get bytes of
+      // their own, or each kept manifest would hold on to the whole block of the build that read it.
+      const bytes = kept.bytes;
+      if (kept === next && bytes !== null && bytes.byteLength !== bytes.buffer.byteLength) kept = { ...next, bytes: new Uint8Array(bytes) };
       facts.set(next.manifestPath, kept);
       return kept;
     },

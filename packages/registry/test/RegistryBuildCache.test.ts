@@ -1,4 +1,5 @@
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { parse } from 'smol-toml';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -282,5 +283,45 @@ describe('RegistryBuildCache', () => {
     expect(entryOf(second, 'alpha')).not.toBe(entryOf(first, 'alpha'));
     expect(second.settings.get('alpha')).toEqual({ n: 2 });
     expect(Object.isFrozen(second.settings.get('alpha'))).toBe(true);
+  });
+
+  it('takes over no decision whose config holds a date, and keeps no shared block of bytes', () => {
+    const base = makeTree(
+      Object.fromEntries(
+        Array.from({ length: 20 }, (_, i) => [`plugins/p${i}/plugin.toml`, manifestText({ id: `p${i}`, runtime: PROCESS_RUNTIME })]),
+      ),
+    );
+    const cache = createRegistryBuildCache();
+    const run = (toml: string, buildCache?: RegistryBuildCache) =>
+      buildPluginRegistrySnapshot({
+        config: config(parse(toml) as Record<string, unknown>),
+        roots: [fileRoot(join(base, 'plugins'))],
+        bundled: [],
+        profiles: PROFILES,
+        env: {},
+        uid: 0,
+        commandsOnPath: {},
+        ...(buildCache !== undefined ? { buildCache } : {}),
+      });
+    const allow = `[plugins]\nallow = [${Array.from({ length: 20 }, (_, i) => `"p${i}"`).join(', ')}]\n`;
+    // A TOML date is a Date: equal-looking to a compare of keys, so it must not be compared so.
+    const dated = (year: number) => `${allow}[plugins.entries.p0.config]\nexpires = ${year}-01-01T00:00:00Z\n`;
+    run(dated(2024), cache);
+    const expires = (result: ReturnType<typeof run>) => String((result.settings.get('p0') as { expires: Date }).expires.toISOString());
+    expect(expires(run(dated(2031), cache))).toBe(expires(run(dated(2031))));
+    // Edit one manifest per build: every kept manifest has bytes of its own, not a view of a block.
+    for (let i = 0; i < 20; i += 1) {
+      writeFileSync(
+        join(base, `plugins/p${i}/plugin.toml`),
+        manifestText({ id: `p${i}`, runtime: PROCESS_RUNTIME, description: `edit ${i}` }),
+      );
+      run(allow, cache);
+    }
+    const kept = run(allow, cache).trace.map((d) => d.admitted.facts);
+    for (const facts of kept) {
+      expect(facts.bundled).toBe(false);
+      if (facts.bundled || facts.bytes === null) continue;
+      expect(facts.bytes.buffer.byteLength).toBe(facts.bytes.byteLength);
+    }
   });
 });
