@@ -62,6 +62,12 @@ export interface CreateResourceCatalogOptions {
   readonly buildCache?: CatalogBuildCache;
 }
 
+/** Freezes an availability answer and its reason. */
+function frozenAvailability(availability: ToolAvailability): ToolAvailability {
+  if (availability.reason !== undefined) Object.freeze(availability.reason);
+  return Object.freeze(availability);
+}
+
 /** What one catalog build takes over from the one before; see {@link createCatalogBuildCache}. */
 export interface CatalogBuildCache {
   /** The last build's tool made of this entry and tool spec, when `inputs` are equal; else `make()`. */
@@ -353,7 +359,8 @@ function* buildCatalogSteps(input: BuildInput, settle: boolean): Steps<ResourceC
     const rule = createAvailabilityRule(config);
     if (cache === undefined) return rule;
     const inputs = [config.runtime.capabilities, config.runtime.policy.allow, config.runtime.policy.deny];
-    return (tool) => cache.availability(tool, inputs, () => rule(tool));
+    // Frozen: a kept answer is shared by the catalogs of every generation that keeps the tool.
+    return (tool) => cache.availability(tool, inputs, () => frozenAvailability(rule(tool)));
   };
   const availability = (): ToolAvailability[] => {
     if (availabilityCache !== undefined) return availabilityCache;
