@@ -276,6 +276,9 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     } finally {
       track.end();
       if (building === track) building = undefined;
+      // Whatever came of it (a SIGHUP after a config folder was made again may change nothing), the
+      // watch follows the sources' paths again: a watch follows the file it was set on, not its path.
+      if (sources !== undefined && closing === undefined) watch?.update(sources);
     }
   }
 

@@ -1,4 +1,4 @@
-import { existsSync, watch as watchPath, type FSWatcher as PathWatcher } from 'node:fs';
+import { existsSync, statSync, watch as watchPath, type FSWatcher as PathWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 
@@ -73,6 +73,7 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
   const flush = (): void => {
     const paths = [...new Set(pending)];
     pending = [];
+    followConfigFiles();
     if (paths.length > 0 && !closed) options.onChange({ firstEventAt, paths });
   };
 
@@ -114,30 +115,40 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
   // chokidar never says `ready` for an empty list (nothing exists yet: no config file, no root).
   const ready = targets.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
 
-  // Native events for config files (see above): a watch per folder and per file, by path.
-  const configWatches = new Map<string, PathWatcher>();
+  // Native events for config files (see above): a watch per folder and per file, by path, with
+  // what the path named when it was set (a watch follows its inode, not its path).
+  const configWatches = new Map<string, { readonly watcher: PathWatcher; readonly identity: string }>();
+  const identityOf = (path: string): string | null => {
+    try {
+      const stat = statSync(path, { bigint: true });
+      return `${stat.dev}:${stat.ino}`;
+    } catch {
+      return null;
+    }
+  };
   const unwatchConfig = (path: string): void => {
-    configWatches.get(path)?.close();
+    configWatches.get(path)?.watcher.close();
     configWatches.delete(path);
   };
   const watchConfig = (path: string, onEvent: (name: string | null) => void): void => {
     unwatchConfig(path);
     if (closed) return;
-    let watching: PathWatcher;
+    const identity = identityOf(path);
+    if (identity === null) return; // missing: its folder's watch, or the next reload, sees it come back
+    let watcher: PathWatcher;
     try {
-      watching = watchPath(path, { persistent: false }, (_event, name) => onEvent(typeof name === 'string' ? name : null));
+      watcher = watchPath(path, { persistent: false }, (_event, name) => onEvent(typeof name === 'string' ? name : null));
     } catch (error) {
-      // Missing: its folder's watch sees it come back. Anything else (no permission, the kernel's
-      // watch limit) is said, as chokidar's errors are.
+      // Gone since, or not watchable: no permission, the kernel's watch limit. Said, as chokidar's errors are.
       const code = (error as { code?: unknown }).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') options.onError?.(error instanceof Error ? error : new Error(String(error)));
       return;
     }
-    watching.on('error', (error) => {
-      if (configWatches.get(path) === watching) unwatchConfig(path);
+    watcher.on('error', (error) => {
+      if (configWatches.get(path)?.watcher === watcher) unwatchConfig(path);
       options.onError?.(error);
     });
-    configWatches.set(path, watching);
+    configWatches.set(path, { watcher, identity });
   };
   const watchConfigFile = (file: string): void =>
     watchConfig(file, () => {
@@ -146,20 +157,30 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
     });
   const watchConfigFolder = (folder: string): void =>
     watchConfig(folder, (name) => {
+      // The folder itself renamed or removed (reported under its own name, or none): every config
+      // file in it changed, and its watches, which follow the old folder, are set again by path.
+      const itself = name === null || name === basename(folder);
       for (const file of configFiles) {
-        if (dirname(file) !== folder || (name !== null && basename(file) !== name)) continue;
+        if (dirname(file) !== folder || (!itself && basename(file) !== name)) continue;
         noteEvent(file);
         watchConfigFile(file);
       }
+      if (itself) watchConfigFolder(folder);
     });
+  // Sets the watches the sources need, and sets again any whose path now names another file or
+  // folder (renamed away and recreated). Run at the start, after every burst and on update().
   const followConfigFiles = (): void => {
     const wanted = new Set<string>();
     if (!polling) for (const file of configFiles) wanted.add(file).add(dirname(file));
     for (const path of [...configWatches.keys()]) if (!wanted.has(path)) unwatchConfig(path);
+    if (polling) return;
+    const current = (path: string): boolean => {
+      const watch = configWatches.get(path);
+      return watch !== undefined && watch.identity === identityOf(path);
+    };
     for (const file of configFiles) {
-      if (polling) break;
-      if (!configWatches.has(dirname(file))) watchConfigFolder(dirname(file));
-      if (!configWatches.has(file)) watchConfigFile(file);
+      if (!current(dirname(file))) watchConfigFolder(dirname(file));
+      if (!current(file)) watchConfigFile(file);
     }
   };
   followConfigFiles();
