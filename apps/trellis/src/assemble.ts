@@ -28,7 +28,7 @@ import {
   type ToolRuntime,
 } from '@trellis/runtime';
 import { silentLogger, type HostServices, type LifecycleTransition, type Logger, type ProfileName, type ToolSpec } from '@trellis/sdk';
-import { Listeners, createKeepAliveHost, runSteps, runStepsPausing, type Pause, type Steps } from '@trellis/sdk/internal';
+import { Listeners, createKeepAliveHost, loadOnce, runSteps, runStepsPausing, type Pause, type Steps } from '@trellis/sdk/internal';
 import { BUNDLED_PLUGINS, EMBEDDED_PROFILES, EMBEDDED_TOOL_OVERRIDES } from './bundled.gen.ts';
 import { BUNDLED_INPUT_VALIDATORS } from './bundledValidators.gen.ts';
 import { applyCommandLineSwitches } from './applyCommandLineSwitches.ts';
@@ -40,6 +40,9 @@ import type { createExternalImplementation } from '@trellis/runtime/external';
 import type { ImplementationPool } from './reload/ImplementationPool.ts';
 import { fingerprintPlugin } from './reload/fingerprintPlugin.ts';
 import { planEarlyStarts, type ServingGeneration } from './reload/planEarlyStarts.ts';
+
+// The out-of-process adapters, loaded on first use (only when an external plugin is enabled).
+const loadExternalAdapters = loadOnce(() => import('@trellis/runtime/external'));
 
 /** The out-of-process adapters, imported only when an external plugin is enabled. */
 type ExternalAdapters = { readonly createExternalImplementation: typeof createExternalImplementation };
@@ -246,7 +249,7 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
           refreshToolSources: options.refreshToolSources === true,
         });
   if (early.length > 0 && pool !== undefined) {
-    const adapters = await import('@trellis/runtime/external');
+    const adapters = await loadExternalAdapters();
     for (const { entry, fingerprint } of early) pool.prestart(entry.id, fingerprint, () => makeExternal(adapters, entry));
   }
   await pause?.();
@@ -292,7 +295,7 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   const bundledById = new Map(BUNDLED_PLUGINS.map((d) => [d.manifest.id, d]));
   const implementations = new Map<string, PluginImplementation>();
   // The out-of-process adapters load only when an external plugin is enabled.
-  const external = [...entries.values()].some((entry) => !entry.bundled) ? await import('@trellis/runtime/external') : undefined;
+  const external = [...entries.values()].some((entry) => !entry.bundled) ? await loadExternalAdapters() : undefined;
 
   function* fingerprintSteps(): Steps<Map<string, string>> {
     const out = new Map<string, string>();

@@ -1,8 +1,12 @@
 import { resolve } from 'node:path';
 import type { ResolvedRuntimeConfig } from '@trellis/config';
 import { findConfigLayers, resolveConfigHome, resolveWorkspaceTrust } from '@trellis/config/lookup';
-import type { Pause } from '@trellis/sdk/internal';
+import { loadOnce, type Pause } from '@trellis/sdk/internal';
 import { EMBEDDED_RUNTIME_CONFIG, EMBEDDED_RUNTIME_TOML } from './bundled.gen.ts';
+
+// The schema library (zod and the TOML parser with it), on first use: a start without a config
+// file never loads it.
+const loadConfigLibrary = loadOnce(() => import('@trellis/config'));
 
 /**
  * The workspace (default: the current directory) and home (default: `$HOME`, else the OS's) a host
@@ -53,7 +57,7 @@ export async function loadConfig(
       workspaceTrust,
     };
   }
-  const { resolveRuntimeConfig, resolveRuntimeConfigInSteps } = await import('@trellis/config');
+  const { resolveRuntimeConfig, resolveRuntimeConfigInSteps } = await loadConfigLibrary();
   const { pause, ...lookup } = options;
   const resolveOptions = { ...lookup, embeddedDefault: EMBEDDED_RUNTIME_TOML, workspaceTrust };
   const result = pause === undefined ? resolveRuntimeConfig(resolveOptions) : await resolveRuntimeConfigInSteps(resolveOptions, pause);

@@ -1,8 +1,8 @@
 import { createCatalogBuildCache, type ResourceCatalog } from '@trellis/catalog';
 import type { PluginRegistrySnapshot } from '@trellis/registry';
-import type { ExecutionHook, InvokeOptions, LifecycleState, SchemaValidatorCache, ToolRequest } from '@trellis/runtime';
+import type { ExecutionHook, InvokeOptions, LifecycleState, ToolRequest } from '@trellis/runtime';
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
-import { Listeners, createPacer, runStepsPausing, type Steps } from '@trellis/sdk/internal';
+import { Listeners, createPacer, loadOnce, runStepsPausing, type Steps } from '@trellis/sdk/internal';
 import { createRegistryBuildCache, entryJson, explainPlugin } from '@trellis/registry';
 import { assembleGeneration, type AssembledGeneration, type AssembleOptions, type Assembly } from '../assemble.ts';
 import { ConfigError } from '../errors.ts';
@@ -185,15 +185,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   };
   // One schema validator cache for every generation: a new generation's first calls find their
   // input schemas compiled (ajv's meta-schema alone costs tens of ms to compile again).
-  let validators: Promise<SchemaValidatorCache> | undefined;
-  const loadValidators = (): Promise<SchemaValidatorCache> =>
-    (validators ??= import('@trellis/runtime/validation').then(
-      (m) => m.createSchemaValidatorCache(),
-      (error: unknown) => {
-        validators = undefined;
-        throw error;
-      },
-    ));
+  const loadValidators = loadOnce(() => import('@trellis/runtime/validation').then((m) => m.createSchemaValidatorCache()));
   // What the last build read and admitted: a reload parses only manifests whose bytes changed, and
   // takes over the facts and admissions of candidates that did not change at all.
   const buildCache = createRegistryBuildCache();
