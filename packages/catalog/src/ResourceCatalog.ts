@@ -5,7 +5,7 @@ import {
   compileToolGlob,
   nestsDeeperThan,
   runSteps,
-  samePlainData,
+  keptByInputs,
   runStepsPausing,
   type Pause,
   type Steps,
@@ -87,24 +87,16 @@ export interface KnownToolOf {
  * a plugin that is gone stays reachable.
  */
 export function createCatalogBuildCache(): CatalogBuildCache {
-  const tools = new WeakMap<CatalogPluginView, WeakMap<object, { readonly inputs: unknown; readonly tool: KnownToolOf }>>();
-  const availabilities = new WeakMap<KnownToolOf, { readonly inputs: unknown; readonly availability: ToolAvailability }>();
+  const tools = new WeakMap<CatalogPluginView, WeakMap<object, { readonly inputs: unknown; readonly value: KnownToolOf }>>();
+  const availabilities = new WeakMap<KnownToolOf, { readonly inputs: unknown; readonly value: ToolAvailability }>();
   return {
     tool(entry, spec, inputs, make) {
       let bySpec = tools.get(entry);
       if (bySpec === undefined) tools.set(entry, (bySpec = new WeakMap()));
-      const before = bySpec.get(spec);
-      if (before !== undefined && samePlainData(before.inputs, inputs)) return before.tool;
-      const tool = make();
-      bySpec.set(spec, { inputs, tool });
-      return tool;
+      return keptByInputs(bySpec, spec, inputs, make);
     },
     availability(tool, inputs, decide) {
-      const before = availabilities.get(tool);
-      if (before !== undefined && samePlainData(before.inputs, inputs)) return before.availability;
-      const availability = decide();
-      availabilities.set(tool, { inputs, availability });
-      return availability;
+      return keptByInputs(availabilities, tool, inputs, decide);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { samePlainData } from '@trellis/sdk/internal';
+import { keptByInputs, samePlainData } from '@trellis/sdk/internal';
 import { registryDependency } from './prepareRegistry.ts';
 import type { ParsedManifest } from './parseManifest.ts';
 import type {
@@ -55,7 +55,7 @@ export function createRegistryBuildCache(): RegistryBuildCache {
   // By facts object: facts taken over are the same object, so their admission can be too.
   const admissions = new WeakMap<CandidateFacts, { readonly policyKey: string; readonly admitted: AdmittedCandidate }>();
   // Likewise down the line: by admission, then by decision.
-  const decisions = new WeakMap<AdmittedCandidate, { readonly inputs: unknown; readonly decided: DecidedCandidate }>();
+  const decisions = new WeakMap<AdmittedCandidate, { readonly inputs: unknown; readonly value: DecidedCandidate }>();
   const entries = new WeakMap<DecidedCandidate, SnapshotEntry>();
   return {
     parse(bytes) {
@@ -85,11 +85,7 @@ export function createRegistryBuildCache(): RegistryBuildCache {
       return admitted;
     },
     decide(admitted, inputs, decide) {
-      const before = decisions.get(admitted);
-      if (before !== undefined && samePlainData(before.inputs, inputs)) return before.decided;
-      const decided = decide();
-      decisions.set(admitted, { inputs, decided });
-      return decided;
+      return keptByInputs(decisions, admitted, inputs, decide);
     },
     entry(decided, make) {
       let entry = entries.get(decided);

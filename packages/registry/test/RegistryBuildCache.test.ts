@@ -13,9 +13,10 @@ import { sameExternalFacts } from '../src/RegistryBuildCache.ts';
 import type { ExternalCandidateFacts } from '../src/types.ts';
 import { PROCESS_RUNTIME, PROFILES, config, descriptor, fileRoot, makeTree, manifestText } from './helpers.ts';
 
-function build(base: string, buildCache?: RegistryBuildCache, allow: string[] = ['alpha', 'beta']) {
+/** One build of `<base>/plugins` with `runtime` (default: alpha and beta allowed). */
+function build(base: string, buildCache?: RegistryBuildCache, runtime: string[] | Record<string, unknown> = ['alpha', 'beta']) {
   return buildPluginRegistrySnapshot({
-    config: config({ plugins: { allow } }),
+    config: config(Array.isArray(runtime) ? { plugins: { allow: runtime } } : runtime),
     roots: [fileRoot(join(base, 'plugins'))],
     bundled: [],
     profiles: PROFILES,
@@ -265,17 +266,7 @@ describe('RegistryBuildCache', () => {
       'plugins/beta/plugin.toml': manifestText({ id: 'beta', runtime: PROCESS_RUNTIME }),
     });
     const cache = createRegistryBuildCache();
-    const run = (entries: Record<string, unknown>) =>
-      buildPluginRegistrySnapshot({
-        config: config({ plugins: { allow: ['alpha', 'beta'], entries } }),
-        roots: [fileRoot(join(base, 'plugins'))],
-        bundled: [],
-        profiles: PROFILES,
-        env: {},
-        uid: 0,
-        commandsOnPath: {},
-        buildCache: cache,
-      });
+    const run = (entries: Record<string, unknown>) => build(base, cache, { plugins: { allow: ['alpha', 'beta'], entries } });
     const entryOf = (result: ReturnType<typeof run>, id: string) => result.snapshot.plugins.find((p) => p.id === id);
     const first = run({ alpha: { config: { n: 1 } } });
     const second = run({ alpha: { config: { n: 2 } } });
@@ -292,17 +283,7 @@ describe('RegistryBuildCache', () => {
       ),
     );
     const cache = createRegistryBuildCache();
-    const run = (toml: string, buildCache?: RegistryBuildCache) =>
-      buildPluginRegistrySnapshot({
-        config: config(parse(toml) as Record<string, unknown>),
-        roots: [fileRoot(join(base, 'plugins'))],
-        bundled: [],
-        profiles: PROFILES,
-        env: {},
-        uid: 0,
-        commandsOnPath: {},
-        ...(buildCache !== undefined ? { buildCache } : {}),
-      });
+    const run = (toml: string, buildCache?: RegistryBuildCache) => build(base, buildCache, parse(toml) as Record<string, unknown>);
     const allow = `[plugins]\nallow = [${Array.from({ length: 20 }, (_, i) => `"p${i}"`).join(', ')}]\n`;
     // A TOML date is a Date: equal-looking to a compare of keys, so it must not be compared so.
     const dated = (year: number) => `${allow}[plugins.entries.p0.config]\nexpires = ${year}-01-01T00:00:00Z\n`;

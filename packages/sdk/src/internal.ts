@@ -25,7 +25,7 @@ export type { HostEnvGrant, HostEnvVariable } from './hostEnvGrant.ts';
 export { compileToolGlob, matchesToolGlob } from './compileToolGlob.ts';
 export { lazyCrypto, sha256Hex } from './lazyCrypto.ts';
 export { canonicalJson, hashJson } from './canonicalJson.ts';
-export { samePlainData } from './samePlainData.ts';
+export { keptByInputs, samePlainData } from './samePlainData.ts';
 export { loadOnce } from './loadOnce.ts';
 export { checkSchemaSafety, DEFAULT_SCHEMA_LIMITS } from './checkSchemaSafety.ts';
 export type { SchemaLimits, SchemaSafety } from './checkSchemaSafety.ts';

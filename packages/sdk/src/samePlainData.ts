@@ -32,3 +32,21 @@ export function samePlainData(a: unknown, b: unknown): boolean {
   for (const key in b) if (Object.hasOwn(b, key)) count -= 1;
   return count === 0;
 }
+
+/**
+ * What `make()` made for `key` the last time, when the `inputs` it was made from are equal now
+ * ({@link samePlainData}); otherwise `make()`'s new answer, kept for next time. For caches that
+ * take over from one build to the next what the same inputs made.
+ */
+export function keptByInputs<K extends object, V>(
+  kept: WeakMap<K, { readonly inputs: unknown; readonly value: V }>,
+  key: K,
+  inputs: unknown,
+  make: () => V,
+): V {
+  const before = kept.get(key);
+  if (before !== undefined && samePlainData(before.inputs, inputs)) return before.value;
+  const value = make();
+  kept.set(key, { inputs, value });
+  return value;
+}

@@ -38,6 +38,16 @@ async function watching(config: string): Promise<{ next(limitMs?: number): Promi
   };
 }
 
+/** A config file in its own folder `cfg`, watched. */
+async function watchingFolder() {
+  dir = mkdtempSync(join(tmpdir(), 'trellis-watch-'));
+  const folder = join(dir, 'cfg');
+  const config = join(folder, 'runtime.toml');
+  mkdirSync(folder);
+  writeFileSync(config, 'a = 1\n');
+  return { folder, config, changes: await watching(config) };
+}
+
 const save = (file: string, text: string): void => {
   writeFileSync(`${file}.tmp`, text);
   renameSync(`${file}.tmp`, file);
@@ -45,12 +55,7 @@ const save = (file: string, text: string): void => {
 
 describe('watchSources: config files by path', () => {
   it('sees its folder renamed away, not the old folder afterwards, and the new folder once it follows again', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'trellis-watch-'));
-    const folder = join(dir, 'cfg');
-    const config = join(folder, 'runtime.toml');
-    mkdirSync(folder);
-    writeFileSync(config, 'a = 1\n');
-    const changes = await watching(config);
+    const { folder, config, changes } = await watchingFolder();
 
     save(config, 'a = 2\n');
     expect(await changes.next()).toEqual([config]);
@@ -86,12 +91,7 @@ describe('watchSources: config files by path', () => {
   });
 
   it('follows a folder removed and made again once a reload has run', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'trellis-watch-'));
-    const folder = join(dir, 'cfg');
-    const config = join(folder, 'runtime.toml');
-    mkdirSync(folder);
-    writeFileSync(config, 'a = 1\n');
-    const changes = await watching(config);
+    const { folder, config, changes } = await watchingFolder();
 
     rmSync(folder, { recursive: true });
     expect(await changes.next()).toEqual([config]);
