@@ -53,10 +53,10 @@ export function createRegistryBuildCache(): RegistryBuildCache {
   let facts = new Map<string, ExternalCandidateFacts>();
   let factsBefore = new Map<string, ExternalCandidateFacts>();
   // By facts object: facts taken over are the same object, so their admission can be too.
-  const admissions = new WeakMap<CandidateFacts, { readonly policyKey: string; readonly admitted: AdmittedCandidate }>();
+  const admissions = new WeakMap<CandidateFacts, { readonly inputs: unknown; readonly value: AdmittedCandidate }>();
   // Likewise down the line: by admission, then by decision.
   const decisions = new WeakMap<AdmittedCandidate, { readonly inputs: unknown; readonly value: DecidedCandidate }>();
-  const entries = new WeakMap<DecidedCandidate, SnapshotEntry>();
+  const entries = new WeakMap<DecidedCandidate, { readonly inputs: unknown; readonly value: SnapshotEntry }>();
   return {
     parse(bytes) {
       // A one-byte-per-char copy of the bytes: exact, and far cheaper than a UTF-8 decode and a parse.
@@ -78,22 +78,14 @@ export function createRegistryBuildCache(): RegistryBuildCache {
       return kept;
     },
     admit(candidate, policyKey, admit) {
-      const before = admissions.get(candidate);
-      if (before !== undefined && before.policyKey === policyKey) return before.admitted;
-      const admitted = admit();
-      admissions.set(candidate, { policyKey, admitted });
-      return admitted;
+      return keptByInputs(admissions, candidate, policyKey, admit);
     },
     decide(admitted, inputs, decide) {
       return keptByInputs(decisions, admitted, inputs, decide);
     },
     entry(decided, make) {
-      let entry = entries.get(decided);
-      if (entry === undefined) {
-        entry = make();
-        entries.set(decided, entry);
-      }
-      return entry;
+      // An entry is made of its decision alone: nothing else to compare.
+      return keptByInputs(entries, decided, null, make);
     },
     endBuild() {
       parsedBefore = parsed;

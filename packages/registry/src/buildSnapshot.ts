@@ -203,10 +203,10 @@ export function buildSnapshot(options: BuildSnapshotOptions): PluginRegistrySnap
 export function* buildSnapshotSteps(options: BuildSnapshotOptions): Steps<PluginRegistrySnapshot> {
   const ordered = orderDecided(options.decided);
   const entries = new Array<SnapshotEntry>(ordered.length);
+  const cache = options.buildCache;
   for (let i = 0; i < ordered.length; i += 1) {
     if (i > 0) yield;
     const decided = ordered[i]!;
-    const cache = options.buildCache;
     entries[i] = cache === undefined ? frozenSnapshotEntry(decided) : cache.entry(decided, () => frozenSnapshotEntry(decided));
   }
   const plugins = Object.freeze(entries);

@@ -84,6 +84,7 @@ export function* decideSteps(admitted: readonly AdmittedCandidate[], options: De
       out[index] = new Decided(candidate, 'rejected', candidate.reasons, candidate.warnings, null, context, null);
   });
 
+  const cache = options.buildCache;
   let decided = 0;
   for (const indexes of groups.values()) {
     decided += 1;
@@ -91,7 +92,6 @@ export function* decideSteps(admitted: readonly AdmittedCandidate[], options: De
     if (indexes.length === 1) {
       // The common case: one candidate per id.
       const candidate = admitted[indexes[0]!]!;
-      const cache = options.buildCache;
       out[indexes[0]!] =
         cache === undefined
           ? decideWinner(candidate, ONLY_CANDIDATE, context)

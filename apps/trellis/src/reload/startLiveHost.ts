@@ -186,8 +186,8 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   // One schema validator cache for every generation: a new generation's first calls find their
   // input schemas compiled (ajv's meta-schema alone costs tens of ms to compile again).
   const loadValidators = loadOnce(() => import('@trellis/runtime/validation').then((m) => m.createSchemaValidatorCache()));
-  // What the last build read and admitted: a reload parses only manifests whose bytes changed, and
-  // takes over the facts and admissions of candidates that did not change at all.
+  // What the last build read, admitted, decided and described: a reload parses only manifests whose
+  // bytes changed, and takes over everything of a plugin whose files and config did not change.
   const buildCache = createRegistryBuildCache();
   const catalogCache = createCatalogBuildCache();
   // Every build's work, and the comparison after it, in slices of BUILD_SLICE_MS.
