@@ -9,6 +9,9 @@ export { runProcess, canLimitResources } from './runProcess.ts';
 export type { RunProcessOptions, RunProcessResult } from './runProcess.ts';
 export {
   launchChild,
+  startChild,
+  acquireSpawnHelper,
+  spawnHelperReady,
   prepareChildLauncher,
   describeSecretIsolation,
   isolatedCommandLine,
@@ -20,6 +23,7 @@ export {
   PRLIMIT_PATH,
 } from './launchChild.ts';
 export type { LaunchChildOptions, LaunchedChild, SecretIsolation, ChildIsolationMode } from './launchChild.ts';
+export type { StartedChild } from './spawnHelper.ts';
 export { SAFE_CHILD_ENV, findEnvReferences, resolveHostEnvGrant, pickHostEnv } from './hostEnvGrant.ts';
 export type { HostEnvGrant, HostEnvVariable } from './hostEnvGrant.ts';
 export { compileToolGlob, matchesToolGlob } from './compileToolGlob.ts';

@@ -1,6 +1,8 @@
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { ChildProcessWithoutNullStreams, spawn as SpawnFunction } from 'node:child_process';
+import { SpawnHelper, SpawnHelperUnavailable } from './spawnHelper.ts';
+import type { StartedChild } from './spawnHelper.ts';
 
 /**
  * How children are kept from reading the host's secrets. `pid-namespace`: every child runs as
@@ -36,8 +38,8 @@ export interface LaunchChildOptions {
 }
 
 /** A started child: its process (its pid is the process group to kill) and what was applied. */
-export interface LaunchedChild {
-  readonly child: ChildProcessWithoutNullStreams;
+export interface LaunchedChild<C extends StartedChild = ChildProcessWithoutNullStreams> {
+  readonly child: C;
   /** The group to signal: the child's pid (it leads its own group). */
   readonly pgid: number | undefined;
   readonly isolated: boolean;
@@ -65,6 +67,8 @@ interface Prepared {
   readonly prefix: readonly string[] | undefined;
   /** Without isolation: `setpriv --pdeathsig KILL --`, so a child still dies with a host killed outright. */
   readonly reaper?: readonly string[];
+  /** `setpriv --pdeathsig KILL --` where setpriv knows it, else empty: the spawn helper runs behind it. */
+  readonly pdeathsig: readonly string[];
   readonly isolation: SecretIsolation;
 }
 
@@ -174,6 +178,7 @@ export function prepareChildLauncher(): Promise<SecretIsolation> {
           result = {
             spawn,
             prefix: candidate.prefix,
+            pdeathsig: reap,
             isolation: {
               mechanism: 'pid-namespace',
               userNamespace: candidate.userNamespace,
@@ -188,6 +193,7 @@ export function prepareChildLauncher(): Promise<SecretIsolation> {
     result ??= {
       spawn,
       prefix: undefined,
+      pdeathsig: reap,
       ...(reap.length > 0 ? { reaper: reap } : {}),
       isolation: { mechanism: 'none', userNamespace: false, mode, detail: noIsolationDetail(mode) },
     };
@@ -245,6 +251,30 @@ export function isolatedCommandLine(options: Pick<LaunchChildOptions, 'command' 
   return { command: command!, args, isolated: prepared.prefix !== undefined, limits: { memory, cpu } };
 }
 
+/** What `launchChild` and `startChild` share: the argument checks and the full command line. */
+function planLaunch(options: LaunchChildOptions): ReturnType<typeof isolatedCommandLine> {
+  if (!prepared) throw new Error('prepareChildLauncher() must be awaited before launchChild()');
+  // Node's own check, done here so the index names the caller's argument, not the wrapper's.
+  (options.args ?? []).forEach((arg, index) => {
+    if (arg.includes('\0'))
+      throw new TypeError(`The argument 'args[${index}]' must be a string without null bytes. Received ${JSON.stringify(arg)}`);
+  });
+  // Behind a wrapper a missing program would only be the wrapper's exit status; find it first so
+  // the caller gets ENOENT / EACCES as from a direct spawn.
+  const command = findExecutable(options.command, options.env.PATH, options.cwd);
+  return isolatedCommandLine({ ...options, command });
+}
+
+/** Tracks a started child's group for the exit safety net until its leader exits. */
+function tracked<C extends StartedChild>(child: C, line: ReturnType<typeof isolatedCommandLine>): LaunchedChild<C> {
+  const pid = child.pid;
+  if (pid !== undefined) {
+    trackGroup(pid);
+    child.once('exit', () => untrackGroup(pid));
+  }
+  return { child, pgid: pid, isolated: line.isolated, limits: line.limits };
+}
+
 /**
  * The one way Trellis starts a child: no shell, its own process group, exactly the environment
  * given, resource limits through prlimit(1), and — where the machine allows — its own PID
@@ -253,17 +283,8 @@ export function isolatedCommandLine(options: Pick<LaunchChildOptions, 'command' 
  * `IsolationUnavailableError` under `TRELLIS_CHILD_ISOLATION=required` without isolation.
  */
 export function launchChild(options: LaunchChildOptions): LaunchedChild {
-  if (!prepared) throw new Error('prepareChildLauncher() must be awaited before launchChild()');
-  // Behind a wrapper a missing program would only be the wrapper's exit status; find it first so
-  // the caller gets ENOENT / EACCES as from a direct spawn.
-  // Node's own check, done here so the index names the caller's argument, not the wrapper's.
-  (options.args ?? []).forEach((arg, index) => {
-    if (arg.includes('\0'))
-      throw new TypeError(`The argument 'args[${index}]' must be a string without null bytes. Received ${JSON.stringify(arg)}`);
-  });
-  const command = findExecutable(options.command, options.env.PATH, options.cwd);
-  const line = isolatedCommandLine({ ...options, command });
-  const child = prepared.spawn(line.command, line.args, {
+  const line = planLaunch(options);
+  const child = prepared!.spawn(line.command, line.args, {
     cwd: options.cwd,
     env: { ...options.env },
     detached: true,
@@ -271,11 +292,71 @@ export function launchChild(options: LaunchChildOptions): LaunchedChild {
     stdio: ['pipe', 'pipe', 'pipe'],
     windowsHide: true,
   });
-  if (child.pid !== undefined) trackGroup(child.pid);
-  child.once('exit', () => {
-    if (child.pid !== undefined) untrackGroup(child.pid);
+  return tracked(child, line);
+}
+
+/**
+ * `launchChild` for a long-running host: when a spawn helper runs (`acquireSpawnHelper`), the
+ * child is forked by that small process instead of this one, so starting it does not hold the
+ * host's event loop; otherwise, or if the helper fails, it is spawned here. The same checks,
+ * wrapper, limits and tracking either way. Rejects where `launchChild` throws, and with the
+ * spawn's error (ENOENT, EAGAIN) where a direct spawn would emit `'error'`.
+ */
+export async function startChild(options: LaunchChildOptions): Promise<LaunchedChild<StartedChild>> {
+  const line = planLaunch(options);
+  if (helper?.usable) {
+    try {
+      return tracked(await helper.spawn(line.command, line.args, { cwd: options.cwd, env: { ...options.env } }), line);
+    } catch (error) {
+      if (!(error instanceof SpawnHelperUnavailable)) throw error;
+    }
+  }
+  return launchChild(options);
+}
+
+let helper: SpawnHelper | undefined;
+let helperStarting: Promise<void> | undefined;
+let helperUsers = 0;
+const helperGone = new Set<(reason: string) => void>();
+
+/**
+ * Starts the spawn helper (one per process, shared) for a host that starts children for a long
+ * time (`serve`, `run`, a live host). The returned function lets go of it; the last user's release
+ * stops it, so release only once the children started through it are gone. `onGone` hears if the
+ * helper dies or stops answering (spawns then fall back to this process).
+ */
+export function acquireSpawnHelper(onGone?: (reason: string) => void): () => void {
+  helperUsers += 1;
+  if (onGone) helperGone.add(onGone);
+  helperStarting ??= prepareChildLauncher().then(() => {
+    helperStarting = undefined;
+    if (helperUsers === 0 || helper !== undefined) return;
+    try {
+      helper = new SpawnHelper(prepared!.spawn, prepared!.pdeathsig, (reason) => {
+        for (const listener of helperGone) listener(reason);
+      });
+    } catch {
+      return; // No helper (the spawn was refused): children are spawned here, as before.
+    }
+    if (helper.pid !== undefined) trackGroup(helper.pid);
   });
-  return { child, pgid: child.pid, isolated: line.isolated, limits: line.limits };
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    helperUsers -= 1;
+    if (onGone) helperGone.delete(onGone);
+    if (helperUsers > 0 || helper === undefined) return;
+    helper.close();
+    if (helper.pid !== undefined) untrackGroup(helper.pid);
+    helper = undefined;
+  };
+}
+
+/** Resolves when the spawn helper is ready (true), or when there is none or it failed (false). */
+export async function spawnHelperReady(): Promise<boolean> {
+  await helperStarting;
+  return helper === undefined ? false : helper.ready;
 }
 
 function spawnError(code: 'ENOENT' | 'EACCES', command: string): NodeJS.ErrnoException {

@@ -1,11 +1,6 @@
-import {
-  IsolationUnavailableError,
-  killGroup as killProcessGroup,
-  launchChild,
-  prepareChildLauncher,
-  PRLIMIT_PATH,
-} from './launchChild.ts';
+import { IsolationUnavailableError, killGroup as killProcessGroup, prepareChildLauncher, PRLIMIT_PATH, startChild } from './launchChild.ts';
 import type { LaunchedChild } from './launchChild.ts';
+import type { StartedChild } from './spawnHelper.ts';
 
 /** How to run a child process. The command is never given to a shell. */
 export interface RunProcessOptions {
@@ -57,14 +52,44 @@ export function canLimitResources(): boolean {
 
 /**
  * Runs a program in its own process group, without a shell, with a deadline, output caps and
- * optional resource limits, through the one launcher (`launchChild`), so the child is also kept
- * from the host's secrets where the machine allows. When the leader exits, the deadline passes or
+ * optional resource limits, through the one launcher (`startChild`: forked by the spawn helper in
+ * a long-running host), so the child is also kept from the host's secrets where the machine allows. When the leader exits, the deadline passes or
  * the signal aborts, the whole group is killed, so no grandchild outlives the call.
  */
 export async function runProcess(options: RunProcessOptions): Promise<RunProcessResult> {
   // Loaded on first use: a host that never spawns (most `trellis` commands) never pays for it.
   await prepareChildLauncher();
   const started = performance.now();
+
+  let launched: LaunchedChild<StartedChild>;
+  try {
+    launched = await startChild({
+      command: options.command,
+      args: options.args ?? [],
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      env: options.env ?? {},
+      ...(options.maxMemoryMb === undefined ? {} : { maxMemoryMb: options.maxMemoryMb }),
+      ...(options.maxCpuSeconds === undefined ? {} : { maxCpuSeconds: options.maxCpuSeconds }),
+    });
+  } catch (error) {
+    // Node refuses some arguments before spawning (a NUL byte); isolation may be required but
+    // missing; through the spawn helper, a spawn that fails (EAGAIN) rejects here too.
+    const code = error instanceof IsolationUnavailableError ? error.code : ((error as NodeJS.ErrnoException).code ?? String(error));
+    return {
+      exitCode: null,
+      signal: null,
+      stdout: '',
+      stderr: error instanceof Error ? error.message : '',
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      timedOut: false,
+      aborted: false,
+      durationMs: performance.now() - started,
+      spawnError: code,
+      limits: { memory: false, cpu: false },
+      isolated: false,
+    };
+  }
 
   return new Promise((resolvePromise) => {
     const out = { chunks: [] as Buffer[], bytes: 0, truncated: false };
@@ -74,36 +99,6 @@ export async function runProcess(options: RunProcessOptions): Promise<RunProcess
     let spawnError: string | undefined;
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
-
-    let launched: LaunchedChild;
-    try {
-      launched = launchChild({
-        command: options.command,
-        args: options.args ?? [],
-        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-        env: options.env ?? {},
-        ...(options.maxMemoryMb === undefined ? {} : { maxMemoryMb: options.maxMemoryMb }),
-        ...(options.maxCpuSeconds === undefined ? {} : { maxCpuSeconds: options.maxCpuSeconds }),
-      });
-    } catch (error) {
-      // Node refuses some arguments before spawning (a NUL byte); isolation may be required but missing.
-      const code = error instanceof IsolationUnavailableError ? error.code : ((error as NodeJS.ErrnoException).code ?? String(error));
-      resolvePromise({
-        exitCode: null,
-        signal: null,
-        stdout: '',
-        stderr: error instanceof Error ? error.message : '',
-        stdoutTruncated: false,
-        stderrTruncated: false,
-        timedOut: false,
-        aborted: false,
-        durationMs: performance.now() - started,
-        spawnError: code,
-        limits: { memory: false, cpu: false },
-        isolated: false,
-      });
-      return;
-    }
     const child = launched.child;
     const killGroup = (sig: NodeJS.Signals) => killProcessGroup(launched.pgid, sig);
     const stop = () => {

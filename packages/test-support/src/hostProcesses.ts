@@ -46,3 +46,20 @@ export function pidsWorkingIn(dir: string): number[] {
   const real = realpathSync(dir);
   return livePids((pid) => readlinkSync(`/proc/${pid}/cwd`) === real);
 }
+
+/** The live children of `pid`'s main thread whose command line mentions `needle`. */
+export function childPidsMentioning(pid: number, needle: string): number[] {
+  let children: number[];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+  return children.filter((child) => {
+    try {
+      return isAlive(child) && readFileSync(`/proc/${child}/cmdline`, 'utf8').includes(needle);
+    } catch {
+      return false;
+    }
+  });
+}

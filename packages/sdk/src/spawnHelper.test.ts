@@ -1,0 +1,162 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { acquireSpawnHelper, prepareChildLauncher, spawnHelperReady, startChild } from './launchChild.ts';
+import { childPidsMentioning } from '@trellis/test-support';
+import { runProcess } from './runProcess.ts';
+import { SPAWN_HELPER_NAME } from './spawnHelper.ts';
+import type { StartedChild } from './spawnHelper.ts';
+
+const ENV = { PATH: '/usr/bin:/bin' };
+const releases: Array<() => void> = [];
+
+afterEach(() => {
+  for (const release of releases.splice(0)) release();
+});
+
+async function withHelper(onGone?: (reason: string) => void): Promise<() => void> {
+  await prepareChildLauncher();
+  const release = acquireSpawnHelper(onGone);
+  releases.push(release);
+  expect(await spawnHelperReady()).toBe(true);
+  return release;
+}
+
+/** Everything a child said and how it ended, read the way the process adapter reads it. */
+function collect(child: StartedChild): Promise<{ stdout: string; stderr: string; code: number | null; signal: string | null }> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  return new Promise((resolve) => {
+    let status: { code: number | null; signal: string | null } = { code: null, signal: null };
+    child.once('exit', (code, signal) => (status = { code, signal }));
+    child.once('close', () => resolve({ stdout, stderr, ...status }));
+  });
+}
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function waitFor(check: () => boolean, limitMs = 10_000): Promise<boolean> {
+  const end = Date.now() + limitMs;
+  while (Date.now() < end && !check()) await new Promise((r) => setTimeout(r, 20));
+  return check();
+}
+
+describe('the spawn helper', () => {
+  it('loses no output of a child that writes and exits at once, many times over', async () => {
+    await withHelper();
+    const runs = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        const { child } = await startChild({
+          command: '/bin/sh',
+          args: ['-c', `printf 'out-${i}\\n'; printf 'err-${i}\\n' >&2; exit ${i % 5}`],
+          env: ENV,
+          cwd: '/',
+        });
+        return { i, ...(await collect(child)) };
+      }),
+    );
+    for (const run of runs) {
+      expect(run.stdout).toBe(`out-${run.i}\n`);
+      expect(run.stderr).toBe(`err-${run.i}\n`);
+      expect(run.code).toBe(run.i % 5);
+    }
+  });
+
+  it('forks the child from the helper: its parent is the helper, not this process', async () => {
+    await withHelper();
+    const { child } = await startChild({ command: '/bin/sleep', args: ['30'], env: ENV, cwd: '/' });
+    const done = collect(child);
+    const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    expect(parent).not.toBe(process.pid);
+    expect(readFileSync(`/proc/${parent}/cmdline`, 'utf8')).toContain(SPAWN_HELPER_NAME);
+    child.kill('SIGKILL');
+    await done;
+  });
+
+  it('carries a conversation both ways and an end of input', async () => {
+    await withHelper();
+    const { child, pgid } = await startChild({ command: '/bin/cat', env: ENV, cwd: '/' });
+    expect(pgid).toBe(child.pid);
+    const done = collect(child);
+    child.stdin.write('one\n');
+    child.stdin.end('two\n');
+    expect(await done).toMatchObject({ stdout: 'one\ntwo\n', code: 0 });
+  });
+
+  it('kills a child on request and reports the signal', async () => {
+    await withHelper();
+    const { child } = await startChild({ command: '/bin/sleep', args: ['30'], env: ENV, cwd: '/' });
+    const done = collect(child);
+    expect(child.kill('SIGKILL')).toBe(true);
+    expect(await done).toMatchObject({ code: null, signal: 'SIGKILL' });
+    expect(child.kill('SIGKILL')).toBe(false);
+  });
+
+  it('rejects a program that is missing or not executable, naming it', async () => {
+    await withHelper();
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-helper-'));
+    try {
+      const script = join(dir, 'not-executable.sh');
+      writeFileSync(script, '#!/bin/sh\necho hi\n', { mode: 0o644 });
+      await expect(startChild({ command: script, env: ENV, cwd: dir })).rejects.toMatchObject({ code: 'EACCES' });
+      await expect(startChild({ command: 'no-such-program-trellis', env: ENV, cwd: dir })).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('falls back to spawning here when the helper dies, and its children do not outlive it', async () => {
+    const reasons: string[] = [];
+    await withHelper((reason) => reasons.push(reason));
+    const { child } = await startChild({ command: '/bin/sleep', args: ['30'], env: ENV, cwd: '/' });
+    const done = collect(child);
+    const helpers = childPidsMentioning(process.pid, SPAWN_HELPER_NAME);
+    expect(helpers.length).toBe(1);
+    process.kill(helpers[0]!, 'SIGKILL');
+    expect(await done).toMatchObject({ signal: 'SIGKILL' });
+    expect(await waitFor(() => !isAlive(child.pid!))).toBe(true);
+    expect(reasons.join('; ')).toMatch(/spawn helper was killed by SIGKILL; children are started by the host/);
+    // Later children start from this process.
+    const again = await startChild({ command: '/bin/sh', args: ['-c', 'echo $PPID'], env: ENV, cwd: '/' });
+    expect(again.child.constructor.name).toBe('ChildProcess');
+    expect((await collect(again.child)).code).toBe(0);
+  });
+
+  it('stops with its last user, taking any child still running with it', async () => {
+    const release = await withHelper();
+    const { child } = await startChild({ command: '/bin/sleep', args: ['30'], env: ENV, cwd: '/' });
+    const done = collect(child);
+    release();
+    expect(await done).toMatchObject({ signal: 'SIGKILL' });
+    expect(await waitFor(() => !isAlive(child.pid!))).toBe(true);
+    expect(await spawnHelperReady()).toBe(false);
+  });
+
+  it('serves runProcess: output, exit status, deadline and a missing program, as a direct spawn would', async () => {
+    await withHelper();
+    const ran = await runProcess({
+      command: '/bin/sh',
+      args: ['-c', 'echo hi; echo oops >&2; exit 4'],
+      env: ENV,
+      timeoutMs: 20_000,
+      maxOutputBytes: 1000,
+    });
+    expect(ran).toMatchObject({ stdout: 'hi\n', stderr: 'oops\n', exitCode: 4, timedOut: false });
+    const slow = await runProcess({ command: '/bin/sleep', args: ['30'], env: ENV, timeoutMs: 300, maxOutputBytes: 1000 });
+    expect(slow.timedOut).toBe(true);
+    expect(slow.durationMs).toBeLessThan(20_000);
+    const missing = await runProcess({ command: 'no-such-program-trellis', env: ENV, timeoutMs: 20_000, maxOutputBytes: 1000 });
+    expect(missing.spawnError).toBe('ENOENT');
+  });
+});
