@@ -1,7 +1,6 @@
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { LifecycleMachine, STABLE_UPTIME_MS, launchChild, prepareChildLauncher } from '@trellis/sdk/internal';
+import { LifecycleMachine, STABLE_UPTIME_MS, prepareChildLauncher, startChild } from '@trellis/sdk/internal';
 import type { Logger, PluginManifest, PluginRuntime, ToolSpec } from '@trellis/sdk';
-import type { LaunchedChild } from '@trellis/sdk/internal';
+import type { LaunchedChild, StartedChild } from '@trellis/sdk/internal';
 import type { LifecycleState } from '../PluginImplementation.ts';
 import { buildChildEnv, expandEnvMap } from './childEnv.ts';
 import { NdjsonChannel } from './NdjsonChannel.ts';
@@ -44,7 +43,7 @@ export class Session {
   #markExited!: () => void;
 
   constructor(
-    readonly proc: ChildProcessWithoutNullStreams,
+    readonly proc: StartedChild,
     readonly channel: NdjsonChannel,
   ) {
     this.exitedPromise = new Promise((resolve) => {
@@ -169,7 +168,7 @@ export class ProcessSupervisor {
     this.#o.logger.warn('plugin protocol error', { plugin: this.#o.pluginId, code: 'PROTOCOL_ERROR', message });
   }
 
-  #spawn(): { ok: true; session: Session } | { ok: false; message: string } {
+  async #spawn(): Promise<{ ok: true; session: Session } | { ok: false; message: string }> {
     const { pluginId, pluginDir, runtime, env: hostEnv, logger } = this.#o;
     const expanded = expandEnvMap(runtime.env, hostEnv, `plugin ${pluginId}: [runtime.env]`);
     if (!expanded.ok) return { ok: false, message: expanded.message };
@@ -177,10 +176,11 @@ export class ProcessSupervisor {
     const resolved = resolveCommand({ pluginId, pluginDir, command: runtime.command, path: env.PATH });
     if (!resolved.ok) return { ok: false, message: resolved.message };
     // The one launcher: own process group, a private /proc where available (no host secrets),
-    // prlimit caps; it tracks the group for the exit safety net.
-    let launched: LaunchedChild;
+    // prlimit caps; it tracks the group for the exit safety net. In a long-running host the fork
+    // happens in the spawn helper, off this thread.
+    let launched: LaunchedChild<StartedChild>;
     try {
-      launched = launchChild({
+      launched = await startChild({
         command: resolved.path,
         args: runtime.args,
         cwd: this.#o.workingDir ?? pluginDir,
@@ -353,7 +353,7 @@ export class ProcessSupervisor {
     this.state = kind;
     this.discovered = undefined;
     await prepareChildLauncher();
-    const spawned = this.#spawn();
+    const spawned = await this.#spawn();
     if (!spawned.ok) return { ok: false, message: spawned.message };
     const s = spawned.session;
     this.session = s;
@@ -469,6 +469,9 @@ export class ProcessSupervisor {
     // Draining sessions, the current one, and any whose leader exited but whose group may linger.
     const sessions = [...new Set([...this.#draining, ...this.#stopped, ...(this.session ? [this.session] : [])])];
     await Promise.all(sessions.map((s) => this.#shutdown(s)));
+    // A launch whose child was being started (by the spawn helper) as this began sees the abort
+    // and stops that child itself.
+    await this.attempt?.catch(() => undefined);
   }
 
   async #shutdown(s: Session): Promise<void> {
