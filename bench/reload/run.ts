@@ -30,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launchChild, prepareChildLauncher } from '@trellis/sdk/internal';
+import { prepareChildLauncher, spawnHelperReady, startChild } from '@trellis/sdk/internal';
 import { assemble, startLiveHost, type LiveHost, type ReloadResult } from 'trellis';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -146,12 +146,13 @@ const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /**
  * What a plugin restart costs without a host around it: a bare child of the plugin's command,
- * started through the same launcher (isolation wrapper included), handshake answered, shut down.
+ * started through the same launcher (isolation wrapper and spawn helper included), handshake
+ * answered, shut down.
  */
 async function bareRestart(tree: Tree): Promise<number> {
   const started = performance.now();
   const folder = join(tree.root, 'ext-0');
-  const { child } = launchChild({
+  const { child } = await startChild({
     command: 'node',
     args: ['reload-plugin.mjs', 'floor', 'manifest'],
     cwd: folder,
@@ -187,6 +188,7 @@ async function measure(count: number) {
 
     const host = await startLiveHost({ ...tree.options, debounceMs: DEBOUNCE_MS });
     try {
+      if (!(await spawnHelperReady())) throw new Error('the spawn helper did not start');
       await host.invoke({ name: 'ext-0.where' });
       await host.invoke({ name: 'ext-1.where' });
       // Baseline: the same call loops with no reload, for about as long as a reload.

@@ -1,14 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isAlive, pidsMentioning } from '@trellis/test-support';
+import { childPidsMentioning, isAlive, pidsMentioning } from '@trellis/test-support';
 import { CLI, createSandbox, type Sandbox } from './cliHarness.ts';
 import { waitFor } from './serveFixture.ts';
 
 // Ways out of a live `trellis serve` that the fault set tries: a SIGHUP while it starts, stdin
 // closed while a reload waits on a plugin that never answers, a SIGTERM while it closes, a SIGKILL
-// mid-reload. Each must end the host and leave no plugin process behind.
+// mid-reload. Each must end the host and leave no plugin process behind, nor the spawn helper
+// that started the plugins of later generations.
 
 const RELOAD_PLUGIN = join(import.meta.dirname, 'fixtures', 'reload-plugin.mjs');
 // Never answers, ignores SIGTERM and end of input: only SIGKILL (or its namespace ending) stops it.
@@ -74,7 +75,7 @@ function startServe(): { child: ChildProcess; stderr: () => string } {
 const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null;
 
 /** Starts serve with alpha, then drops a mute plugin into the root: the reload waits for its handshake. */
-async function serveWithReloadWaitingOnMute(): Promise<{ child: ChildProcess; stderr: () => string }> {
+async function serveWithReloadWaitingOnMute(): Promise<{ child: ChildProcess; stderr: () => string; helper: number }> {
   writeReloadPlugin('alpha');
   writeFileSync(config(), `[plugins]\nallow = ["alpha", "mute"]\npaths = [${JSON.stringify(root())}]\n`);
   const started = startServe();
@@ -83,7 +84,21 @@ async function serveWithReloadWaitingOnMute(): Promise<{ child: ChildProcess; st
   writeMutePlugin('mute', staging);
   cpSync(join(staging, 'mute'), join(root(), 'mute'), { recursive: true });
   expect(await waitFor(() => pidsMentioning(tagOf('mute')).length >= 2, 30_000)).toBe(true);
-  return started;
+  // The reload started mute through the spawn helper, serve's one child of its own.
+  const helpers = childPidsMentioning(started.child.pid!, 'trellis-spawn-helper');
+  expect(helpers).toHaveLength(1);
+  expect(pidsMentioning(tagOf('mute')).some((pid) => parentOf(pid) === helpers[0])).toBe(true);
+  return { ...started, helper: helpers[0]! };
+}
+
+function parentOf(pid: number): number | undefined {
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces, so read after the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
 }
 
 describe('live serve: every way out ends it and leaves nothing behind', () => {
@@ -113,18 +128,19 @@ describe('live serve: every way out ends it and leaves nothing behind', () => {
     'stdin closed while a reload waits on a plugin that never answers: serve ends within its shutdown limit',
     { timeout: 90_000 },
     async () => {
-      const { child } = await serveWithReloadWaitingOnMute();
+      const { child, helper } = await serveWithReloadWaitingOnMute();
       const closedAt = Date.now();
       child.stdin!.end();
       // The limit is 10 s; a generous bound still far below the plugin's 600 s handshake.
       expect(await waitFor(() => exited(child), 45_000)).toBe(true);
       expect(Date.now() - closedAt).toBeLessThan(45_000);
       expect(await waitFor(() => pidsMentioning(`${sandbox.dir}/tag-`).length === 0)).toBe(true);
+      expect(await waitFor(() => !isAlive(helper))).toBe(true);
     },
   );
 
   it('a SIGTERM while serve closes is still a clean exit, not a death that orphans plugins', { timeout: 90_000 }, async () => {
-    const { child } = await serveWithReloadWaitingOnMute();
+    const { child, helper } = await serveWithReloadWaitingOnMute();
     child.stdin!.end();
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(exited(child)).toBe(false);
@@ -134,12 +150,14 @@ describe('live serve: every way out ends it and leaves nothing behind', () => {
     expect(child.signalCode).toBeNull();
     expect([0, 143]).toContain(child.exitCode);
     expect(await waitFor(() => pidsMentioning(`${sandbox.dir}/tag-`).length === 0)).toBe(true);
+    expect(await waitFor(() => !isAlive(helper))).toBe(true);
   });
 
   it('serve SIGKILLed mid-reload leaves no plugin process behind', { timeout: 90_000 }, async () => {
-    const { child } = await serveWithReloadWaitingOnMute();
+    const { child, helper } = await serveWithReloadWaitingOnMute();
     child.kill('SIGKILL');
     expect(await waitFor(() => exited(child), 30_000)).toBe(true);
     expect(await waitFor(() => pidsMentioning(`${sandbox.dir}/tag-`).length === 0, 15_000)).toBe(true);
+    expect(await waitFor(() => !isAlive(helper), 15_000)).toBe(true);
   });
 });

@@ -2,7 +2,7 @@ import { createCatalogBuildCache, type ResourceCatalog } from '@trellis/catalog'
 import type { PluginRegistrySnapshot } from '@trellis/registry';
 import type { ExecutionHook, InvokeOptions, LifecycleState, ToolRequest } from '@trellis/runtime';
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
-import { Listeners, createPacer, loadOnce, runStepsPausing, type Steps } from '@trellis/sdk/internal';
+import { Listeners, acquireSpawnHelper, createPacer, loadOnce, runStepsPausing, type Steps } from '@trellis/sdk/internal';
 import { createRegistryBuildCache, entryJson, explainPlugin } from '@trellis/registry';
 import { assembleGeneration, type AssembledGeneration, type AssembleOptions, type Assembly } from '../assemble.ts';
 import { ConfigError } from '../errors.ts';
@@ -414,6 +414,11 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     });
     await watch.ready;
   }
+  // From here on children are forked by the spawn helper, a small process of its own: a fork of
+  // this host holds its event loop for 5–10 ms, and calls to plugins a reload does not touch would
+  // wait for it. Generation 1 was started before the helper was asked for, so starting it is not
+  // slowed by the helper's own start.
+  const releaseSpawnHelper = acquireSpawnHelper((reason) => logger.warn(reason));
 
   const host: LiveHost = {
     get generation() {
@@ -468,6 +473,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
         unfollowCatalog();
         await Promise.allSettled([...draining].map((generation) => generation.retire()));
         await current.retire();
+        releaseSpawnHelper();
       })();
       return closing;
     },
