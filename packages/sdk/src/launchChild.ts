@@ -298,15 +298,19 @@ export function launchChild(options: LaunchChildOptions): LaunchedChild {
 /**
  * `launchChild` for a long-running host: when a spawn helper runs (`acquireSpawnHelper`), the
  * child is forked by that small process instead of this one, so starting it does not hold the
- * host's event loop; otherwise, or if the helper fails, it is spawned here. The same checks,
- * wrapper, limits and tracking either way. Rejects where `launchChild` throws, and with the
- * spawn's error (ENOENT, EAGAIN) where a direct spawn would emit `'error'`.
+ * host's event loop; otherwise, or when the helper is gone before the request reached it, it is
+ * spawned here. The same checks, wrapper, limits and tracking either way. Rejects where
+ * `launchChild` throws; with the spawn's error (EAGAIN) where a direct spawn would emit `'error'`;
+ * and when the helper is lost after the request left (it may have started the child, so it is not
+ * started a second time here).
  */
 export async function startChild(options: LaunchChildOptions): Promise<LaunchedChild<StartedChild>> {
   const line = planLaunch(options);
   if (helper?.usable) {
     try {
-      return tracked(await helper.spawn(line.command, line.args, { cwd: options.cwd, env: { ...options.env } }), line);
+      // The helper's own working folder is `/`: the child's is resolved here, as a direct spawn would.
+      const cwd = resolve(options.cwd ?? '.');
+      return tracked(await helper.spawn(line.command, line.args, { cwd, env: { ...options.env } }), line);
     } catch (error) {
       if (!(error instanceof SpawnHelperUnavailable)) throw error;
     }

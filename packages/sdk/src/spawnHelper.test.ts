@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { acquireSpawnHelper, prepareChildLauncher, spawnHelperReady, startChild } from './launchChild.ts';
 import { childPidsMentioning } from '@trellis/test-support';
 import { runProcess } from './runProcess.ts';
-import { SPAWN_HELPER_NAME } from './spawnHelper.ts';
+import { SPAWN_HELPER_NAME, SpawnHelper } from './spawnHelper.ts';
 import type { StartedChild } from './spawnHelper.ts';
 
 const ENV = { PATH: '/usr/bin:/bin' };
@@ -158,5 +159,136 @@ describe('the spawn helper', () => {
     expect(slow.durationMs).toBeLessThan(20_000);
     const missing = await runProcess({ command: 'no-such-program-trellis', env: ENV, timeoutMs: 20_000, maxOutputBytes: 1000 });
     expect(missing.spawnError).toBe('ENOENT');
+  });
+
+  it('runs a command at most once when the helper is let go of with spawns pending', async () => {
+    const release = await withHelper();
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-helper-'));
+    try {
+      const log = join(dir, 'ran.log');
+      const starts = Array.from({ length: 20 }, (_, i) =>
+        startChild({ command: '/bin/sh', args: ['-c', `echo ${i} >> ${log}`], env: ENV, cwd: dir }).then(
+          ({ child }) => collect(child),
+          (error: Error) => error,
+        ),
+      );
+      // Let go as soon as the helper has run the first of them: the others are anywhere between
+      // sent, started and reported.
+      const lines = (): string[] => {
+        try {
+          return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean);
+        } catch {
+          return [];
+        }
+      };
+      await waitFor(() => lines().length > 0, 10_000);
+      release();
+      const settled = await Promise.all(starts);
+      await new Promise((r) => setTimeout(r, 300));
+      const ran = lines();
+      expect(ran.length).toBeGreaterThan(0);
+      expect(new Set(ran).size).toBe(ran.length);
+      // What was not started says so; nothing fell back to a second start here.
+      for (const outcome of settled)
+        if (outcome instanceof Error) expect(outcome.message).toMatch(/spawn helper was closed before it reported the child/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('starts 200 children at once through the helper, none falling back', async () => {
+    await withHelper();
+    const runs = await Promise.all(
+      Array.from({ length: 200 }, async () => {
+        const { child } = await startChild({ command: '/bin/sh', args: ['-c', 'echo ok'], env: ENV, cwd: '/' });
+        return { direct: child.constructor.name === 'ChildProcess', ...(await collect(child)) };
+      }),
+    );
+    expect(runs.filter((run) => run.direct)).toEqual([]);
+    expect(runs.every((run) => run.stdout === 'ok\n' && run.code === 0)).toBe(true);
+  });
+
+  it('resolves a missing or relative working folder against this process, as a direct spawn does', async () => {
+    await withHelper();
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-helper-'));
+    const before = process.cwd();
+    try {
+      mkdirSync(join(dir, 'sub'));
+      process.chdir(dir);
+      const here = await collect((await startChild({ command: '/bin/pwd', env: ENV })).child);
+      const sub = await collect((await startChild({ command: '/bin/pwd', env: ENV, cwd: 'sub' })).child);
+      expect(here.stdout.trim()).toBe(dir);
+      expect(sub.stdout.trim()).toBe(join(dir, 'sub'));
+    } finally {
+      process.chdir(before);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives a child that never reads its input no read error on stdin, and ends it with a close carrying its status', async () => {
+    await withHelper();
+    for (let i = 0; i < 10; i += 1) {
+      const { child } = await startChild({ command: '/bin/sh', args: ['-c', 'sleep 0.02; exit 5'], env: ENV, cwd: '/' });
+      const errors: Error[] = [];
+      child.stdin.on('error', (error) => errors.push(error));
+      child.stdin.write('a line nobody reads\n');
+      // stdout and stderr are never read: 'close' must come all the same, with the status.
+      const closed = await new Promise<unknown[]>((resolve) => child.once('close', (...args: unknown[]) => resolve(args)));
+      expect(closed).toEqual([5, null]);
+      expect(errors.map((e) => (e as NodeJS.ErrnoException).code)).not.toContain('ECONNRESET');
+    }
+  });
+});
+
+describe('a helper that stops answering', () => {
+  const direct = async (helper: SpawnHelper): Promise<void> => {
+    await prepareChildLauncher();
+    expect(await helper.ready).toBe(true);
+  };
+
+  it('is given up on when a ping goes unanswered: its children are killed and reported, later spawns refused to the caller', async () => {
+    const reasons: string[] = [];
+    const helper = new SpawnHelper(spawn, [], (reason) => reasons.push(reason), { pingMs: 100, silenceLimitMs: 600 });
+    try {
+      await direct(helper);
+      const child = await helper.spawn('/bin/sleep', ['30'], { cwd: '/', env: ENV });
+      const done = collect(child);
+      process.kill(helper.pid!, 'SIGSTOP');
+      expect(await done).toMatchObject({ code: null, signal: 'SIGKILL' });
+      expect(reasons.join('; ')).toMatch(/did not answer for 0.6 s/);
+      expect(await waitFor(() => !isAlive(child.pid))).toBe(true);
+      expect(helper.usable).toBe(false);
+      await expect(helper.spawn('/bin/true', [], { cwd: '/', env: ENV })).rejects.toThrow(/not running/);
+    } finally {
+      helper.close();
+    }
+  });
+
+  it('is kept when the host itself was too busy to read its answers', async () => {
+    const reasons: string[] = [];
+    const helper = new SpawnHelper(spawn, [], (reason) => reasons.push(reason), { pingMs: 100, silenceLimitMs: 400 });
+    try {
+      await direct(helper);
+      const child = await helper.spawn('/bin/sleep', ['30'], { cwd: '/', env: ENV });
+      const done = collect(child);
+      // Stop the helper until a ping is surely out and unanswered, let it go on, and at once hold
+      // this thread for well over the silence limit: the answer arrives meanwhile and waits,
+      // unread, in the channel.
+      process.kill(helper.pid!, 'SIGSTOP');
+      await new Promise((r) => setTimeout(r, 250));
+      process.kill(helper.pid!, 'SIGCONT');
+      const until = Date.now() + 1_500;
+      while (Date.now() < until) {
+        // busy
+      }
+      await new Promise((r) => setTimeout(r, 500));
+      expect(reasons).toEqual([]);
+      expect(helper.usable).toBe(true);
+      expect(isAlive(child.pid)).toBe(true);
+      child.kill('SIGKILL');
+      expect(await done).toMatchObject({ signal: 'SIGKILL' });
+    } finally {
+      helper.close();
+    }
   });
 });
