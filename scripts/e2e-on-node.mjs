@@ -20,7 +20,10 @@ const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim
 console.log(`e2e-on-node: the built CLI's end-to-end tests on Node ${version}`);
 // The tests spawn the CLI with process.execPath, so running vitest on this Node runs the CLI on it.
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
-const result = spawnSync(node, [vitest, 'run', 'test/cli.e2e.test.ts', 'test/externalPlugins.e2e.test.ts', 'test/embedding.e2e.test.ts'], {
+// liveHostExits: a live `serve` reloading, so its plugins start through the spawn helper, which
+// leans on how this Node hands stdio sockets over IPC (decision 0016).
+const files = ['test/cli.e2e.test.ts', 'test/externalPlugins.e2e.test.ts', 'test/embedding.e2e.test.ts', 'test/liveHostExits.e2e.test.ts'];
+const result = spawnSync(node, [vitest, 'run', ...files], {
   cwd: app,
   stdio: 'inherit',
   env: { ...process.env, TRELLIS_TEST_REPORT: `.vitest-report.node${major}.json` },
