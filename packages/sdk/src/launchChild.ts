@@ -325,9 +325,9 @@ const helperGone = new Set<(reason: string) => void>();
 
 /**
  * Starts the spawn helper (one per process, shared) for a host that starts children for a long
- * time (`serve`, `run`, a live host). The returned function lets go of it; the last user's release
- * stops it, so release only once the children started through it are gone. `onGone` hears if the
- * helper dies or stops answering (spawns then fall back to this process).
+ * time (`serve`, `run`, a live host). The returned function lets go of it; after the last user's
+ * release it takes no more spawns and stops once the children started through it are gone.
+ * `onGone` hears if the helper dies or stops answering (spawns then fall back to this process).
  */
 export function acquireSpawnHelper(onGone?: (reason: string) => void): () => void {
   helperUsers += 1;
@@ -351,8 +351,9 @@ export function acquireSpawnHelper(onGone?: (reason: string) => void): () => voi
     helperUsers -= 1;
     if (onGone) helperGone.delete(onGone);
     if (helperUsers > 0 || helper === undefined) return;
-    helper.close();
-    if (helper.pid !== undefined) untrackGroup(helper.pid);
+    // Children other code started through it (an `assemble()` beside the live host) run on: the
+    // helper stops once they are gone. Should the host exit first, the helper ends them with it.
+    helper.retire();
     helper = undefined;
   };
 }

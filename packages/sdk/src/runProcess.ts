@@ -74,6 +74,7 @@ export async function runProcess(options: RunProcessOptions): Promise<RunProcess
   } catch (error) {
     // Node refuses some arguments before spawning (a NUL byte); isolation may be required but
     // missing; through the spawn helper, a spawn that fails (EAGAIN) rejects here too.
+    // SPAWN_HELPER_LOST: the spawn helper was lost after the request left; the child may have run.
     const code = error instanceof IsolationUnavailableError ? error.code : ((error as NodeJS.ErrnoException).code ?? String(error));
     return {
       exitCode: null,
@@ -133,10 +134,14 @@ export async function runProcess(options: RunProcessOptions): Promise<RunProcess
       // The child closed stdin early (EPIPE); its exit status tells the rest.
     });
 
-    const deadline = setTimeout(() => {
-      timedOut = true;
-      stop();
-    }, options.timeoutMs);
+    // The deadline counts from the call, so time spent waiting for the spawn counts too.
+    const deadline = setTimeout(
+      () => {
+        timedOut = true;
+        stop();
+      },
+      Math.max(0, options.timeoutMs - (performance.now() - started)),
+    );
     const onAbort = () => {
       aborted = true;
       stop();

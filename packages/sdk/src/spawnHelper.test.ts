@@ -134,14 +134,25 @@ describe('the spawn helper', () => {
     expect((await collect(again.child)).code).toBe(0);
   });
 
-  it('stops with its last user, taking any child still running with it', async () => {
+  it('after its last user lets go, takes no new spawn, and stops once the children it ran are done', async () => {
     const release = await withHelper();
+    // Started through the shared helper by code that never acquired it (an assemble() beside a live host).
     const { child } = await startChild({ command: '/bin/sleep', args: ['30'], env: ENV, cwd: '/' });
     const done = collect(child);
+    const helpers = childPidsMentioning(process.pid, SPAWN_HELPER_NAME);
+    expect(helpers).toHaveLength(1);
     release();
-    expect(await done).toMatchObject({ signal: 'SIGKILL' });
-    expect(await waitFor(() => !isAlive(child.pid!))).toBe(true);
     expect(await spawnHelperReady()).toBe(false);
+    // New children start here; the running one runs on, and the helper with it.
+    const direct = await startChild({ command: '/bin/true', env: ENV, cwd: '/' });
+    expect(direct.child.constructor.name).toBe('ChildProcess');
+    await collect(direct.child);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(isAlive(child.pid!)).toBe(true);
+    expect(isAlive(helpers[0]!)).toBe(true);
+    child.kill('SIGKILL');
+    expect(await done).toMatchObject({ signal: 'SIGKILL' });
+    expect(await waitFor(() => !isAlive(helpers[0]!))).toBe(true);
   });
 
   it('serves runProcess: output, exit status, deadline and a missing program, as a direct spawn would', async () => {
@@ -161,8 +172,9 @@ describe('the spawn helper', () => {
     expect(missing.spawnError).toBe('ENOENT');
   });
 
-  it('runs a command at most once when the helper is let go of with spawns pending', async () => {
-    const release = await withHelper();
+  it('runs a command at most once when the helper is lost with spawns pending', async () => {
+    await withHelper();
+    const helper = childPidsMentioning(process.pid, SPAWN_HELPER_NAME)[0]!;
     const dir = mkdtempSync(join(tmpdir(), 'trellis-helper-'));
     try {
       const log = join(dir, 'ran.log');
@@ -182,15 +194,18 @@ describe('the spawn helper', () => {
         }
       };
       await waitFor(() => lines().length > 0, 10_000);
-      release();
+      process.kill(helper, 'SIGKILL');
       const settled = await Promise.all(starts);
       await new Promise((r) => setTimeout(r, 300));
       const ran = lines();
       expect(ran.length).toBeGreaterThan(0);
       expect(new Set(ran).size).toBe(ran.length);
       // What was not started says so; nothing fell back to a second start here.
-      for (const outcome of settled)
-        if (outcome instanceof Error) expect(outcome.message).toMatch(/spawn helper was closed before it reported the child/);
+      for (const outcome of settled) {
+        if (!(outcome instanceof Error)) continue;
+        expect(outcome).toMatchObject({ code: 'SPAWN_HELPER_LOST' });
+        expect(outcome.message).toMatch(/spawn helper was killed by SIGKILL before it reported the child/);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

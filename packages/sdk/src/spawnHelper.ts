@@ -8,6 +8,11 @@ import type { Readable, Writable } from 'node:stream';
  */
 export interface StartedChild {
   readonly pid?: number | undefined;
+  /**
+   * Set before `'exit'` when the child did not end of itself: the spawn helper that started it was
+   * lost, and the child was killed with it. Trellis's doing, not the child's: not a crash.
+   */
+  readonly lostWithHelper?: string;
   readonly stdin: Writable;
   readonly stdout: Readable;
   readonly stderr: Readable;
@@ -113,6 +118,14 @@ export interface SpawnHelperTiming {
 /** The helper cannot take this spawn, and never saw it: spawn here instead. */
 export class SpawnHelperUnavailable extends Error {}
 
+/**
+ * The helper was lost after this spawn request left: the child may have been started (and is
+ * killed with the helper's), so the request must not be repeated as if it never ran.
+ */
+export class SpawnHelperLost extends Error {
+  readonly code = 'SPAWN_HELPER_LOST';
+}
+
 type HelperMessage =
   | { type: 'ready' }
   | { type: 'pong' }
@@ -125,6 +138,7 @@ type Socket = Readable & Writable;
 
 /** A child the helper started; the host holds its stdio sockets, the helper its exit status. */
 class HelperChild extends EventEmitter implements StartedChild {
+  lostWithHelper?: string;
   stdin!: Writable;
   stdout!: Readable;
   stderr!: Readable;
@@ -209,6 +223,7 @@ export class SpawnHelper {
   #next = 1;
   #ready = false;
   #gone = false;
+  #retiring = false;
   #startedAt = performance.now();
   #lastHeard = performance.now();
   #pingSentAt: number | undefined;
@@ -251,7 +266,7 @@ export class SpawnHelper {
 
   /** True while spawns can go through the helper. */
   get usable(): boolean {
-    return this.#ready && !this.#gone;
+    return this.#ready && !this.#gone && !this.#retiring;
   }
 
   /**
@@ -284,9 +299,23 @@ export class SpawnHelper {
     });
   }
 
-  /** Stops the helper; children it started and that still run are killed with it. */
+  /** Stops the helper now; children it started and that still run are killed with it. */
   close(): void {
     this.#lost('was closed');
+  }
+
+  /**
+   * Takes no more spawns, and stops once the children it started and the spawns it owes are done.
+   * Its last user lets go this way: children other code started through it (the helper is shared
+   * by the process) run on undisturbed.
+   */
+  retire(): void {
+    this.#retiring = true;
+    this.#closeIfIdle();
+  }
+
+  #closeIfIdle(): void {
+    if (this.#retiring && this.#pending.size === 0 && this.#children.size === 0) this.close();
   }
 
   #onMessage(message: HelperMessage, handle: unknown): void {
@@ -350,6 +379,8 @@ export class SpawnHelper {
    */
   #updateRef(): void {
     if (this.#gone) return;
+    this.#closeIfIdle();
+    if (this.#gone) return;
     const channel = this.#proc.channel as { ref?: () => void; unref?: () => void } | null | undefined;
     const busy = !this.#ready || this.#pending.size > 0 || this.#children.size > 0;
     if (busy) {
@@ -402,11 +433,12 @@ export class SpawnHelper {
     for (const [id, pending] of this.#pending) {
       this.#pending.delete(id);
       if (pending.child !== undefined) killGroupQuietly(pending.child.pid);
-      pending.reject(new Error(`the spawn helper ${reason} before it reported the child; it was not started again`));
+      pending.reject(new SpawnHelperLost(`the spawn helper ${reason} before it reported the child; it was not started again`));
     }
     // Children whose exit the helper can no longer report: make sure they are gone, and say so.
     for (const child of this.#children.values()) {
       killGroupQuietly(child.pid);
+      child.lostWithHelper = `the spawn helper ${reason}`;
       child.exited(null, 'SIGKILL');
     }
     this.#children.clear();
