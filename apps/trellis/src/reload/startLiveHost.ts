@@ -140,6 +140,11 @@ export interface LiveHost {
   onReload(listener: (result: ReloadResult) => void): () => void;
   /** Calls `listener` when the offered catalog may have changed (a reload, or a running plugin's tools). */
   onCatalogChanged(listener: (catalog: ResourceCatalog) => void): () => void;
+  /**
+   * Hears the host's own warnings, ones no reload reports: today, that the spawn helper was lost
+   * (its children were stopped and are started again by the host). `serve` and `run` print them.
+   */
+  onWarning(listener: (message: string) => void): () => void;
   /** Generation, last reload and per-plugin lifecycle, now. */
   status(): LiveHostStatus;
   /** Stops watching, waits for calls in flight, and stops every plugin process. Idempotent. */
@@ -160,6 +165,9 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   );
   const catalogListeners = new Listeners<ResourceCatalog>((error) =>
     logger.error(`a catalog-changed listener threw: ${error instanceof Error ? error.message : String(error)}`),
+  );
+  const warningListeners = new Listeners<string>((error) =>
+    logger.error(`a warning listener threw: ${error instanceof Error ? error.message : String(error)}`),
   );
   // Hooks added with addHook, each with the detachers of the generations it is attached to. They
   // are attached to a new generation at its swap, not when its build starts: a hook added (or
@@ -418,7 +426,10 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   // this host holds its event loop for 5–10 ms, and calls to plugins a reload does not touch would
   // wait for it. Generation 1 was started before the helper was asked for, so starting it is not
   // slowed by the helper's own start.
-  const releaseSpawnHelper = acquireSpawnHelper((reason) => logger.warn(reason));
+  const releaseSpawnHelper = acquireSpawnHelper((reason) => {
+    logger.warn(reason);
+    warningListeners.emit(reason);
+  });
 
   const host: LiveHost = {
     get generation() {
@@ -448,6 +459,9 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     },
     onCatalogChanged(listener) {
       return catalogListeners.add(listener);
+    },
+    onWarning(listener) {
+      return warningListeners.add(listener);
     },
     status() {
       return {

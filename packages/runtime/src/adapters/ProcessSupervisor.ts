@@ -31,13 +31,19 @@ export interface ProcessSupervisorOptions {
   readonly graceMs: number;
 }
 
-type LaunchResult = { readonly ok: true } | { readonly ok: false; readonly message: string };
+/**
+ * How a launch ended. `notCounted`: it failed for a reason of Trellis's own (the spawn helper was
+ * lost), so the restart that follows does not count against `max_restarts`.
+ */
+type LaunchResult = { readonly ok: true } | { readonly ok: false; readonly message: string; readonly notCounted?: true };
 
 /** One run of the child: its process, its channel, and how it ended. */
 export class Session {
   exited = false;
   /** Set when the supervisor ends this child on purpose: its exit is not a crash. */
   stopping = false;
+  /** Set when the child ended with the spawn helper that started it: Trellis's loss, not a crash. */
+  lostWithHelper = false;
   exitMessage = '';
   readonly exitedPromise: Promise<void>;
   #markExited!: () => void;
@@ -168,7 +174,7 @@ export class ProcessSupervisor {
     this.#o.logger.warn('plugin protocol error', { plugin: this.#o.pluginId, code: 'PROTOCOL_ERROR', message });
   }
 
-  async #spawn(): Promise<{ ok: true; session: Session } | { ok: false; message: string }> {
+  async #spawn(): Promise<{ ok: true; session: Session } | { ok: false; message: string; notCounted?: true }> {
     const { pluginId, pluginDir, runtime, env: hostEnv, logger } = this.#o;
     const expanded = expandEnvMap(runtime.env, hostEnv, `plugin ${pluginId}: [runtime.env]`);
     if (!expanded.ok) return { ok: false, message: expanded.message };
@@ -188,6 +194,9 @@ export class ProcessSupervisor {
         ...(runtime.max_memory_mb === undefined ? {} : { maxMemoryMb: runtime.max_memory_mb }),
       });
     } catch (error) {
+      if ((error as { code?: unknown }).code === 'SPAWN_HELPER_LOST') {
+        return { ok: false, message: `plugin ${pluginId}: ${errorText(error)}; it is started again`, notCounted: true };
+      }
       // Node refuses some arguments before spawning, e.g. a NUL byte in [runtime] args or env.
       return {
         ok: false,
@@ -244,6 +253,10 @@ export class ProcessSupervisor {
       if (proc.pid === undefined) finalize();
     });
     proc.on('exit', (code, signal) => {
+      if (proc.lostWithHelper !== undefined) {
+        s.lostWithHelper = true;
+        exitInfo ??= `was stopped because ${proc.lostWithHelper} (not the plugin's fault; it is started again)`;
+      }
       exitInfo ??= describeExit(code, signal);
       // Grandchildren may hold the pipes open; kill the group so 'close' can follow.
       killGroup(proc.pid, 'SIGKILL');
@@ -354,7 +367,7 @@ export class ProcessSupervisor {
     this.discovered = undefined;
     await prepareChildLauncher();
     const spawned = await this.#spawn();
-    if (!spawned.ok) return { ok: false, message: spawned.message };
+    if (!spawned.ok) return spawned;
     const s = spawned.session;
     this.session = s;
     const limits = { deadlineAt: performance.now() + this.#handshakeMs, signal: this.lifetime.signal };
@@ -415,7 +428,7 @@ export class ProcessSupervisor {
         this.lastError = result.message;
         this.state = 'error';
         this.#o.logger.warn('plugin failed to start', { plugin: this.#o.pluginId, error: result.message });
-        if (this.attempt === current) this.#scheduleRestart();
+        if (this.attempt === current) this.#scheduleRestart(result.notCounted !== true);
       }
       return result;
     });
@@ -423,12 +436,13 @@ export class ProcessSupervisor {
     return current;
   }
 
-  #scheduleRestart(): void {
+  /** `counted`: false when the child ended for a reason of Trellis's own, not the plugin's. */
+  #scheduleRestart(counted = true): void {
     if (this.lifetime.signal.aborted) return;
     const rt = this.#o.runtime;
     if (this.#activeSince > 0 && performance.now() - this.#activeSince > STABLE_UPTIME_MS) this.life.restarts = 0;
     this.#activeSince = 0;
-    if (!rt.restart_on_crash || this.life.restarts >= rt.max_restarts) {
+    if (counted && (!rt.restart_on_crash || this.life.restarts >= rt.max_restarts)) {
       this.lastError = rt.restart_on_crash
         ? `${this.lastError ?? 'failed'}; gave up after ${this.life.restarts} restart(s) (max_restarts = ${rt.max_restarts}); fix the plugin or raise [plugins.entries.${this.#o.pluginId}] max_restarts, then restart the host`
         : `${this.lastError ?? 'failed'}; not restarted (restart_on_crash = false)`;
@@ -437,7 +451,7 @@ export class ProcessSupervisor {
       this.attempt = Promise.resolve({ ok: false, message: this.lastError });
       return;
     }
-    this.life.restarts += 1;
+    if (counted) this.life.restarts += 1;
     const current: Promise<LaunchResult> = sleep(rt.restart_delay_seconds * 1000, this.lifetime.signal).then(() =>
       this.lifetime.signal.aborted
         ? ({ ok: false, message: `plugin ${this.#o.pluginId} was shut down` } as LaunchResult)
@@ -450,10 +464,13 @@ export class ProcessSupervisor {
     if (s.stopping || this.session !== s || this.lifetime.signal.aborted) return;
     if (this.state === 'initializing' || this.state === 'recovering') return; // the launch reports it
     this.lastError = `plugin ${this.#o.pluginId} ${s.exitMessage}`;
-    this.#o.logger.warn('plugin crashed', { plugin: this.#o.pluginId, error: this.lastError });
+    this.#o.logger.warn(s.lostWithHelper ? 'plugin stopped with the spawn helper' : 'plugin crashed', {
+      plugin: this.#o.pluginId,
+      error: this.lastError,
+    });
     this.state = 'error';
     this.#stopHealth();
-    this.#scheduleRestart();
+    this.#scheduleRestart(!s.lostWithHelper);
   }
 
   /**

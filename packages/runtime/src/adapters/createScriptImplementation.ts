@@ -122,6 +122,11 @@ export function createScriptImplementation(options: ScriptImplementationOptions)
         maxCpuSeconds: Math.ceil(runtime.timeout_seconds),
       });
       if (result.stderr.trim() !== '') logger.debug('plugin stderr', { plugin: pluginId, callId: call.callId, line: tail(result.stderr) });
+      if (result.spawnError === 'SPAWN_HELPER_LOST') {
+        // The spawn helper was lost after it took the request: the script may have run, so the
+        // call is not offered for another try as one that never started.
+        return failOutcome('PLUGIN_CRASHED', `plugin ${pluginId}: ${result.stderr}`);
+      }
       if (result.spawnError !== undefined) {
         return notDispatched(
           failOutcome('PLUGIN_LOAD_FAILED', `plugin ${pluginId}: ${prepared.command} could not be started (${result.spawnError})`),
