@@ -281,7 +281,7 @@ describe('a helper that stops answering', () => {
 
   it('is kept when the host itself was too busy to read its answers', async () => {
     const reasons: string[] = [];
-    const helper = new SpawnHelper(spawn, [], (reason) => reasons.push(reason), { pingMs: 100, silenceLimitMs: 400 });
+    const helper = new SpawnHelper(spawn, [], (reason) => reasons.push(reason), { pingMs: 100, silenceLimitMs: 1_000 });
     try {
       await direct(helper);
       const child = await helper.spawn('/bin/sleep', ['30'], { cwd: '/', env: ENV });
@@ -290,9 +290,9 @@ describe('a helper that stops answering', () => {
       // this thread for well over the silence limit: the answer arrives meanwhile and waits,
       // unread, in the channel.
       process.kill(helper.pid!, 'SIGSTOP');
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, 300));
       process.kill(helper.pid!, 'SIGCONT');
-      const until = Date.now() + 1_500;
+      const until = Date.now() + 2_500;
       while (Date.now() < until) {
         // busy
       }

@@ -23,8 +23,9 @@ afterEach(async () => {
   sandbox.cleanup();
 });
 
-const config = (colour: string, strict: string): string =>
-  `[plugins]\nallow = ["beta"]\npaths = [${JSON.stringify(sandbox.root)}]\n\n[plugins.entries.beta]\n${strict}\nconfig = { colour = "${colour}" }\n`;
+const config = (colour: string, strict: string, handshakeDelayMs = 0): string =>
+  `[plugins]\nallow = ["beta"]\npaths = [${JSON.stringify(sandbox.root)}]\n\n[plugins.entries.beta]\n${strict}\n` +
+  `config = { colour = "${colour}", handshake_delay_ms = ${handshakeDelayMs} }\n`;
 
 const startOf = (outcome: { ok: boolean; value?: unknown }): string => {
   expect(outcome.ok, JSON.stringify(outcome)).toBe(true);
@@ -80,4 +81,24 @@ describe('a live host that loses its spawn helper', () => {
       unfollow();
     });
   }
+
+  it('starts again, uncounted, a plugin whose new child died with the helper during its handshake', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('beta', { logStarts: true });
+    sandbox.writeConfig(config('red', 'max_restarts = 0'));
+    host = await startLiveHost({ configPath: sandbox.config, workspace: sandbox.dir, home: sandbox.home, env: sandbox.env, watch: false });
+    startOf(await host.invoke({ name: 'beta.where' }));
+    expect(await spawnHelperReady()).toBe(true);
+
+    // The new config makes beta's next child answer its handshake after 2 s: kill the helper meanwhile.
+    sandbox.writeConfig(config('blue', 'max_restarts = 0', 2_000));
+    const reloading = host.reload();
+    expect(await waitFor(() => sandbox.spawns('beta') === 2)).toBe(true);
+    process.kill(childPidsMentioning(process.pid, 'trellis-spawn-helper')[0]!, 'SIGKILL');
+    await reloading;
+
+    // max_restarts = 0 would have disabled it, had the loss counted.
+    expect(await waitFor(() => host!.status().plugins.find((plugin) => plugin.id === 'beta')?.lifecycle === 'active', 30_000)).toBe(true);
+    expect(sandbox.spawns('beta')).toBe(3);
+    startOf(await host.invoke({ name: 'beta.where' }));
+  });
 });

@@ -373,7 +373,8 @@ export class ProcessSupervisor {
     const limits = { deadlineAt: performance.now() + this.#handshakeMs, signal: this.lifetime.signal };
     const fail = async (message: string): Promise<LaunchResult> => {
       await this.#stopSession(s);
-      return { ok: false, message };
+      // A child that died with the spawn helper during its handshake did not fail of itself.
+      return s.lostWithHelper ? { ok: false, message, notCounted: true } : { ok: false, message };
     };
     const describe = (what: string, reply: Reply): string => {
       switch (reply.kind) {
