@@ -1,6 +1,7 @@
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { ChildProcessWithoutNullStreams, spawn as SpawnFunction } from 'node:child_process';
+import { killGroup, killTrackedGroups, trackGroup, untrackGroup } from './processGroups.ts';
 import { SpawnHelper, SpawnHelperUnavailable } from './spawnHelper.ts';
 import type { StartedChild } from './spawnHelper.ts';
 
@@ -65,9 +66,10 @@ const PRLIMIT = findSystemProgram('prlimit');
 interface Prepared {
   readonly spawn: typeof SpawnFunction;
   readonly prefix: readonly string[] | undefined;
-  /** Without isolation: `setpriv --pdeathsig KILL --`, so a child still dies with a host killed outright. */
-  readonly reaper?: readonly string[];
-  /** `setpriv --pdeathsig KILL --` where setpriv knows it, else empty: the spawn helper runs behind it. */
+  /**
+   * `setpriv --pdeathsig KILL --` where setpriv knows it, else empty: without isolation every child
+   * runs behind it (so it still dies with a host killed outright), and so does the spawn helper.
+   */
   readonly pdeathsig: readonly string[];
   readonly isolation: SecretIsolation;
 }
@@ -194,7 +196,6 @@ export function prepareChildLauncher(): Promise<SecretIsolation> {
       spawn,
       prefix: undefined,
       pdeathsig: reap,
-      ...(reap.length > 0 ? { reaper: reap } : {}),
       isolation: { mechanism: 'none', userNamespace: false, mode, detail: noIsolationDetail(mode) },
     };
     prepared = result;
@@ -246,7 +247,7 @@ export function isolatedCommandLine(options: Pick<LaunchChildOptions, 'command' 
     line = [PRLIMIT!, ...limits, '--', ...line];
   }
   if (prepared.prefix) line = [...prepared.prefix, ...line];
-  else if (prepared.reaper) line = [...prepared.reaper, ...line];
+  else line = [...prepared.pdeathsig, ...line];
   const [command, ...args] = line;
   return { command: command!, args, isolated: prepared.prefix !== undefined, limits: { memory, cpu } };
 }
@@ -283,7 +284,10 @@ function tracked<C extends StartedChild>(child: C, line: ReturnType<typeof isola
  * `IsolationUnavailableError` under `TRELLIS_CHILD_ISOLATION=required` without isolation.
  */
 export function launchChild(options: LaunchChildOptions): LaunchedChild {
-  const line = planLaunch(options);
+  return spawnHere(options, planLaunch(options));
+}
+
+function spawnHere(options: LaunchChildOptions, line: ReturnType<typeof isolatedCommandLine>): LaunchedChild {
   const child = prepared!.spawn(line.command, line.args, {
     cwd: options.cwd,
     env: { ...options.env },
@@ -315,7 +319,7 @@ export async function startChild(options: LaunchChildOptions): Promise<LaunchedC
       if (!(error instanceof SpawnHelperUnavailable)) throw error;
     }
   }
-  return launchChild(options);
+  return spawnHere(options, line);
 }
 
 let helper: SpawnHelper | undefined;
@@ -398,47 +402,7 @@ function findExecutable(command: string, path: string | undefined, cwd: string |
   throw spawnError(denied ? 'EACCES' : 'ENOENT', command);
 }
 
-const live = new Set<number>();
-let hooked = false;
-
-/** Sends `signal` to every process in the group led by `pgid`; a group that is gone is fine. */
-export function killGroup(pgid: number | undefined, signal: NodeJS.Signals): void {
-  if (pgid === undefined) return;
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // The group is already gone.
-  }
-}
-
-/**
- * Remembers a child's process group so that, should the host exit without stopping it (a crash,
- * `process.exit`), the group is killed on the way out instead of being orphaned.
- */
-export function trackGroup(pgid: number): void {
-  live.add(pgid);
-  if (!hooked) {
-    hooked = true;
-    process.once('exit', killTrackedGroups);
-  }
-}
-
-/**
- * SIGKILLs every tracked child process group still alive, synchronously: the safety net for a host
- * that is leaving without `close()` (it runs from `process.on('exit')`, where nothing async can).
- * Returns how many groups were signalled.
- */
-export function killTrackedGroups(): number {
-  const count = live.size;
-  for (const group of live) killGroup(group, 'SIGKILL');
-  live.clear();
-  return count;
-}
-
-/** Forgets a group whose leader has exited. */
-export function untrackGroup(pgid: number): void {
-  live.delete(pgid);
-}
-
 /** prlimit(1), used for memory and CPU caps, when the machine has it. */
 export const PRLIMIT_PATH: string | undefined = PRLIMIT;
+
+export { killGroup, killTrackedGroups, trackGroup, untrackGroup };

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ChildProcess, spawn as SpawnFunction } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
+import { killGroup } from './processGroups.ts';
 
 /**
  * A child Trellis started, spawned by this process or by the spawn helper: the part of a
@@ -432,24 +433,16 @@ export class SpawnHelper {
     // A request that left may have started its child: it fails rather than being started again.
     for (const [id, pending] of this.#pending) {
       this.#pending.delete(id);
-      if (pending.child !== undefined) killGroupQuietly(pending.child.pid);
+      if (pending.child !== undefined) killGroup(pending.child.pid, 'SIGKILL');
       pending.reject(new SpawnHelperLost(`the spawn helper ${reason} before it reported the child; it was not started again`));
     }
     // Children whose exit the helper can no longer report: make sure they are gone, and say so.
     for (const child of this.#children.values()) {
-      killGroupQuietly(child.pid);
+      killGroup(child.pid, 'SIGKILL');
       child.lostWithHelper = `the spawn helper ${reason}`;
       child.exited(null, 'SIGKILL');
     }
     this.#children.clear();
     if (wasReady && reason !== 'was closed') this.onGone(`the spawn helper ${reason}; children are started by the host from now on`);
-  }
-}
-
-function killGroupQuietly(pgid: number): void {
-  try {
-    process.kill(-pgid, 'SIGKILL');
-  } catch {
-    // Already gone.
   }
 }
