@@ -37,6 +37,18 @@ function collect(child: StartedChild): Promise<{ stdout: string; stderr: string;
   });
 }
 
+/**
+ * What Trellis does after a child's leader is killed: end its whole group. A wrapper killed just as
+ * it forks the namespace's pid 1 cannot pass its death on, and that orphan would hold the pipes open.
+ */
+const endGroup = (pid: number | undefined): void => {
+  try {
+    process.kill(-pid!, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+};
+
 const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -82,6 +94,7 @@ describe('the spawn helper', () => {
     expect(parent).not.toBe(process.pid);
     expect(readFileSync(`/proc/${parent}/cmdline`, 'utf8')).toContain(SPAWN_HELPER_NAME);
     child.kill('SIGKILL');
+    endGroup(child.pid);
     await done;
   });
 
@@ -100,6 +113,7 @@ describe('the spawn helper', () => {
     const { child } = await startChild({ command: '/bin/sleep', args: ['30'], env: ENV, cwd: '/' });
     const done = collect(child);
     expect(child.kill('SIGKILL')).toBe(true);
+    endGroup(child.pid);
     expect(await done).toMatchObject({ code: null, signal: 'SIGKILL' });
     expect(child.kill('SIGKILL')).toBe(false);
   });
@@ -151,6 +165,7 @@ describe('the spawn helper', () => {
     expect(isAlive(child.pid!)).toBe(true);
     expect(isAlive(helpers[0]!)).toBe(true);
     child.kill('SIGKILL');
+    endGroup(child.pid);
     expect(await done).toMatchObject({ signal: 'SIGKILL' });
     expect(await waitFor(() => !isAlive(helpers[0]!))).toBe(true);
   });
@@ -301,6 +316,7 @@ describe('a helper that stops answering', () => {
       expect(helper.usable).toBe(true);
       expect(isAlive(child.pid)).toBe(true);
       child.kill('SIGKILL');
+      endGroup(child.pid);
       expect(await done).toMatchObject({ signal: 'SIGKILL' });
     } finally {
       helper.close();
