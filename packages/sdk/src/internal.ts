@@ -46,4 +46,4 @@ export { Listeners } from './listeners.ts';
 export { createKeepAliveHost } from './keepAlive.ts';
 export type { KeepAliveHost } from './keepAlive.ts';
 export { runSteps, runStepsPausing, createPacer } from './steps.ts';
-export type { Steps, Pause } from './steps.ts';
+export type { Steps, Pause, PacerOptions } from './steps.ts';

@@ -29,7 +29,7 @@ describe('runSteps and runStepsPausing', () => {
 describe('createPacer', () => {
   it('goes on within its slice, then lets the event loop turn once and starts a new slice', async () => {
     let clock = 100;
-    const pause = createPacer(1, () => clock);
+    const pause = createPacer(1, { now: () => clock });
     expect(pause()).toBeUndefined();
     clock += 0.9;
     expect(pause()).toBeUndefined();
@@ -45,4 +45,54 @@ describe('createPacer', () => {
     clock += 1;
     expect(pause()).toBeInstanceOf(Promise);
   });
+
+  it('waits before the next slice for what waitBeforeSlice asks, asking again until nothing is asked', async () => {
+    let clock = 0;
+    const gates: Array<() => void> = [];
+    let asked = 0;
+    const pause = createPacer(1, {
+      now: () => clock,
+      maxWaitMs: 1000,
+      waitBeforeSlice: () => {
+        asked += 1;
+        if (asked > 2) return undefined;
+        return new Promise<void>((resolve) => gates.push(resolve));
+      },
+    });
+    clock = 2;
+    let resumed = false;
+    const waiting = pause()?.then(() => (resumed = true));
+    expect(waiting).toBeInstanceOf(Promise);
+    await until(() => gates.length === 1);
+    gates[0]?.();
+    await until(() => gates.length === 2);
+    expect(resumed).toBe(false);
+    gates[1]?.();
+    await waiting;
+    expect(asked).toBe(3);
+    expect(resumed).toBe(true);
+  });
+
+  it('stops waiting after maxWaitMs per slice, so the work goes on under constant load', async () => {
+    let clock = 0;
+    const pause = createPacer(1, {
+      now: () => clock,
+      maxWaitMs: 5,
+      // Always busy: each wait is a promise that never resolves; the clock moves as time passes.
+      waitBeforeSlice: () => {
+        clock += 3;
+        return new Promise<void>(() => {});
+      },
+    });
+    clock = 2;
+    await pause();
+    // Asked at 2 (clock → 5, wait), the wait ended by the maxWaitMs timer, asked again at 5
+    // (clock → 8 ≥ 2 + 5): the slice begins without waiting again.
+    expect(clock).toBe(8);
+    expect(pause()).toBeUndefined();
+  });
 });
+
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}

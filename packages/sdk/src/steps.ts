@@ -30,21 +30,50 @@ export async function runStepsPausing<T>(steps: Steps<T>, pause: Pause): Promise
   }
 }
 
+/** Options of {@link createPacer}. */
+export interface PacerOptions {
+  /** The clock, in ms (tests pass their own). Default `performance.now()`. */
+  readonly now?: () => number;
+  /**
+   * Asked after each turn of the event loop between slices: a promise to wait for before the next
+   * slice begins (a call being served that the work should not get in the way of, see
+   * `trackFreshCalls` in `trellis`), or `undefined` to begin it at once. Asked again after each
+   * wait, for at most `maxWaitMs` in all per slice, so the work always goes on.
+   */
+  readonly waitBeforeSlice?: () => Promise<void> | undefined;
+  /** The most a slice waits for `waitBeforeSlice`, in ms. Default 2. */
+  readonly maxWaitMs?: number;
+}
+
 /**
  * A {@link Pause} that holds the event loop for at most about `sliceMs` at a time: it lets work go
  * on until `sliceMs` have passed since the last turn, then returns a promise that resolves after
  * one turn of the event loop (`setImmediate`: the I/O and timers that came due, such as replies to
- * calls being served, run first). Yielding after every unit costs a clock read, not a turn.
- * `now` is the clock (tests pass their own).
+ * calls being served, run first) and after what `waitBeforeSlice` asks it to wait for. Yielding
+ * after every unit costs a clock read, not a turn.
  */
-export function createPacer(sliceMs: number, now: () => number = () => performance.now()): Pause {
+export function createPacer(sliceMs: number, options: PacerOptions = {}): Pause {
+  const now = options.now ?? (() => performance.now());
+  const { waitBeforeSlice } = options;
+  const maxWaitMs = options.maxWaitMs ?? 2;
   let sliceStart = now();
-  const resume = (resolve: () => void): void => {
+  const turn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
+  const nextSlice = async (): Promise<void> => {
+    await turn();
+    if (waitBeforeSlice !== undefined) {
+      const waitUntil = now() + maxWaitMs;
+      for (let waiting = waitBeforeSlice(); waiting !== undefined && now() < waitUntil; waiting = waitBeforeSlice()) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([waiting, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, waitUntil - now()))))]);
+        clearTimeout(timer);
+        // What ended the wait (a reply) runs its continuations first.
+        await turn();
+      }
+    }
     sliceStart = now();
-    resolve();
   };
   return () => {
     if (now() - sliceStart < sliceMs) return undefined;
-    return new Promise<void>((resolve) => setImmediate(resume, resolve));
+    return nextSlice();
   };
 }

@@ -10,14 +10,16 @@ import { Generation } from './Generation.ts';
 import { createImplementationPool } from './ImplementationPool.ts';
 import { createReloadBarrier } from './ReloadBarrier.ts';
 import { diffGenerations, isEmptyDiff, type GenerationDiff } from './diffGenerations.ts';
+import { trackFreshCalls } from './freshCalls.ts';
 import { liveAssemblyView } from './liveAssemblyView.ts';
 import { isRunning } from './planEarlyStarts.ts';
 import { watchSources, type SourceWatch } from './watchSources.ts';
 
 /**
  * How long a reload's build holds the event loop at most before it lets calls being served run
- * (see `createPacer`): a call to a plugin the reload does not touch waits for one slice, not for
- * the build. Smaller slices cost the build more turns of the loop.
+ * (see `createPacer`): a call to a plugin the reload does not touch waits for one slice at most,
+ * not for the build, and a slice does not begin while a call that started moments ago is still
+ * waiting for its reply (see `trackFreshCalls`). Smaller slices cost the build more turns of the loop.
  */
 const BUILD_SLICE_MS = 1;
 
@@ -198,8 +200,10 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   // bytes changed, and takes over everything of a plugin whose files and config did not change.
   const buildCache = createRegistryBuildCache();
   const catalogCache = createCatalogBuildCache();
-  // Every build's work, and the comparison after it, in slices of BUILD_SLICE_MS.
-  const pace = createPacer(BUILD_SLICE_MS);
+  // Every build's work, and the comparison after it, in slices of BUILD_SLICE_MS, in the gaps
+  // between the calls being served (see trackFreshCalls).
+  const freshCalls = trackFreshCalls();
+  const pace = createPacer(BUILD_SLICE_MS, { waitBeforeSlice: () => freshCalls.whileFresh() });
   const build = (number: number, onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned']): Promise<AssembledGeneration> =>
     assembleGeneration(options, {
       generation: number,
@@ -235,10 +239,12 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     }
     const generation = current;
     const leave = generation.enter();
+    const done = freshCalls.begin();
     try {
       const outcome = await generation.assembly.runtime.invoke(request, invokeOptions);
       return { ...outcome, generation: generation.number };
     } finally {
+      done();
       leave();
     }
   }
