@@ -75,21 +75,41 @@ describe('createPacer', () => {
 
   it('stops waiting after maxWaitMs per slice, so the work goes on under constant load', async () => {
     let clock = 0;
+    let asked = 0;
     const pause = createPacer(1, {
       now: () => clock,
       maxWaitMs: 5,
       // Always busy: each wait is a promise that never resolves; the clock moves as time passes.
       waitBeforeSlice: () => {
+        asked += 1;
         clock += 3;
         return new Promise<void>(() => {});
       },
     });
     clock = 2;
     await pause();
-    // Asked at 2 (clock → 5, wait), the wait ended by the maxWaitMs timer, asked again at 5
-    // (clock → 8 ≥ 2 + 5): the slice begins without waiting again.
+    // Asked at 2 (clock → 5, 3 ms of the 5 left), the wait ended by its timer, asked at 5 (clock
+    // → 8), ended by its timer again; at 8 the 5 ms are over: the slice begins without asking.
+    expect(asked).toBe(2);
     expect(clock).toBe(8);
     expect(pause()).toBeUndefined();
+  });
+
+  it('waits at most one slice per slice by default', async () => {
+    let clock = 0;
+    let asked = 0;
+    const pause = createPacer(4, {
+      now: () => clock,
+      waitBeforeSlice: () => {
+        asked += 1;
+        clock += 3;
+        return new Promise<void>(() => {});
+      },
+    });
+    clock = 4;
+    await pause();
+    // 4 ms of waiting at most: asked at 4 (→ 7) and at 7 (→ 10), not at 10.
+    expect(asked).toBe(2);
   });
 });
 

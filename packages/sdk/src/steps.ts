@@ -38,10 +38,13 @@ export interface PacerOptions {
    * Asked after each turn of the event loop between slices: a promise to wait for before the next
    * slice begins (a call being served that the work should not get in the way of, see
    * `trackFreshCalls` in `trellis`), or `undefined` to begin it at once. Asked again after each
-   * wait, for at most `maxWaitMs` in all per slice, so the work always goes on.
+   * wait, until about `maxWaitMs` have passed, so the work always goes on.
    */
   readonly waitBeforeSlice?: () => Promise<void> | undefined;
-  /** The most a slice waits for `waitBeforeSlice`, in ms. Default 2. */
+  /**
+   * About the most a slice waits for `waitBeforeSlice`, in ms (timers fire on whole milliseconds).
+   * Default `sliceMs`: work that is waited for at every slice still gets half the time.
+   */
   readonly maxWaitMs?: number;
 }
 
@@ -55,16 +58,18 @@ export interface PacerOptions {
 export function createPacer(sliceMs: number, options: PacerOptions = {}): Pause {
   const now = options.now ?? (() => performance.now());
   const { waitBeforeSlice } = options;
-  const maxWaitMs = options.maxWaitMs ?? 2;
+  const maxWaitMs = options.maxWaitMs ?? sliceMs;
   let sliceStart = now();
   const turn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
   const nextSlice = async (): Promise<void> => {
     await turn();
     if (waitBeforeSlice !== undefined) {
       const waitUntil = now() + maxWaitMs;
-      for (let waiting = waitBeforeSlice(); waiting !== undefined && now() < waitUntil; waiting = waitBeforeSlice()) {
+      for (let left = maxWaitMs; left > 0; left = waitUntil - now()) {
+        const waiting = waitBeforeSlice();
+        if (waiting === undefined) break;
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([waiting, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, waitUntil - now()))))]);
+        await Promise.race([waiting, new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
         clearTimeout(timer);
         // What ended the wait (a reply) runs its continuations first.
         await turn();

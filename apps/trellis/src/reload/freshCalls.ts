@@ -5,9 +5,9 @@
  * arrives, the call waits for the slice; and a host thread that runs slices back to back looks
  * CPU-bound to the kernel's scheduler, which then lets other processes (the plugin that answers,
  * a child that boots) run first. So between slices the build waits while a *fresh* call, one that
- * started less than `freshMs` ago, is in flight (at most `createPacer`'s `maxWaitMs` per slice, so
- * a host under constant load still reloads). A call in flight for longer is slow anyway, and the
- * build no longer waits for it.
+ * started less than `freshMs` ago, is in flight: at most about one slice's time per slice
+ * (`createPacer`'s `maxWaitMs`), so a host under constant load still reloads, at half speed at
+ * worst. A call in flight for longer is slow anyway, and the build no longer waits for it.
  */
 export interface FreshCalls {
   /** Marks a call started; the returned function marks it finished (a second call does nothing). */
@@ -17,7 +17,7 @@ export interface FreshCalls {
    * in flight finishes or the oldest fresh one stops being fresh (then ask again).
    */
   whileFresh(): Promise<void> | undefined;
-  /** How many calls it still holds a record of (in flight, or finished and not yet dropped). */
+  /** How many call records it holds in memory (in flight, or finished and not yet dropped). */
   held(): number;
 }
 
@@ -86,6 +86,6 @@ export function trackFreshCalls(options: FreshCallsOptions = {}): FreshCalls {
         waiters.push(settle);
       });
     },
-    held: () => calls.length - head,
+    held: () => calls.length,
   };
 }

@@ -18,8 +18,9 @@ import { watchSources, type SourceWatch } from './watchSources.ts';
 /**
  * How long a reload's build holds the event loop at most before it lets calls being served run
  * (see `createPacer`): a call to a plugin the reload does not touch waits for one slice at most,
- * not for the build, and a slice does not begin while a call that started moments ago is still
- * waiting for its reply (see `trackFreshCalls`). Smaller slices cost the build more turns of the loop.
+ * not for the build; and before a slice begins, the build waits (about one slice's time at most)
+ * while a call that started moments ago is still waiting for its reply (see `trackFreshCalls`).
+ * Smaller slices cost the build more turns of the loop.
  */
 const BUILD_SLICE_MS = 1;
 
@@ -203,7 +204,10 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   // Every build's work, and the comparison after it, in slices of BUILD_SLICE_MS, in the gaps
   // between the calls being served (see trackFreshCalls).
   const freshCalls = trackFreshCalls();
-  const pace = createPacer(BUILD_SLICE_MS, { waitBeforeSlice: () => freshCalls.whileFresh() });
+  const pace = createPacer(BUILD_SLICE_MS, {
+    // A build that close() abandons has no calls to make way for.
+    waitBeforeSlice: () => (closing === undefined ? freshCalls.whileFresh() : undefined),
+  });
   const build = (number: number, onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned']): Promise<AssembledGeneration> =>
     assembleGeneration(options, {
       generation: number,
@@ -237,9 +241,12 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       const passed = await barrier.wait(timeoutSeconds * 1000, invokeOptions?.signal);
       if (!passed) return refusedDuringReload(request.name, pluginId, timeoutSeconds, invokeOptions?.signal, current.number);
     }
+    // A call that starts once the host closes is refused: close() waits for the calls in flight,
+    // and a client that keeps calling would otherwise keep it waiting for ever.
+    if (closing !== undefined) return refusedWhileClosing(request.name, current.number);
     const generation = current;
-    const leave = generation.enter();
     const done = freshCalls.begin();
+    const leave = generation.enter();
     try {
       const outcome = await generation.assembly.runtime.invoke(request, invokeOptions);
       return { ...outcome, generation: generation.number };
@@ -558,6 +565,14 @@ function* sameServing(a: Assembly, b: Assembly): Steps<boolean> {
 function pluginOf(name: string): string {
   const dot = name.indexOf('.');
   return dot === -1 ? name : name.slice(0, dot);
+}
+
+function refusedWhileClosing(name: string, generation: number): LiveToolOutcome {
+  return {
+    ok: false,
+    error: { code: ERROR_CODES.ABORTED, message: `the live host is closing; ${name} was not run`, retryable: false },
+    generation,
+  };
 }
 
 function refusedDuringReload(

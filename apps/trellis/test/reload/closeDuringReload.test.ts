@@ -35,3 +35,39 @@ it('close() does not wait out a reload stuck on a plugin that never answers its 
   expect(result, 'close() waited for the stuck reload').toBe(true);
   expect(await waitFor(() => pidsMentioning(`${sandbox!.dir}/mute-tag`).length === 0)).toBe(true);
 });
+
+it('close() finishes while a client keeps calling, and refuses the calls that start after it', { timeout: 60_000 }, async () => {
+  sandbox = createReloadSandbox('close-flood');
+  sandbox.writePlugin('alpha');
+  sandbox.writeConfig(`[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+  const live = (host = await startLiveHost({
+    configPath: sandbox.config,
+    workspace: sandbox.dir,
+    home: sandbox.home,
+    env: sandbox.env,
+    watch: false,
+  }));
+  expect((await live.invoke({ name: 'alpha.where' })).ok).toBe(true);
+  // Twenty callers, each calling again as soon as its last call ends, until close() has finished.
+  // (Before close() refused new calls, it never finished: each call kept a generation busy.)
+  let closed = false;
+  const refused: string[] = [];
+  let served = 0;
+  const caller = async (): Promise<void> => {
+    while (!closed) {
+      const outcome = await live.invoke({ name: 'alpha.where' });
+      if (outcome.ok) served += 1;
+      else refused.push(outcome.error.code);
+      // A refusal resolves at once: turn the event loop, as a client's next request would.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  const callers = Array.from({ length: 20 }, () => caller());
+  while (served < 200) await new Promise((resolve) => setTimeout(resolve, 10));
+  const closing = live.close().then(() => (closed = true));
+  const finished = await Promise.race([closing, new Promise<false>((resolve) => setTimeout(() => resolve(false), 20_000))]);
+  expect(finished, 'close() waited for a client that keeps calling').toBe(true);
+  await Promise.all(callers);
+  expect(refused.length).toBeGreaterThan(0);
+  expect(new Set(refused)).toEqual(new Set(['ABORTED']));
+});
