@@ -59,7 +59,7 @@ function writeMutePlugin(id: string, into: string): void {
   );
 }
 
-function startServe(): { child: ChildProcess; stderr: () => string } {
+function startServe(): { child: ChildProcess; stderr: () => string; stdout: () => string } {
   const child = spawn(process.execPath, [CLI, 'serve', '--config', config()], {
     cwd: sandbox.workspace,
     env: { ...sandbox.env, XDG_RUNTIME_DIR: join(sandbox.dir, 'run') },
@@ -68,14 +68,25 @@ function startServe(): { child: ChildProcess; stderr: () => string } {
   server = child;
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-  child.stdout!.resume();
-  return { child, stderr: () => stderr };
+  let stdout = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+  return { child, stderr: () => stderr, stdout: () => stdout };
+}
+
+/** Writes one JSON-RPC message to serve's stdin (MCP over stdio: a line each). */
+function send(child: ChildProcess, message: Record<string, unknown>): void {
+  child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
 }
 
 const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null;
 
 /** Starts serve with alpha, then drops a mute plugin into the root: the reload waits for its handshake. */
-async function serveWithReloadWaitingOnMute(): Promise<{ child: ChildProcess; stderr: () => string; helper: number }> {
+async function serveWithReloadWaitingOnMute(): Promise<{
+  child: ChildProcess;
+  stderr: () => string;
+  stdout: () => string;
+  helper: number;
+}> {
   writeReloadPlugin('alpha');
   writeFileSync(config(), `[plugins]\nallow = ["alpha", "mute"]\npaths = [${JSON.stringify(root())}]\n`);
   const started = startServe();
@@ -140,7 +151,19 @@ describe('live serve: every way out ends it and leaves nothing behind', () => {
   );
 
   it('a SIGTERM while serve closes is still a clean exit, not a death that orphans plugins', { timeout: 90_000 }, async () => {
-    const { child, helper } = await serveWithReloadWaitingOnMute();
+    const { child, helper, stdout } = await serveWithReloadWaitingOnMute();
+    // A call in flight keeps serve closing for up to its 10 s limit (closing waits for calls), so
+    // the SIGTERM lands mid-close however quickly the rest of the close goes.
+    send(child, {
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
+    expect(await waitFor(() => stdout().includes('"id":1'), 30_000)).toBe(true);
+    send(child, { method: 'notifications/initialized' });
+    send(child, { id: 2, method: 'tools/call', params: { name: 'alpha__where', arguments: { ms: 60_000 } } });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(stdout()).not.toContain('"id":2'); // still in flight
     child.stdin!.end();
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(exited(child)).toBe(false);
