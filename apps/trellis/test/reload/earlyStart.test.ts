@@ -81,8 +81,13 @@ describe('a reload starts a changed plugin’s new child early', () => {
     sandbox.writePlugin('beta', { logStarts: true });
     sandbox.writeConfig(betaConfig('green'));
     expect(await host.reload()).toMatchObject({ status: 'applied', changes: { changed: ['beta'] } });
-    // The user copy's first child and its early one; the explicit copy's child serves.
-    expect([sandbox.spawns('beta', userCopy), sandbox.spawns('beta')]).toEqual([2, 1]);
+    // The user copy's first child, and its early one when that one's shell got to count itself:
+    // the reload stops it as soon as the build picks the other copy, which can be within a
+    // millisecond of its spawn, before the shell has run a line (CI saw that once). The other
+    // tests here prove the early start; this one, that the unused child is stopped.
+    expect([1, 2]).toContain(sandbox.spawns('beta', userCopy));
+    // The explicit copy's child serves, started once.
+    expect(sandbox.spawns('beta')).toBe(1);
     const served = await host.invoke({ name: 'beta.where' });
     expect(startOf(served)).toBe(sandbox.starts('beta')[0]);
     await host.close();
