@@ -5,7 +5,15 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parse, TomlError } from 'smol-toml';
-import { resolveContract, type PluginContract, type PluginDefinition, type PluginManifest, type ToolSpec } from '@trellis/sdk';
+import {
+  resolveContract,
+  type PluginCode,
+  type PluginContract,
+  type PluginDefinition,
+  type PluginManifest,
+  type ToolImplementation,
+  type ToolSpec,
+} from '@trellis/sdk';
 import { formatIssues, issueToString } from '@trellis/sdk/internal';
 import { PluginManifestSchema, toolJsonSchema } from '@trellis/sdk/schema';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -16,8 +24,13 @@ export interface LinkedPlugin {
   readonly packageName: string;
   /** The plugin folder relative to the workspace root, e.g. `plugins/core-fs`. */
   readonly folder: string;
-  /** Absolute path of the TypeScript entry the bundle imports. */
+  /** Absolute path of the TypeScript entry with the plugin's definition (`definePlugin`). */
   readonly entry: string;
+  /**
+   * Absolute path of its code entry (`definePluginCode`, exported as `./code`), when the package
+   * has one: what the host imports on the first call instead of the definition.
+   */
+  readonly codeEntry?: string;
   readonly manifest: PluginManifest;
   readonly tools: readonly ToolSpec[];
   readonly settings?: { key: string; jsonSchema: Record<string, unknown>; defaults: Record<string, unknown> };
@@ -38,7 +51,7 @@ export interface LinkResult {
 /** Reads and validates every `plugins/<folder>/plugin.toml` of a workspace, then imports each plugin to describe its tools. */
 export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkResult> {
   const errors: string[] = [];
-  const found: Array<{ folder: string; packageName: string; entry: string; manifest: PluginManifest }> = [];
+  const found: Array<{ folder: string; packageName: string; entry: string; codeEntry?: string; manifest: PluginManifest }> = [];
   const pluginsDir = join(workspaceRoot, 'plugins');
   const folders = existsSync(pluginsDir) ? readdirSync(pluginsDir).sort() : [];
 
@@ -79,7 +92,19 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
       errors.push(`${folder}/package.json: needs "name" and exports["."]["@trellis/source"] pointing at src/index.ts`);
       continue;
     }
-    found.push({ folder, packageName: pkg.name, entry: resolve(pluginsDir, name, source), manifest: parsed.data });
+    const exportsCode = pkg.exports?.['./code'];
+    const codeSource = typeof exportsCode === 'object' ? exportsCode['@trellis/source'] : undefined;
+    if (exportsCode !== undefined && codeSource === undefined) {
+      errors.push(`${folder}/package.json: exports["./code"] needs a "@trellis/source" condition pointing at the code entry (src/code.ts)`);
+      continue;
+    }
+    found.push({
+      folder,
+      packageName: pkg.name,
+      entry: resolve(pluginsDir, name, source),
+      ...(codeSource !== undefined ? { codeEntry: resolve(pluginsDir, name, codeSource) } : {}),
+      manifest: parsed.data,
+    });
   }
 
   const byId = new Map<string, string>();
@@ -115,6 +140,22 @@ export async function linkBundledPlugins(workspaceRoot: string): Promise<LinkRes
     if (problems.length > 0) {
       errors.push(...problems.map((p) => `${relativeTo(workspaceRoot, plugin.entry)}: ${p}`));
       continue;
+    }
+    if (plugin.codeEntry !== undefined) {
+      let code: unknown;
+      try {
+        code = ((await import(pathToFileURL(plugin.codeEntry).href)) as { plugin?: unknown }).plugin;
+      } catch (error) {
+        errors.push(
+          `${relativeTo(workspaceRoot, plugin.codeEntry)}: cannot be imported: ${error instanceof Error ? error.message : String(error)}`,
+        );
+        continue;
+      }
+      const mismatches = pluginCodeProblems(definition, code, relativeTo(workspaceRoot, plugin.entry));
+      if (mismatches.length > 0) {
+        errors.push(...mismatches.map((p) => `${relativeTo(workspaceRoot, plugin.codeEntry!)}: ${p}`));
+        continue;
+      }
     }
     const tools: ToolSpec[] = definition.tools.map((tool) => ({
       name: tool.name,
@@ -219,6 +260,50 @@ function checkDefinition(manifest: PluginManifest, definition: PluginDefinition)
   return problems;
 }
 
+const CODE_PARTS = ['setup', 'dispose', 'toolSource', 'provider', 'connector'] as const;
+
+/**
+ * Where a plugin's code entry (`definePluginCode`) differs from its definition (`definePlugin`):
+ * it must export `plugin` with the same tools, in any order, and the very same functions and
+ * objects, so the code the host runs is the code the build described. `definitionFile` names the
+ * other file in the messages.
+ */
+export function pluginCodeProblems(definition: PluginDefinition, code: unknown, definitionFile: string): string[] {
+  if (code === null || typeof code !== 'object' || !Array.isArray((code as PluginCode).tools)) {
+    return ['must export `plugin = definePluginCode({ tools })`, the code of the plugin defined in ' + definitionFile];
+  }
+  const problems: string[] = [];
+  const given = new Map<string, ToolImplementation>();
+  for (const tool of (code as PluginCode).tools) {
+    if (given.has(tool.name)) problems.push(`tool "${tool.name}" is listed twice`);
+    given.set(tool.name, tool);
+  }
+  for (const tool of definition.tools) {
+    const implementation = given.get(tool.name);
+    if (implementation === undefined) {
+      problems.push(`tool "${tool.name}" is missing; add { name: "${tool.name}", run } with the run function ${definitionFile} uses`);
+      continue;
+    }
+    for (const part of ['run', 'canonicalize'] as const) {
+      if (implementation[part] !== tool[part]) {
+        problems.push(
+          `tool "${tool.name}": its ${part} is not the one ${definitionFile} gives it; import that function and use it in both places`,
+        );
+      }
+    }
+  }
+  const defined = new Set(definition.tools.map((tool) => tool.name));
+  for (const name of given.keys()) {
+    if (!defined.has(name)) problems.push(`tool "${name}" is not defined in ${definitionFile}; remove it here or define it there`);
+  }
+  for (const part of CODE_PARTS) {
+    if ((code as PluginCode)[part] !== definition[part]) {
+      problems.push(`${part} is not the one ${definitionFile} gives the plugin; use the same value in both places`);
+    }
+  }
+  return problems;
+}
+
 function relativeTo(root: string, path: string): string {
   return relative(root, path).split(sep).join('/');
 }
@@ -234,7 +319,7 @@ export function renderBundledIndex(options: {
   const lines: string[] = [
     '// Generated by apps/trellis/scripts/generateBundledIndex.ts from plugins/*/plugin.toml. Do not edit;',
     '// add or remove a workspace package under plugins/ and rebuild.',
-    "import type { PluginDefinition } from '@trellis/sdk';",
+    "import type { PluginCode } from '@trellis/sdk';",
     "import type { BundledPluginDescriptor } from '@trellis/sdk/internal';",
     "import type { RuntimeConfig } from '@trellis/config';",
     "import type { ProfilesData } from '@trellis/registry';",
@@ -265,13 +350,17 @@ export function renderBundledIndex(options: {
   );
   lines.push('export const BUNDLED_PLUGINS: readonly BundledPluginDescriptor[] = [');
   options.plugins.forEach((plugin, index) => {
-    // The worker URL of a plugin run from source; its built chunk otherwise.
-    let spec = relative(options.outDir, plugin.entry).split(sep).join('/');
+    // The worker URL of a plugin run from source; its built chunk otherwise. Both are the module
+    // `load` imports: the code entry when the package has one.
+    let spec = relative(options.outDir, plugin.codeEntry ?? plugin.entry)
+      .split(sep)
+      .join('/');
     if (!spec.startsWith('.')) spec = `./${spec}`;
     const id = plugin.manifest.id;
     lines.push('  {');
     lines.push(`    ...DATA[${index}]!,`);
-    lines.push(`    load: async () => ((await import(${JSON.stringify(plugin.packageName)})) as { plugin: PluginDefinition }).plugin,`);
+    const specifier = plugin.codeEntry === undefined ? plugin.packageName : `${plugin.packageName}/code`;
+    lines.push(`    load: async () => ((await import(${JSON.stringify(specifier)})) as { plugin: PluginCode }).plugin,`);
     lines.push(
       `    moduleUrl: inSource ? new URL(${JSON.stringify(spec)}, import.meta.url).href : new URL(${JSON.stringify(`./plugins/${id}.js`)}, import.meta.url).href,`,
     );
@@ -312,7 +401,7 @@ export function undeclaredPluginProblems(
 
 /** The tsup entries that give each bundled plugin a chunk of its own at `dist/plugins/<id>.js`. */
 export function pluginEntries(plugins: readonly LinkedPlugin[]): Record<string, string> {
-  return Object.fromEntries(plugins.map((p) => [`plugins/${p.manifest.id}`, p.entry]));
+  return Object.fromEntries(plugins.map((p) => [`plugins/${p.manifest.id}`, p.codeEntry ?? p.entry]));
 }
 
 /** The workspace root above a folder inside it (the folder holding pnpm-workspace.yaml). */

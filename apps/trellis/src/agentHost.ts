@@ -7,7 +7,7 @@ import {
   type Connector,
   type Logger,
   type PluginContext,
-  type PluginDefinition,
+  type PluginCode,
   type Provider,
 } from '@trellis/sdk';
 import type { Assembly } from './assemble.ts';
@@ -71,7 +71,7 @@ async function loadBundled(
   source: PluginSource,
   entry: SnapshotEntry,
   logger: Logger,
-): Promise<{ definition: PluginDefinition; context: PluginContext }> {
+): Promise<{ definition: PluginCode; context: PluginContext }> {
   const descriptor = BUNDLED_PLUGINS.find((d) => d.manifest.id === entry.id);
   if (descriptor === undefined || !entry.bundled) {
     const code = entry.kind === 'connector' ? 'CONNECTOR_FAILED' : 'PROVIDER_UNAVAILABLE';

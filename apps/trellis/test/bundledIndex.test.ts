@@ -6,6 +6,7 @@ import {
   findWorkspaceRoot,
   linkBundledPlugins,
   metaSchemaProblems,
+  pluginEntries,
   renderBundledIndex,
   undeclaredPluginProblems,
 } from '../scripts/bundledIndex.ts';
@@ -14,7 +15,7 @@ const appDir = join(import.meta.dirname, '..');
 const tmpBase = join(appDir, '.tmp');
 let workspace: string;
 
-function addPlugin(folder: string, files: { toml: string; index?: string; pkg?: object }) {
+function addPlugin(folder: string, files: { toml: string; index?: string; code?: string; pkg?: object }) {
   const dir = join(workspace, 'plugins', folder);
   mkdirSync(join(dir, 'src'), { recursive: true });
   writeFileSync(join(dir, 'plugin.toml'), files.toml);
@@ -23,6 +24,7 @@ function addPlugin(folder: string, files: { toml: string; index?: string; pkg?: 
     JSON.stringify(files.pkg ?? { name: `@fixture/${folder}`, exports: { '.': { '@trellis/source': './src/index.ts' } } }),
   );
   writeFileSync(join(dir, 'src', 'index.ts'), files.index ?? `export const plugin = { manifest: { id: '${folder}' }, tools: [] };\n`);
+  if (files.code !== undefined) writeFileSync(join(dir, 'src', 'code.ts'), files.code);
 }
 
 const manifest = (id: string, extra = '') =>
@@ -95,7 +97,7 @@ export const plugin = {
     });
 
     const source = renderBundledIndex({ plugins: first.plugins, outDir: join(workspace, 'app'), embedded: {}, version: '9.9.9' });
-    expect(source).toContain(`load: async () => ((await import("@fixture/alpha")) as { plugin: PluginDefinition }).plugin,`);
+    expect(source).toContain(`load: async () => ((await import("@fixture/alpha")) as { plugin: PluginCode }).plugin,`);
     expect(source).toContain(
       `moduleUrl: inSource ? new URL("../plugins/beta/src/index.ts", import.meta.url).href : new URL("./plugins/beta.js", import.meta.url).href,`,
     );
@@ -225,5 +227,82 @@ export const plugin = {
       'plugins/lonely/src/index.ts: plugin.toml says kind = "connector" but the code exports no connector; add `connector: { create(ctx) {…} }` to definePlugin',
       'plugins/stray/src/index.ts: the code exports a provider but plugin.toml says kind = "toolset"; set kind = "provider" or remove the provider',
     ]);
+  });
+
+  describe('a code entry (`./code`, definePluginCode)', () => {
+    // Two tools whose run functions live in run.ts, imported by both the definition and the code entry.
+    const run = `export const count = (input) => input.text.length;\nexport const upper = (input) => input.text.toUpperCase();\nexport const setup = () => {};\n`;
+    const definition = `import { z } from 'zod';
+import { count, upper, setup } from './run.ts';
+export const plugin = {
+  manifest: { id: 'gamma' },
+  setup,
+  tools: [
+    { name: 'count', description: 'Count.', input: z.object({ text: z.string() }), run: count },
+    { name: 'upper', description: 'Upper.', input: z.object({ text: z.string() }), run: upper },
+  ],
+};
+`;
+    const codePkg = {
+      name: '@fixture/gamma',
+      exports: { '.': { '@trellis/source': './src/index.ts' }, './code': { '@trellis/source': './src/code.ts' } },
+    };
+    function addGamma(code: string, pkg: object = codePkg) {
+      addPlugin('gamma', { toml: manifest('gamma'), index: definition, code, pkg });
+      writeFileSync(join(workspace, 'plugins', 'gamma', 'src', 'run.ts'), run);
+    }
+
+    it('is what the host loads and the bundle makes the plugin chunk of, once it matches the definition', async () => {
+      freshWorkspace();
+      addGamma(
+        `import { count, upper, setup } from './run.ts';\nexport const plugin = { setup, tools: [{ name: 'upper', run: upper }, { name: 'count', run: count }] };\n`,
+      );
+      const linked = await linkBundledPlugins(workspace);
+      expect(linked.errors).toEqual([]);
+      const gamma = linked.plugins[0]!;
+      expect(gamma.codeEntry).toBe(join(workspace, 'plugins', 'gamma', 'src', 'code.ts'));
+      // The descriptors still come from the definition's zod schemas.
+      expect(gamma.tools.map((t) => [t.name, t.inputSchema['required']])).toEqual([
+        ['count', ['text']],
+        ['upper', ['text']],
+      ]);
+      const source = renderBundledIndex({ plugins: linked.plugins, outDir: join(workspace, 'app'), embedded: {}, version: '9.9.9' });
+      expect(source).toContain(`load: async () => ((await import("@fixture/gamma/code")) as { plugin: PluginCode }).plugin,`);
+      expect(source).toContain(`new URL("../plugins/gamma/src/code.ts", import.meta.url).href`);
+      expect(pluginEntries(linked.plugins)).toEqual({ 'plugins/gamma': gamma.codeEntry });
+    });
+
+    it('fails the build, naming the file, the tool and the fix, when it differs from the definition', async () => {
+      freshWorkspace();
+      addGamma(
+        `import { count } from './run.ts';\nexport const plugin = { tools: [{ name: 'count', run: (input) => count(input) }, { name: 'lower', run: count }, { name: 'lower', run: count }] };\n`,
+      );
+      const linked = await linkBundledPlugins(workspace);
+      expect(linked.plugins).toEqual([]);
+      expect(linked.errors).toEqual([
+        'plugins/gamma/src/code.ts: tool "lower" is listed twice',
+        'plugins/gamma/src/code.ts: tool "count": its run is not the one plugins/gamma/src/index.ts gives it; import that function and use it in both places',
+        'plugins/gamma/src/code.ts: tool "upper" is missing; add { name: "upper", run } with the run function plugins/gamma/src/index.ts uses',
+        'plugins/gamma/src/code.ts: tool "lower" is not defined in plugins/gamma/src/index.ts; remove it here or define it there',
+        'plugins/gamma/src/code.ts: setup is not the one plugins/gamma/src/index.ts gives the plugin; use the same value in both places',
+      ]);
+    });
+
+    it('fails the build when the code entry exports no plugin, or package.json gives it no source', async () => {
+      freshWorkspace();
+      addGamma(`export const tools = [];\n`);
+      expect((await linkBundledPlugins(workspace)).errors).toEqual([
+        'plugins/gamma/src/code.ts: must export `plugin = definePluginCode({ tools })`, the code of the plugin defined in plugins/gamma/src/index.ts',
+      ]);
+
+      freshWorkspace();
+      addGamma(`export const plugin = { tools: [] };\n`, {
+        ...codePkg,
+        exports: { ...codePkg.exports, './code': { default: './dist/code.js' } },
+      });
+      expect((await linkBundledPlugins(workspace)).errors).toEqual([
+        'plugins/gamma/package.json: exports["./code"] needs a "@trellis/source" condition pointing at the code entry (src/code.ts)',
+      ]);
+    });
   });
 });

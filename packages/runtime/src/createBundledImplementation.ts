@@ -10,9 +10,9 @@ import {
   type KeepAliveStore,
   type Logger,
   type PluginContext,
-  type PluginDefinition,
+  type PluginCode,
   type ToolContext,
-  type ToolDefinition,
+  type ToolImplementation,
   type ToolFailure,
   type ToolSource,
   type ToolSourceReason,
@@ -58,8 +58,7 @@ export interface CreateBundledImplementationOptions {
 /** The default limits of a worker-isolated call. */
 export const DEFAULT_WORKER_RESOURCE_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyTool = ToolDefinition<any, any, unknown>;
+type AnyTool = ToolImplementation;
 
 interface WorkerLog {
   readonly level: string;
@@ -125,7 +124,7 @@ class BundledImplementation implements PluginImplementation {
   readonly pluginId: string;
   private lifecycle: LifecycleState = 'unloaded';
   private loading: Promise<void> | undefined;
-  private definition: PluginDefinition | undefined;
+  private definition: PluginCode | undefined;
   private tools: Map<string, AnyTool> | undefined;
   private failure: string | undefined;
   private readonly workerTools: ReadonlySet<string>;
@@ -372,12 +371,12 @@ class BundledImplementation implements PluginImplementation {
       try {
         const definition = await this.options.descriptor.load();
         if (definition === null || typeof definition !== 'object' || !Array.isArray(definition.tools)) {
-          throw new Error('load() did not return a definePlugin(...) value');
+          throw new Error('load() did not return a definePlugin(...) or definePluginCode(...) value');
         }
         stage = 'running setup';
         if (definition.setup !== undefined) await definition.setup(this.pluginContext());
         this.definition = definition;
-        this.tools = new Map(definition.tools.map((tool) => [tool.name, tool as AnyTool]));
+        this.tools = new Map(definition.tools.map((tool) => [tool.name, tool]));
         if (typeof definition.toolSource === 'function' && !this.disposed) {
           stage = 'creating its tool source';
           const source = definition.toolSource(this.pluginContext());

@@ -66,6 +66,41 @@ export type PluginDefinitionInput<Settings = unknown> = Omit<PluginDefinition<Se
   readonly tools?: PluginDefinition<Settings>['tools'];
 };
 
+/** A tool as the host runs it: its name and code. Its schema, description and contract are embedded by the build. */
+export interface ToolImplementation<Settings = unknown> {
+  readonly name: string;
+  // Heterogeneous inputs, each checked by defineTool where the tool is declared.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  canonicalize?: ToolDefinition<any, any, Settings>['canonicalize'];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  run: ToolDefinition<any, any, Settings>['run'];
+}
+
+/**
+ * What the host uses of a bundled plugin when it runs: the code, without the manifest, the
+ * settings schema or the tools' schemas (the build embeds those as data). A `PluginDefinition` is
+ * one; a package may also export one alone as `./code` (see `definePluginCode`).
+ */
+export interface PluginCode<Settings = unknown> {
+  readonly tools: ReadonlyArray<ToolImplementation<Settings>>;
+  readonly provider?: ProviderDefinition<Settings>;
+  readonly connector?: ConnectorDefinition<Settings>;
+  setup?(ctx: PluginContext<Settings>): void | Promise<void>;
+  dispose?(ctx: PluginContext<Settings>): void | Promise<void>;
+  readonly toolSource?: ToolSourceFactory<Settings>;
+}
+
+/**
+ * Declares a bundled plugin's code entry: the same tools' code as its `definePlugin`, with none
+ * of their schemas, so the host's first call to the plugin loads neither the schemas nor zod. Export
+ * it as `export const plugin = definePluginCode({...})` from the module the package exports as
+ * `./code`. The build checks it against the definition: the same tool names, and the very same
+ * `run`, `canonicalize`, `setup`, `dispose`, `toolSource`, `provider` and `connector` values.
+ */
+export function definePluginCode<Settings = unknown>(code: PluginCode<Settings>): PluginCode<Settings> {
+  return code;
+}
+
 /** The contracts a bundled plugin implements besides tools, as the build records them. */
 export type PluginContract = 'provider' | 'connector';
 
@@ -106,7 +141,8 @@ export interface BundledPluginDescriptor {
   readonly manifestSha256?: string;
   /** The contracts the plugin's code implements besides tools (`definePlugin({ provider })`…); absent means none. */
   readonly contracts?: readonly PluginContract[];
-  load(): Promise<PluginDefinition>;
+  /** Imports the plugin's code: its `./code` entry when the package has one, else its definition. */
+  load(): Promise<PluginCode>;
   /** True when the plugin's definition has a `toolSource`: its tools are learned at run time. */
   readonly dynamicTools?: boolean;
   /** URL of the module `load` imports, so a worker thread can import it too (worker isolation). */

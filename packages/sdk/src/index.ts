@@ -26,8 +26,17 @@ export type {
   WorkspacePaths,
   ToolProgress,
 } from './defineTool.ts';
-export { definePlugin } from './definePlugin.ts';
-export type { PluginDefinition, PluginSettings, PluginContext, ToolSpec, PluginDefinitionInput, PluginContract } from './definePlugin.ts';
+export { definePlugin, definePluginCode } from './definePlugin.ts';
+export type {
+  PluginDefinition,
+  PluginCode,
+  ToolImplementation,
+  PluginSettings,
+  PluginContext,
+  ToolSpec,
+  PluginDefinitionInput,
+  PluginContract,
+} from './definePlugin.ts';
 export type { ToolSource, ToolSourceFactory, ToolSourceReason, ToolSourceStartOptions, DynamicToolSpec } from './toolSource.ts';
 export { ProviderError, isProviderError } from './provider.ts';
 export type {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '@trellis/sdk';
+import { echo } from './run/echo.ts';
 
 /** Input of `builtin-tools.echo`: any JSON object. */
 export const EchoInputSchema = z.record(z.string(), z.unknown()).describe('Any JSON object; it is returned exactly as given.');
@@ -11,7 +12,5 @@ export const echoTool = defineTool({
   input: EchoInputSchema,
   tags: ['debug', 'test'],
   examples: [{ description: 'Round-trip a small object', input: { message: 'hello', n: 1 } }],
-  run(input): Record<string, unknown> {
-    return input;
-  },
+  run: echo,
 });

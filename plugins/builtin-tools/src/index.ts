@@ -11,12 +11,13 @@ export const plugin = definePlugin({
   tools: [nowTool, echoTool, searchToolsTool, listPluginsTool, explainPluginTool],
 });
 
-export { nowTool, formatInTimeZone, NowInputSchema } from './nowTool.ts';
-export type { NowOutput } from './nowTool.ts';
+export { nowTool, NowInputSchema } from './nowTool.ts';
+export { formatInTimeZone } from './run/now.ts';
+export type { NowOutput } from './run/now.ts';
 export { echoTool, EchoInputSchema } from './echoTool.ts';
 export { searchToolsTool, SearchToolsInputSchema } from './searchToolsTool.ts';
-export type { SearchToolsOutput } from './searchToolsTool.ts';
+export type { SearchToolsOutput } from './run/searchTools.ts';
 export { listPluginsTool, ListPluginsInputSchema, PLUGIN_STATES } from './listPluginsTool.ts';
-export type { ListPluginsOutput, PluginRow } from './listPluginsTool.ts';
+export type { ListPluginsOutput, PluginRow } from './run/listPlugins.ts';
 export { explainPluginTool, ExplainPluginInputSchema } from './explainPluginTool.ts';
-export type { ExplainPluginOutput } from './explainPluginTool.ts';
+export type { ExplainPluginOutput } from './run/explainPlugin.ts';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '@trellis/sdk';
+import { listPlugins } from './run/listPlugins.ts';
 
 /** The states a plugin can be in, as the registry reports them. */
 export const PLUGIN_STATES = ['enabled', 'disabled', 'unavailable', 'rejected', 'shadowed'] as const;
@@ -11,23 +12,8 @@ export const ListPluginsInputSchema = z
   })
   .strict();
 
-/** One row of `builtin-tools.list_plugins`. */
-export interface PluginRow {
-  readonly id: string;
-  readonly kind: string;
-  readonly state: string;
-  /** Where it was found: explicit, env, workspace, user or bundled. */
-  readonly root: string;
-  /** The headline reason for its state, or null when the host gave none. */
-  readonly reason: { readonly code: string; readonly message: string } | null;
-}
-
-/** Output of `builtin-tools.list_plugins`. */
-export interface ListPluginsOutput {
-  readonly plugins: readonly PluginRow[];
-  /** How many plugins are in each state, over all plugins (not only the filtered ones). */
-  readonly counts: Readonly<Record<string, number>>;
-}
+/** What `list_plugins` receives, checked against `ListPluginsInputSchema`. */
+export type ListPluginsInput = z.infer<typeof ListPluginsInputSchema>;
 
 /** `builtin-tools.list_plugins`: every plugin with its state and the reason for it. */
 export const listPluginsTool = defineTool({
@@ -40,22 +26,5 @@ export const listPluginsTool = defineTool({
     { description: 'All plugins', input: {} },
     { description: 'Only plugins that are not available', input: { state: 'unavailable' } },
   ],
-  run(input, ctx): ListPluginsOutput {
-    const all = ctx.host.plugins();
-    const counts: Record<string, number> = {};
-    for (const p of all) counts[p.state] = (counts[p.state] ?? 0) + 1;
-    const plugins = all
-      .filter((p) => input.state === undefined || p.state === input.state)
-      .map((p) => {
-        const first = p.reasons[0];
-        return {
-          id: p.id,
-          kind: p.kind,
-          state: p.state,
-          root: p.source.root,
-          reason: first === undefined ? null : { code: first.code, message: first.message },
-        };
-      });
-    return { plugins, counts };
-  },
+  run: listPlugins,
 });

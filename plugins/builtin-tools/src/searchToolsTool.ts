@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '@trellis/sdk';
-import type { HostToolHit } from '@trellis/sdk';
+import { searchTools } from './run/searchTools.ts';
 
 /** Input of `builtin-tools.search_tools`. */
 export const SearchToolsInputSchema = z
@@ -10,13 +10,8 @@ export const SearchToolsInputSchema = z
   })
   .strict();
 
-/** Output of `builtin-tools.search_tools`. */
-export interface SearchToolsOutput {
-  readonly query: string;
-  readonly hits: readonly HostToolHit[];
-  /** Present when nothing matched: what to try next. */
-  readonly hint?: string;
-}
+/** What `search_tools` receives, checked against `SearchToolsInputSchema`. */
+export type SearchToolsInput = z.infer<typeof SearchToolsInputSchema>;
 
 /** `builtin-tools.search_tools`: ranked search over the tools the host offers. */
 export const searchToolsTool = defineTool({
@@ -26,14 +21,5 @@ export const searchToolsTool = defineTool({
   input: SearchToolsInputSchema,
   tags: ['catalog', 'search', 'introspection'],
   examples: [{ description: 'Find a tool that reads files', input: { query: 'read file', limit: 5 } }],
-  run(input, ctx): SearchToolsOutput {
-    const limit = input.limit ?? 10;
-    const hits = ctx.host.searchTools(input.query, { limit }).slice(0, limit);
-    if (hits.length > 0) return { query: input.query, hits };
-    return {
-      query: input.query,
-      hits,
-      hint: 'No offered tool matched. Try other words, or call builtin-tools.list_plugins to see plugins that are disabled, unavailable or rejected and why.',
-    };
-  },
+  run: searchTools,
 });

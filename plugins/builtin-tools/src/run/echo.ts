@@ -1,0 +1,4 @@
+/** `builtin-tools.echo`: its input, unchanged. */
+export function echo(input: Record<string, unknown>): Record<string, unknown> {
+  return input;
+}
