@@ -274,7 +274,11 @@ export function pluginCodeProblems(definition: PluginDefinition, code: unknown, 
   }
   const problems: string[] = [];
   const given = new Map<string, ToolImplementation>();
-  for (const tool of (code as PluginCode).tools) {
+  for (const [index, tool] of (code as PluginCode).tools.entries()) {
+    if (tool === null || typeof tool !== 'object' || typeof tool.name !== 'string') {
+      problems.push(`tools[${index}] is not a { name, run } object`);
+      continue;
+    }
     if (given.has(tool.name)) problems.push(`tool "${tool.name}" is listed twice`);
     given.set(tool.name, tool);
   }

@@ -275,12 +275,13 @@ export const plugin = {
     it('fails the build, naming the file, the tool and the fix, when it differs from the definition', async () => {
       freshWorkspace();
       addGamma(
-        `import { count } from './run.ts';\nexport const plugin = { tools: [{ name: 'count', run: (input) => count(input) }, { name: 'lower', run: count }, { name: 'lower', run: count }] };\n`,
+        `import { count } from './run.ts';\nexport const plugin = { tools: [{ name: 'count', run: (input) => count(input) }, { name: 'lower', run: count }, { name: 'lower', run: count }, null] };\n`,
       );
       const linked = await linkBundledPlugins(workspace);
       expect(linked.plugins).toEqual([]);
       expect(linked.errors).toEqual([
         'plugins/gamma/src/code.ts: tool "lower" is listed twice',
+        'plugins/gamma/src/code.ts: tools[3] is not a { name, run } object',
         'plugins/gamma/src/code.ts: tool "count": its run is not the one plugins/gamma/src/index.ts gives it; import that function and use it in both places',
         'plugins/gamma/src/code.ts: tool "upper" is missing; add { name: "upper", run } with the run function plugins/gamma/src/index.ts uses',
         'plugins/gamma/src/code.ts: tool "lower" is not defined in plugins/gamma/src/index.ts; remove it here or define it there',
