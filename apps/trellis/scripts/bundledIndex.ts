@@ -288,12 +288,19 @@ export function pluginCodeProblems(definition: PluginDefinition, code: unknown, 
       problems.push(`tool "${tool.name}" is missing; add { name: "${tool.name}", run } with the run function ${definitionFile} uses`);
       continue;
     }
-    for (const part of ['run', 'canonicalize'] as const) {
-      if (implementation[part] !== tool[part]) {
-        problems.push(
-          `tool "${tool.name}": its ${part} is not the one ${definitionFile} gives it; import that function and use it in both places`,
-        );
-      }
+    if (implementation.run !== tool.run) {
+      problems.push(
+        `tool "${tool.name}": its run is not the one ${definitionFile} gives it; import that function and use it in both places`,
+      );
+    }
+    if (implementation.canonicalize !== tool.canonicalize) {
+      problems.push(
+        tool.canonicalize === undefined
+          ? `tool "${tool.name}": has a canonicalize that ${definitionFile} does not give it; remove it here or add it there`
+          : implementation.canonicalize === undefined
+            ? `tool "${tool.name}": its canonicalize is missing; add the one ${definitionFile} gives it`
+            : `tool "${tool.name}": its canonicalize is not the one ${definitionFile} gives it; import that function and use it in both places`,
+      );
     }
   }
   const defined = new Set(definition.tools.map((tool) => tool.name));
@@ -301,9 +308,16 @@ export function pluginCodeProblems(definition: PluginDefinition, code: unknown, 
     if (!defined.has(name)) problems.push(`tool "${name}" is not defined in ${definitionFile}; remove it here or define it there`);
   }
   for (const part of CODE_PARTS) {
-    if ((code as PluginCode)[part] !== definition[part]) {
-      problems.push(`${part} is not the one ${definitionFile} gives the plugin; use the same value in both places`);
-    }
+    const here = (code as PluginCode)[part];
+    const there = definition[part];
+    if (here === there) continue;
+    problems.push(
+      there === undefined
+        ? `${part} is given here but not in ${definitionFile}; remove it here or add it there`
+        : here === undefined
+          ? `${part} is missing; add the one ${definitionFile} gives the plugin`
+          : `${part} is not the one ${definitionFile} gives the plugin; use the same value in both places`,
+    );
   }
   return problems;
 }

@@ -275,7 +275,7 @@ export const plugin = {
     it('fails the build, naming the file, the tool and the fix, when it differs from the definition', async () => {
       freshWorkspace();
       addGamma(
-        `import { count } from './run.ts';\nexport const plugin = { tools: [{ name: 'count', run: (input) => count(input) }, { name: 'lower', run: count }, { name: 'lower', run: count }, null] };\n`,
+        `import { count } from './run.ts';\nexport const plugin = { setup: () => {}, tools: [{ name: 'count', run: (input) => count(input) }, { name: 'lower', run: count }, { name: 'lower', run: count }, null] };\n`,
       );
       const linked = await linkBundledPlugins(workspace);
       expect(linked.plugins).toEqual([]);
@@ -286,6 +286,50 @@ export const plugin = {
         'plugins/gamma/src/code.ts: tool "upper" is missing; add { name: "upper", run } with the run function plugins/gamma/src/index.ts uses',
         'plugins/gamma/src/code.ts: tool "lower" is not defined in plugins/gamma/src/index.ts; remove it here or define it there',
         'plugins/gamma/src/code.ts: setup is not the one plugins/gamma/src/index.ts gives the plugin; use the same value in both places',
+      ]);
+    });
+
+    it("refuses a canonicalize hook, setup, dispose, tool source or provider that is not the definition's", async () => {
+      freshWorkspace();
+      const hooks = `export const canon = (input) => ({ input });\nexport const other = (input) => ({ input });\nexport const dispose = () => {};\nexport const source = () => ({});\nexport const provider = { create: () => ({}) };\n`;
+      addPlugin('delta', {
+        toml: manifest('delta'),
+        index: `import { z } from 'zod';
+import { canon, other, dispose, source } from './hooks.ts';
+const run = () => 1;
+export const run1 = run;
+export const plugin = {
+  manifest: { id: 'delta' },
+  dispose,
+  toolSource: source,
+  tools: [
+    { name: 'a', description: 'A.', input: z.object({}), canonicalize: canon, run },
+    { name: 'b', description: 'B.', input: z.object({}), canonicalize: canon, run },
+    { name: 'c', description: 'C.', input: z.object({}), run },
+  ],
+};
+`,
+        code: `import { canon, other, provider } from './hooks.ts';
+import { run1 as run } from './index.ts';
+export const plugin = {
+  provider,
+  tools: [{ name: 'a', canonicalize: other, run }, { name: 'b', run }, { name: 'c', canonicalize: canon, run }],
+};
+`,
+        pkg: {
+          name: '@fixture/delta',
+          exports: { '.': { '@trellis/source': './src/index.ts' }, './code': { '@trellis/source': './src/code.ts' } },
+        },
+      });
+      writeFileSync(join(workspace, 'plugins', 'delta', 'src', 'hooks.ts'), hooks);
+      const file = 'plugins/delta/src/code.ts';
+      expect((await linkBundledPlugins(workspace)).errors).toEqual([
+        `${file}: tool "a": its canonicalize is not the one plugins/delta/src/index.ts gives it; import that function and use it in both places`,
+        `${file}: tool "b": its canonicalize is missing; add the one plugins/delta/src/index.ts gives it`,
+        `${file}: tool "c": has a canonicalize that plugins/delta/src/index.ts does not give it; remove it here or add it there`,
+        `${file}: dispose is missing; add the one plugins/delta/src/index.ts gives the plugin`,
+        `${file}: toolSource is missing; add the one plugins/delta/src/index.ts gives the plugin`,
+        `${file}: provider is given here but not in plugins/delta/src/index.ts; remove it here or add it there`,
       ]);
     });
 

@@ -74,7 +74,7 @@ const loadPlugin = (task) => {
         return { failure: 'importing ' + task.moduleUrl + ' failed: ' + messageOf(error) };
       }
       const plugin = mod.plugin;
-      if (!plugin || !Array.isArray(plugin.tools)) return { failure: task.moduleUrl + ' does not export a definePlugin(...) value named plugin' };
+      if (!plugin || !Array.isArray(plugin.tools)) return { failure: task.moduleUrl + ' does not export a definePlugin(...) or definePluginCode(...) value named plugin' };
       if (typeof plugin.setup === 'function') {
         try {
           await plugin.setup({ config: task.settings, logger, workspace: task.workspace, env: task.env });
