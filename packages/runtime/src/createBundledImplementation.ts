@@ -58,8 +58,6 @@ export interface CreateBundledImplementationOptions {
 /** The default limits of a worker-isolated call. */
 export const DEFAULT_WORKER_RESOURCE_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 };
 
-type AnyTool = ToolImplementation;
-
 interface WorkerLog {
   readonly level: string;
   readonly message: string;
@@ -125,7 +123,7 @@ class BundledImplementation implements PluginImplementation {
   private lifecycle: LifecycleState = 'unloaded';
   private loading: Promise<void> | undefined;
   private definition: PluginCode | undefined;
-  private tools: Map<string, AnyTool> | undefined;
+  private tools: Map<string, ToolImplementation> | undefined;
   private failure: string | undefined;
   private readonly workerTools: ReadonlySet<string>;
   private readonly withoutCanonicalize = new Set<string>();
