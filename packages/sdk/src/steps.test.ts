@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createPacer, runSteps, runStepsPausing, type Steps } from './steps.ts';
+import { createPacer, runSteps, runStepsPausing, type Pause, type Steps } from './steps.ts';
 
 function* counting(units: number, done: number[]): Steps<number> {
   for (let i = 0; i < units; i += 1) {
@@ -74,44 +74,42 @@ describe('createPacer', () => {
   });
 
   it('stops waiting after maxWaitMs per slice, so the work goes on under constant load', async () => {
-    let clock = 0;
-    let asked = 0;
-    const pause = createPacer(1, {
-      now: () => clock,
-      maxWaitMs: 5,
-      // Always busy: each wait is a promise that never resolves; the clock moves as time passes.
-      waitBeforeSlice: () => {
-        asked += 1;
-        clock += 3;
-        return new Promise<void>(() => {});
-      },
-    });
-    clock = 2;
-    await pause();
+    const busy = busyPacer(1, { maxWaitMs: 5 });
+    busy.clock = 2;
+    await busy.pause();
     // Asked at 2 (clock → 5, 3 ms of the 5 left), the wait ended by its timer, asked at 5 (clock
     // → 8), ended by its timer again; at 8 the 5 ms are over: the slice begins without asking.
-    expect(asked).toBe(2);
-    expect(clock).toBe(8);
-    expect(pause()).toBeUndefined();
+    expect(busy.asked).toBe(2);
+    expect(busy.clock).toBe(8);
+    expect(busy.pause()).toBeUndefined();
   });
 
   it('waits at most one slice per slice by default', async () => {
-    let clock = 0;
-    let asked = 0;
-    const pause = createPacer(4, {
-      now: () => clock,
-      waitBeforeSlice: () => {
-        asked += 1;
-        clock += 3;
-        return new Promise<void>(() => {});
-      },
-    });
-    clock = 4;
-    await pause();
+    const busy = busyPacer(4);
+    busy.clock = 4;
+    await busy.pause();
     // 4 ms of waiting at most: asked at 4 (→ 7) and at 7 (→ 10), not at 10.
-    expect(asked).toBe(2);
+    expect(busy.asked).toBe(2);
   });
 });
+
+/**
+ * A pacer on a test clock that is always busy: each ask of `waitBeforeSlice` returns a wait that
+ * never ends and moves the clock 3 ms, as time passes while the pacer waits.
+ */
+function busyPacer(sliceMs: number, options: { maxWaitMs?: number } = {}): { clock: number; asked: number; pause: Pause } {
+  const state = { clock: 0, asked: 0 };
+  const pause = createPacer(sliceMs, {
+    ...options,
+    now: () => state.clock,
+    waitBeforeSlice: () => {
+      state.asked += 1;
+      state.clock += 3;
+      return new Promise<void>(() => {});
+    },
+  });
+  return Object.assign(state, { pause });
+}
 
 async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setImmediate(resolve));
