@@ -2,7 +2,7 @@ import { createCatalogBuildCache, type ResourceCatalog } from '@trellis/catalog'
 import type { PluginRegistrySnapshot } from '@trellis/registry';
 import type { ExecutionHook, InvokeOptions, LifecycleState, ToolRequest } from '@trellis/runtime';
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
-import { Listeners, acquireSpawnHelper, createPacer, loadOnce, runStepsPausing, type Steps } from '@trellis/sdk/internal';
+import { Listeners, acquireSpawnHelper, createPacer, loadOnce, runStepsPausing, type Pause, type Steps } from '@trellis/sdk/internal';
 import { createRegistryBuildCache, entryJson, explainPlugin } from '@trellis/registry';
 import { assembleGeneration, type AssembledGeneration, type AssembleOptions, type Assembly } from '../assemble.ts';
 import { ConfigError } from '../errors.ts';
@@ -204,11 +204,20 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   // Every build's work, and the comparison after it, in slices of BUILD_SLICE_MS, in the gaps
   // between the calls being served (see trackFreshCalls).
   const freshCalls = trackFreshCalls();
-  const pace = createPacer(BUILD_SLICE_MS, {
-    // A build that close() abandons has no calls to make way for.
-    waitBeforeSlice: () => (closing === undefined ? freshCalls.whileFresh() : undefined),
-  });
-  const build = (number: number, onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned']): Promise<AssembledGeneration> =>
+  // One pacer per build: a build's first slice begins when the build does (the loop has just
+  // turned: the debounce's timer, a signal), not one slice after the last build ended. A pacer for
+  // the host's life would find its slice long over and pause at the build's first step, which
+  // delays the early start of a changed plugin's child (planEarlyStarts) by a pause for nothing.
+  const newPace = (): Pause =>
+    createPacer(BUILD_SLICE_MS, {
+      // A build that close() abandons has no calls to make way for.
+      waitBeforeSlice: () => (closing === undefined ? freshCalls.whileFresh() : undefined),
+    });
+  const build = (
+    number: number,
+    pace: Pause,
+    onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned'],
+  ): Promise<AssembledGeneration> =>
     assembleGeneration(options, {
       generation: number,
       pool,
@@ -221,7 +230,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       ...(onPlanned !== undefined ? { onPlanned } : {}),
     });
 
-  const first = await build(1);
+  const first = await build(1, newPace());
   let current = new Generation(1, first.assembly, first.fingerprints, Date.now());
   sources = first.sources;
   let unfollowCatalog = followCatalog(current);
@@ -298,13 +307,14 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   async function buildAndSwap(trigger: ReloadTrigger, startedAt: number): Promise<ReloadResult> {
     const before = current;
     const number = before.number + 1;
+    const pace = newPace();
     let diff: GenerationDiff | undefined;
     // Changed plugins running in N: handed over blue-green (their new implementation starts beside
     // the old one before the swap, and their calls keep going to N meanwhile).
     let handOver: readonly string[] = [];
     let built;
     try {
-      built = await build(number, ({ snapshot, fingerprints }) => {
+      built = await build(number, pace, ({ snapshot, fingerprints }) => {
         const broken = newlyBrokenManifests(before.assembly.snapshot, snapshot);
         if (broken.length > 0) throw new ReloadRejected(broken);
         diff = diffGenerations(before.fingerprints, fingerprints);
