@@ -10,6 +10,7 @@ import { SHUTDOWN_LIMIT_MS, trapExitSignals } from './shutdown.ts';
 import { commandLineSwitches, writeJsonError } from './cliHabits.ts';
 import { readStandardInput } from './readStandardInput.ts';
 import { closeWithin, holdHangups } from './liveExit.ts';
+import { resolveHostPaths } from './loadConfig.ts';
 
 /**
  * The IO of the real process: stdout, stderr, and a prompt when both ends are terminals. Nothing
@@ -64,6 +65,8 @@ export async function main(
   io: CommandIO,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<number> {
+  // `doctor` with a config that cannot be used still says which running hosts serve an older one.
+  let doctorWorkspace: string | undefined;
   try {
     const line = parseCommandLine(argv);
     if (line.version) {
@@ -91,6 +94,7 @@ export async function main(
     if (name === 'plugins list' && line.options.running === true)
       return await (await import('./commands/status.ts')).pluginsListRunning(line, io, env);
 
+    if (name === 'doctor' && !line.flags.json) doctorWorkspace = resolveHostPaths({ workspace: line.flags.workspace, env }).workspace;
     const assembleOptions = {
       ...(line.flags.config !== undefined ? { configPath: line.flags.config } : {}),
       ...(line.flags.workspace !== undefined ? { workspace: line.flags.workspace } : {}),
@@ -138,7 +142,7 @@ export async function main(
       if (!line.flags.json) for (const w of assembly.configWarnings) io.err(`warning: ${w.message}\n`);
       switch (name) {
         case 'doctor':
-          return await (await import('./commands/doctor.ts')).doctor(line, io, assembly);
+          return await (await import('./commands/doctor.ts')).doctor(line, io, assembly, env);
         case 'plugins list':
           return (await import('./commands/plugins.ts')).pluginsList(line, io, assembly);
         case 'plugins explain':
@@ -186,6 +190,11 @@ export async function main(
       io.err(
         `trellis: the config cannot be used:\n${error.problems.map((p) => `  ${p.code}  ${p.message}`).join('\n')}\nRun \`trellis config check\` after fixing it.\n`,
       );
+      if (doctorWorkspace !== undefined) {
+        const { runningHostChecks } = await import('./commands/doctor.ts');
+        for (const check of await runningHostChecks(env, doctorWorkspace).catch(() => []))
+          io.err(`${check.ok ? '✓' : '✗'} ${check.name}: ${check.detail}\n`);
+      }
     } else if (error instanceof FailedError) {
       io.err(`trellis: ${error.message}\n`);
     } else if (error instanceof UsageError) {

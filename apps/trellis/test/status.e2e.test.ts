@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -125,6 +125,57 @@ describe('trellis status', { timeout: 180_000 }, () => {
     const none = await runCliAsync(sandbox, ['status', '--json']);
     expect(none.code).toBe(1);
     expect(JSON.parse(none.stdout)).toMatchObject({ hosts: [], stale: [] });
+  });
+
+  it('a rejected reload shows in status and fails doctor until it is fixed', async () => {
+    const serve = await startServe();
+    const pid = serve.child.pid!;
+    const config = join(sandbox.dir, 'runtime.toml');
+    const manifest = join(sandbox.dir, 'plugins', 'serve-fixture', 'plugin.toml');
+    const goodManifest = readFileSync(manifest, 'utf8');
+    const goodConfig = readFileSync(config, 'utf8');
+    const hostLine = `running trellis serve ${pid}`;
+
+    // A manifest that no longer validates: the reload is rejected and generation 1 keeps serving.
+    writeFileSync(manifest, goodManifest.replace('id = "serve-fixture"', 'id = 5'));
+    expect(await waitFor(() => serve.stderr().includes('rejected; generation 1 keeps serving'), 30_000), serve.stderr()).toBe(true);
+    const status = await runCliAsync(sandbox, ['status']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/^Last reload, at \S+: reload \(watch\) rejected; generation 1 keeps serving\. Fix and save again:$/m);
+    expect(status.stdout).toMatch(/^ {2}MANIFEST_INVALID {2}.*plugin\.toml/m);
+    const broken = await runCliAsync(sandbox, ['doctor', '--config', config]);
+    expect(broken.code, broken.stdout + broken.stderr).toBe(1);
+    expect(broken.stdout).toContain(`✗ ${hostLine}: keeps serving generation 1: its last reload (watch, `);
+    expect(broken.stdout).toMatch(/was rejected: MANIFEST_INVALID: .*Fix it and save again: the host applies it/);
+    const json = await runCliAsync(sandbox, ['doctor', '--config', config, '--json']);
+    const checks = (JSON.parse(json.stdout) as { checks: Array<{ name: string; ok: boolean }> }).checks;
+    expect(checks.find((c) => c.name === hostLine)).toMatchObject({ ok: false });
+
+    // Fixed: the files are as generation 1 was built from, so the reload changes nothing, and
+    // doctor's check for the host passes.
+    writeFileSync(manifest, goodManifest);
+    expect(await waitFor(() => serve.stderr().includes('nothing changed; generation 1 keeps serving'), 30_000), serve.stderr()).toBe(true);
+    const fixed = await runCliAsync(sandbox, ['doctor', '--config', config]);
+    expect(fixed.code, fixed.stdout + fixed.stderr).toBe(0);
+    expect(fixed.stdout).toMatch(new RegExp(`✓ ${hostLine}: serves generation 1; last reload unchanged at \\S+`));
+    expect((await runCliAsync(sandbox, ['status'])).stdout).toMatch(
+      /^Last reload, at \S+: reload \(watch\): nothing changed; generation 1 keeps serving$/m,
+    );
+
+    // A config that cannot be used: doctor stops at it (exit 2), and says the host keeps serving.
+    const rejections = () => serve.stderr().split('rejected; generation 1 keeps serving').length - 1;
+    writeFileSync(config, `${goodConfig}\n[runtime\n`);
+    expect(await waitFor(() => rejections() === 2, 30_000), serve.stderr()).toBe(true);
+    const unusable = await runCliAsync(sandbox, ['doctor', '--config', config]);
+    expect(unusable.code).toBe(2);
+    expect(unusable.stderr).toContain('the config cannot be used');
+    expect(unusable.stderr).toContain(`✗ ${hostLine}: keeps serving generation 1: its last reload (watch, `);
+    expect(unusable.stderr).toContain('TOML_SYNTAX');
+    // Another workspace's doctor is not about this host.
+    const elsewhere = join(sandbox.dir, 'elsewhere');
+    mkdirSync(elsewhere);
+    const other = await runCliAsync(sandbox, ['doctor', '--config', config, '--workspace', elsewhere]);
+    expect(other.stderr).not.toContain(hostLine);
   });
 
   it('a malformed, unknown or oversized request gets an error answer and the host keeps serving', async () => {

@@ -8,12 +8,15 @@ import { toJson, type CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
 import { describeConfigSource } from '../describeConfigSource.ts';
 import { describeTrust } from './describeTrust.ts';
+import { asReloadResult } from '../reload/describeReload.ts';
+import { resolveControlDir } from '../status/controlDir.ts';
+import { listRunningHosts } from '../status/listRunningHosts.ts';
 import { findProblems, summarizeProblems, type Problem } from './findProblems.ts';
 
 /** How long doctor waits for one external plugin's start and handshake. */
 export const DOCTOR_PLUGIN_DEADLINE_MS = 10_000;
 
-interface Check {
+export interface Check {
   readonly name: string;
   readonly ok: boolean;
   readonly detail: string;
@@ -25,7 +28,12 @@ const STATES = ['enabled', 'disabled', 'unavailable', 'rejected', 'shadowed'] as
 export const DOCTOR_PROBE_TOOL = 'builtin-tools.echo';
 
 /** `trellis doctor`: the config in use, the registry, the catalog, and one harmless tool call. */
-export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembly): Promise<number> {
+export async function doctor(
+  line: CommandLine,
+  io: CommandIO,
+  assembly: Assembly,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<number> {
   const checks: Check[] = [];
   const { snapshot, catalog } = assembly;
 
@@ -81,6 +89,9 @@ export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembl
   // Whether children Trellis starts can read the host's secrets (docs/security-model.md).
   const isolation = await describeSecretIsolation();
   checks.push({ name: 'secrets', ok: isolation.mode !== 'required' || isolation.mechanism !== 'none', detail: isolation.detail });
+
+  // A running serve/run of this workspace whose last reload was rejected still serves an older config.
+  checks.push(...(await runningHostChecks(env, assembly.workspace)));
 
   const probeInput = { probe: 'trellis doctor' };
   const started = performance.now();
@@ -159,6 +170,31 @@ export async function doctor(line: CommandLine, io: CommandIO, assembly: Assembl
   }
   io.out(`\n${ok ? 'All checks passed.' : `Some checks failed${problems.length > 0 ? ` (${summarizeProblems(problems)})` : ''}.`}\n`);
   return ok ? EXIT.OK : EXIT.FAILED;
+}
+
+/**
+ * One check per running `trellis serve`/`trellis run` of this user in `workspace` (asked over its
+ * control socket, as `trellis status` does): failed when its last reload was rejected, since it
+ * then keeps serving the last config that worked, not the files on disk. None when none runs.
+ */
+export async function runningHostChecks(env: Readonly<Record<string, string | undefined>>, workspace: string): Promise<Check[]> {
+  const found = await listRunningHosts(resolveControlDir(env));
+  return found.hosts
+    .filter((host) => host.workspace === workspace)
+    .map((host) => {
+      const name = `running trellis ${host.command} ${host.pid}`;
+      const reload = asReloadResult(host.lastReload);
+      if (reload?.status === 'rejected') {
+        const errors = reload.errors.map((e) => `${e.code}: ${e.message}`).join('; ');
+        return {
+          name,
+          ok: false,
+          detail: `keeps serving generation ${reload.generation}: its last reload (${reload.trigger}, ${reload.at}) was rejected: ${errors}. Fix it and save again: the host applies it`,
+        };
+      }
+      const last = reload === undefined ? '' : `; last reload ${reload.status} at ${reload.at}`;
+      return { name, ok: true, detail: `${host.generation === undefined ? 'serving' : `serves generation ${host.generation}`}${last}` };
+    });
 }
 
 function countBy(values: readonly string[]): Record<string, number> {

@@ -1,4 +1,5 @@
 import { EXIT } from '../errors.ts';
+import { asReloadResult, describeReload } from '../reload/describeReload.ts';
 import { formatTable, toJson, type CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
 import { resolveControlDir } from '../status/controlDir.ts';
@@ -44,7 +45,10 @@ function pluginRows(host: HostStatus, all: boolean): string[][] {
 
 function describeHost(host: HostStatus): string {
   const generation = host.generation === undefined ? '' : ` · generation ${host.generation}`;
-  return `Host ${host.pid} (trellis ${host.command}) · started ${host.startedAt} · workspace ${host.workspace} · profile ${host.profile}${generation}\n`;
+  const reload = asReloadResult(host.lastReload);
+  // A rejected reload's errors are why the host still serves an older config: they are shown here too.
+  const last = reload === undefined ? '' : `Last reload, at ${reload.at}: ${describeReload(reload)}\n`;
+  return `Host ${host.pid} (trellis ${host.command}) · started ${host.startedAt} · workspace ${host.workspace} · profile ${host.profile}${generation}\n${last}`;
 }
 
 function writeLeftovers(io: CommandIO, found: RunningHosts): void {

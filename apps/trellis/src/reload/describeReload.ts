@@ -22,3 +22,42 @@ export function describeReload(result: ReloadResult): string {
         .join('\n')}`;
   }
 }
+
+const isString = (value: unknown): value is string => typeof value === 'string';
+const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every(isString);
+
+/**
+ * A reload result read back from a running host's status answer (`trellis status`, `doctor`): plain
+ * JSON from another process, perhaps another version of Trellis, so its shape is checked before
+ * anything describes it. `undefined` for anything that is not a whole result.
+ */
+export function asReloadResult(value: unknown): ReloadResult | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const r = value as Record<string, unknown>;
+  if (!isString(r.trigger) || !isString(r.at) || typeof r.generation !== 'number' || typeof r.durationMs !== 'number') return undefined;
+  switch (r.status) {
+    case 'applied': {
+      const changes = r.changes as Record<string, unknown> | null | undefined;
+      if (typeof changes !== 'object' || changes === null) return undefined;
+      if (!['added', 'removed', 'changed', 'unchanged'].every((key) => isStringList(changes[key]))) return undefined;
+      return Array.isArray(r.warnings) && typeof r.previous === 'number' ? (value as ReloadResult) : undefined;
+    }
+    case 'unchanged':
+      return value as ReloadResult;
+    case 'rejected': {
+      const errors = r.errors;
+      const ok =
+        Array.isArray(errors) &&
+        errors.every(
+          (e) =>
+            typeof e === 'object' &&
+            e !== null &&
+            isString((e as Record<string, unknown>).code) &&
+            isString((e as Record<string, unknown>).message),
+        );
+      return ok ? (value as ReloadResult) : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
