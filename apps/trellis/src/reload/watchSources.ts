@@ -1,12 +1,13 @@
-import { existsSync, statSync, watch as watchPath, type FSWatcher as PathWatcher } from 'node:fs';
+import { existsSync, lstatSync, statSync, watch as watchPath, type FSWatcher as PathWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
+import { IGNORED_FOLDER_NAMES, MANIFEST_FILE_NAME, MAX_PLUGIN_DEPTH } from '@trellis/registry';
 import type { FSWatcher } from 'chokidar';
 
 /** What a live host watches: the config files in use and the plugin discovery roots. */
 export interface WatchedSources {
   /** Absolute paths of config files (each layer in use); their folders are watched, so a rename-over counts. */
   readonly configFiles: readonly string[];
-  /** Absolute paths of plugin discovery roots; `<root>/<plugin>/plugin.toml` and plugin folders count. */
+  /** Absolute paths of plugin discovery roots; every folder discovery walks, and the `plugin.toml` in it, count. */
   readonly pluginRoots: readonly string[];
 }
 
@@ -53,14 +54,11 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
 
+  // Whether a path is one discovery reads, under any root (roots may nest: a path counts when it
+  // counts for one of them, whatever their order).
   const relevant = (path: string): boolean => {
     if (configFiles.has(path)) return true;
-    for (const root of roots) {
-      if (path === root) return true;
-      if (!path.startsWith(`${root}/`)) continue;
-      const rest = path.slice(root.length + 1).split('/');
-      return rest.length === 1 || (rest.length === 2 && rest[1] === 'plugin.toml');
-    }
+    for (const root of roots) if (path === root || (path.startsWith(`${root}/`) && walkedBelow(root, path))) return true;
     return false;
   };
   const noteEvent = (path: string): void => {
@@ -86,14 +84,17 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
   const watcher: FSWatcher = watch([...targets], {
     ignoreInitial: true,
     persistent: false,
-    depth: 1,
+    // Discovery finds manifests up to MAX_PLUGIN_DEPTH folders below a root; `ignored` keeps the
+    // watch out of what it does not walk (a plugin's own tree, node_modules, *.disabled).
+    depth: MAX_PLUGIN_DEPTH,
     usePolling: pollSeconds > 0,
     ...(pollSeconds > 0 ? { interval: pollSeconds * 1000, binaryInterval: pollSeconds * 1000 } : {}),
     ignorePermissionErrors: true,
-    // A config file's folder is watched only for that file; a root only to its manifests.
+    // A config file's folder is watched only for that file; a root only as far as discovery walks.
     ignored: (path, stats) => {
-      if (relevant(path) || targets.has(path)) return false;
-      return stats?.isFile() === true || !underRoot(path, roots);
+      if (targets.has(path) || configFiles.has(path)) return false;
+      if (stats?.isFile() === true && basename(path) !== MANIFEST_FILE_NAME) return true;
+      return !relevant(path);
     },
   });
   for (const event of ['add', 'change', 'unlink', 'addDir', 'unlinkDir'] as const) watcher.on(event, (path: string) => noteEvent(path));
@@ -207,11 +208,43 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
   };
 }
 
-/** True for a root or a folder directly in it (a plugin folder); deeper folders are not watched. */
-function underRoot(path: string, roots: ReadonlySet<string>): boolean {
-  for (const root of roots) {
-    if (path === root) return true;
-    if (path.startsWith(`${root}/`) && !path.slice(root.length + 1).includes('/')) return true;
+const IGNORED_FOLDERS: ReadonlySet<string> = new Set(IGNORED_FOLDER_NAMES);
+const uid = typeof process.getuid === 'function' ? process.getuid() : null;
+
+/**
+ * Whether `path` (below `root`) is something discovery's walk reads (see `walkPluginRoot` in
+ * `@trellis/registry`): a folder at most MAX_PLUGIN_DEPTH levels down that it enters, or a
+ * `plugin.toml` in one, whatever happens to it (created, removed, renamed, its mode or owner
+ * changed). Not a folder named `node_modules`, `.git` or `*.disabled`, nor anything below one, and
+ * nothing inside a plugin folder but its manifest: the walk does not enter a folder whose
+ * `plugin.toml` is a regular file of yours or root's, so what a plugin writes there reloads nothing.
+ */
+function walkedBelow(root: string, path: string): boolean {
+  const segments = path.slice(root.length + 1).split('/');
+  const last = segments.length - 1;
+  const manifest = segments[last] === MANIFEST_FILE_NAME;
+  // Folders below the root: every segment but a manifest's own name.
+  const folders = manifest ? last : segments.length;
+  if (folders > MAX_PLUGIN_DEPTH) return false;
+  for (let i = 0; i < folders; i += 1) {
+    const name = segments[i]!;
+    if (IGNORED_FOLDERS.has(name) || name.endsWith('.disabled')) return false;
   }
-  return false;
+  // Inside a plugin folder (the root itself may be one), only that folder's manifest counts.
+  let dir = root;
+  for (let i = 0; i <= last; i += 1) {
+    if (isPluginFolder(dir)) return manifest && i === last;
+    if (i < last) dir = `${dir}/${segments[i]!}`;
+  }
+  return true;
+}
+
+/** A folder the walk does not enter: its `plugin.toml` is a regular file of yours or root's. */
+function isPluginFolder(dir: string): boolean {
+  try {
+    const stat = lstatSync(`${dir}/${MANIFEST_FILE_NAME}`);
+    return stat.isFile() && (uid === null || stat.uid === uid || stat.uid === 0);
+  } catch {
+    return false; // not there, not a folder (ENOTDIR), not searchable: the walk enters it or cannot
+  }
 }

@@ -128,6 +128,49 @@ describe('a live host notices who may write its plugins', () => {
     );
   });
 
+  it('notices plugins nested below a root, down to the deepest folder discovery reads', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha', { folder: join(sandbox.root, 'team', 'alpha') });
+    // MAX_PLUGIN_DEPTH (4) folders below the root.
+    sandbox.writePlugin('deep', { folder: join(sandbox.root, 'a', 'b', 'c', 'deep') });
+    sandbox.writeConfig(`[plugins]\nallow = ["alpha", "deep"]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    const live = await startWatching();
+    await expectRejectedOnItsOwn(live, () => chmodSync(join(sandbox.root, 'team', 'alpha'), 0o777), 'alpha', 'WORLD_WRITABLE');
+    await expectRejectedOnItsOwn(
+      live,
+      () => chmodSync(join(sandbox.root, 'a', 'b', 'c', 'deep', 'plugin.toml'), 0o666),
+      'deep',
+      'WORLD_WRITABLE',
+    );
+  });
+
+  it('follows a root nested in another root, whichever comes first in paths', { timeout: 60_000 }, async () => {
+    // The outer root's walk skips *.disabled, so the plugin is found through the inner root only.
+    const inner = join(sandbox.root, 'vendor.disabled');
+    sandbox.writePlugin('alpha', { folder: join(inner, 'alpha') });
+    sandbox.writeConfig(`[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}, ${JSON.stringify(inner)}]\n`);
+    const live = await startWatching();
+    await expectRejectedOnItsOwn(live, () => chmodSync(join(inner, 'alpha'), 0o777), 'alpha', 'WORLD_WRITABLE');
+  });
+
+  it('does not reload while a nested plugin writes files and folders in its own tree', { timeout: 60_000 }, async () => {
+    const folder = join(sandbox.root, 'team', 'alpha');
+    sandbox.writePlugin('alpha', { folder });
+    sandbox.writeConfig(`[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    const live = await startWatching();
+    let reloads = 0;
+    live.onReload(() => (reloads += 1));
+    for (let i = 0; i < 10; i += 1) {
+      mkdirSync(join(folder, 'data', `run-${i}`), { recursive: true });
+      writeFileSync(join(folder, 'data', `run-${i}`, 'out.log'), `line ${i}\n`);
+      writeFileSync(join(folder, 'cache.log'), `line ${i}\n`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const reloaded = nextReload(live);
+    appendFileSync(join(folder, 'plugin.toml'), '# edited\n');
+    await reloaded;
+    expect(reloads).toBe(1);
+  });
+
   it('notices a folder made world-writable when it polls ([runtime] config_poll_interval)', { timeout: 60_000 }, async () => {
     sandbox.writePlugin('alpha');
     sandbox.writeConfig(
