@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -306,6 +306,56 @@ describe('trellis serve --http', () => {
     expect(server.stderr()).not.toMatch(/generated/);
     const client = await httpClient(server.url, { Authorization: `Bearer ${TOKEN}-from-config` });
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+  });
+
+  it('follows [serve] token, allowed_origins and tool_names when runtime.toml changes', async () => {
+    const { config } = writeServeFixture(sandbox, `\n[serve]\ntoken = "${TOKEN}-one"\n`);
+    const server = await startHttpServe(sandbox, ['--config', config]);
+    servers.push(server);
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    });
+    const post = async (token: string, headers: Record<string, string> = {}) =>
+      (
+        await fetch(server.url, {
+          method: 'POST',
+          body,
+          headers: {
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+            Authorization: `Bearer ${token}`,
+            ...headers,
+          },
+        })
+      ).status;
+    const origin = { Origin: 'https://app.example.com' };
+    expect(await post(`${TOKEN}-one`)).toBe(200);
+    expect(await post(`${TOKEN}-one`, origin)).toBe(403);
+    const before = await httpClient(server.url, { Authorization: `Bearer ${TOKEN}-one` });
+    expect((await before.listTools()).tools.map((t) => t.name)).toContain('serve-fixture__structured');
+
+    // Rotate the token, allow an origin and switch to short names, the way an editor saves.
+    const text = readFileSync(config, 'utf8').replace(
+      `token = "${TOKEN}-one"`,
+      `token = "${TOKEN}-two"\nallowed_origins = ["app.example.com"]\ntool_names = "short"`,
+    );
+    writeFileSync(`${config}.tmp`, text);
+    renameSync(`${config}.tmp`, config);
+    expect(await waitFor(() => server.stderr().includes('the bearer token changed (now [serve] token)'), 30_000), server.stderr()).toBe(
+      true,
+    );
+    expect(server.stderr()).not.toContain(`${TOKEN}-two`);
+    expect(await post(`${TOKEN}-one`)).toBe(401);
+    expect(await post(`${TOKEN}-two`)).toBe(200);
+    expect(await post(`${TOKEN}-two`, origin)).toBe(200);
+    const after = await httpClient(server.url, { Authorization: `Bearer ${TOKEN}-two` });
+    const names = (await after.listTools()).tools.map((t) => t.name);
+    expect(names).toContain('structured');
+    expect(names).not.toContain('serve-fixture__structured');
+    expect((await after.callTool({ name: 'structured', arguments: {} })).structuredContent).toEqual({ answer: 42 });
   });
 
   it('accepts --no-auth on loopback with a warning, and refuses it on other addresses', async () => {

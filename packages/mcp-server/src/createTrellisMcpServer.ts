@@ -24,12 +24,16 @@ export interface TrellisMcpServerOptions {
   readonly version: string;
   /** `serverInfo.name`; default `trellis`. */
   readonly name?: string;
-  /** How tool names appear; default `qualified` (see `createMcpToolTable`). */
-  readonly naming?: McpToolNaming;
+  /**
+   * How tool names appear; default `qualified` (see `createMcpToolTable`). A function is asked
+   * whenever the tool list is made, so a host whose config reloads can switch it: clients then get
+   * `tools/list_changed` at the next catalog change.
+   */
+  readonly naming?: McpToolNaming | (() => McpToolNaming);
   /** Tools per `tools/list` page; default 100. */
   readonly pageSize?: number;
-  /** Plugin ids whose tools get `openWorldHint: true` (bridges to other servers). */
-  readonly openWorldPlugins?: Iterable<string>;
+  /** Plugin ids whose tools get `openWorldHint: true` (bridges to other servers); a function is asked at every listing. */
+  readonly openWorldPlugins?: Iterable<string> | (() => Iterable<string>);
   /** Skills served through the SEP-2640 skills extension (`SkillsExtension.load(...)` or a `SkillCatalog`). */
   readonly skills?: SkillsExtension;
   /** `instructions` sent at initialization. */
@@ -64,18 +68,21 @@ const PROGRESS_TOKEN = 'progressToken';
  */
 export function createTrellisMcpServer(options: TrellisMcpServerOptions): TrellisMcpServer {
   const { host } = options;
-  const naming = options.naming ?? 'qualified';
+  const namingNow = (): McpToolNaming => (typeof options.naming === 'function' ? options.naming() : options.naming) ?? 'qualified';
   const pageSize = options.pageSize ?? 100;
   if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError(`pageSize must be a whole number above 0; got ${pageSize}`);
-  const openWorldPlugins = new Set(options.openWorldPlugins ?? []);
+  const openWorldNow = (): ReadonlySet<string> =>
+    new Set(typeof options.openWorldPlugins === 'function' ? options.openWorldPlugins() : (options.openWorldPlugins ?? []));
   const logger = options.logger;
   const live = new Set<McpServer>();
   const listeners = new Set<() => void>();
 
-  let table: { catalog: ResourceCatalog; table: McpToolTable } | undefined;
+  let table: { catalog: ResourceCatalog; naming: McpToolNaming; table: McpToolTable } | undefined;
   const currentTable = (): McpToolTable => {
     const catalog = host.catalog();
-    if (table === undefined || table.catalog !== catalog) table = { catalog, table: createMcpToolTable(catalog, naming) };
+    const naming = namingNow();
+    if (table === undefined || table.catalog !== catalog || table.naming !== naming)
+      table = { catalog, naming, table: createMcpToolTable(catalog, naming) };
     return table.table;
   };
   let fingerprint = currentTable().fingerprint;
@@ -97,8 +104,10 @@ export function createTrellisMcpServer(options: TrellisMcpServerOptions): Trelli
   };
   const unsubscribe = host.onCatalogChange?.(onCatalogChange);
 
-  const render = (era: 'legacy' | 'modern'): Tool[] =>
-    currentTable().entries.map((entry) => renderMcpTool(entry, { era, openWorldPlugins }));
+  const render = (era: 'legacy' | 'modern'): Tool[] => {
+    const openWorldPlugins = openWorldNow();
+    return currentTable().entries.map((entry) => renderMcpTool(entry, { era, openWorldPlugins }));
+  };
 
   const listTools = (cursor: string | undefined, era: 'legacy' | 'modern') => {
     const current = currentTable();
@@ -118,6 +127,7 @@ export function createTrellisMcpServer(options: TrellisMcpServerOptions): Trelli
       }
       start = decoded.offset;
     }
+    const openWorldPlugins = openWorldNow();
     const page = current.entries.slice(start, start + pageSize).map((entry) => renderMcpTool(entry, { era, openWorldPlugins }));
     const end = start + page.length;
     return {

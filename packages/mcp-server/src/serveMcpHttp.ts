@@ -15,10 +15,14 @@ export interface ServeMcpHttpOptions {
   readonly port?: number;
   /** The endpoint path; default `/mcp`. */
   readonly path?: string;
-  /** Bearer token every request must carry; undefined serves without auth (loopback only: the caller checks). */
-  readonly token?: string;
-  /** Extra browser origins (hostnames) allowed besides loopback; a request with another `Origin` gets 403. */
-  readonly allowedOrigins?: readonly string[];
+  /**
+   * Bearer token every request must carry; undefined serves without auth (loopback only: the
+   * caller checks). A function is asked at every request, so a host whose config reloads can
+   * rotate the token: the old one is refused from the next request on.
+   */
+  readonly token?: string | (() => string);
+  /** Extra browser origins (hostnames) allowed besides loopback; a request with another `Origin` gets 403. A function is asked at every request. */
+  readonly allowedOrigins?: readonly string[] | (() => readonly string[]);
   /** Out-of-band errors (reporting only). */
   readonly onerror?: (error: Error) => void;
 }
@@ -60,10 +64,18 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
   const serveNode = toNodeHandler(handler, options.onerror !== undefined ? { onerror: options.onerror } : {});
   const bareHost = isIP(host) === 6 ? `[${host}]` : host;
   const checkHost = loopback ? hostHeaderValidation([...new Set([...LOOPBACK_NAMES, bareHost])]) : undefined;
-  const checkOrigin = originValidation([
-    ...new Set([...LOOPBACK_NAMES, ...(loopback ? [] : [bareHost]), ...(options.allowedOrigins ?? [])]),
-  ]);
-  const expected = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`, 'utf8');
+  // The Origin check for the allowed list in force; made again only when the list changes.
+  let origins: { readonly list: readonly string[] | undefined; readonly check: ReturnType<typeof originValidation> } | undefined;
+  const checkOrigin = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const list = typeof options.allowedOrigins === 'function' ? options.allowedOrigins() : options.allowedOrigins;
+    if (origins === undefined || origins.list !== list)
+      origins = { list, check: originValidation([...new Set([...LOOPBACK_NAMES, ...(loopback ? [] : [bareHost]), ...(list ?? [])])]) };
+    return origins.check(req, res);
+  };
+  const expectedHeader = (): Buffer | undefined => {
+    const token = typeof options.token === 'function' ? options.token() : options.token;
+    return token === undefined ? undefined : Buffer.from(`Bearer ${token}`, 'utf8');
+  };
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const pathname = (req.url ?? '/').split('?')[0];
@@ -73,6 +85,7 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
     }
     if (checkHost !== undefined && !checkHost(req, res)) return;
     if (!checkOrigin(req, res)) return;
+    const expected = expectedHeader();
     if (expected !== undefined && !authorized(req.headers.authorization, expected)) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="trellis"');
       sendJsonError(

@@ -45,8 +45,10 @@ export async function serve(
       onCatalogChange: (listener) => assembly.onCatalogChanged(() => listener()),
     },
     version: TRELLIS_VERSION,
-    naming: assembly.config.serve.tool_names,
-    openWorldPlugins: assembly.snapshot.plugins.filter((p) => p.kind === 'bridge').map((p) => p.id),
+    // Asked again at every listing: `assembly` is the live host's view, so a reload that changes
+    // [serve] tool_names or the bridges applies to the next listing (and clients hear list_changed).
+    naming: () => assembly.config.serve.tool_names,
+    openWorldPlugins: () => assembly.snapshot.plugins.filter((p) => p.kind === 'bridge').map((p) => p.id),
     ...(skills !== undefined ? { skills } : {}),
     instructions: 'Trellis tools. Each tool title is its Trellis name, `<plugin>.<tool>`.',
   });
@@ -63,7 +65,7 @@ export async function serve(
   });
   try {
     if (!http) return await serveStdio(server, io, offered);
-    return await serveHttp(server, io, { host, port, noAuth, env, assembly, offered });
+    return await serveHttp(server, io, { host, port, noAuth, env, assembly, offered, live });
   } finally {
     await control.close();
     unfollow?.();
@@ -88,11 +90,12 @@ interface HttpSettings {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly assembly: Assembly;
   readonly offered: number;
+  readonly live: Pick<LiveHost, 'onReload'> | undefined;
 }
 
 async function serveHttp(server: TrellisMcpServer, io: CommandIO, settings: HttpSettings): Promise<number> {
   const { assembly, env } = settings;
-  let token: string | undefined;
+  let token: (() => string) | undefined;
   if (settings.noAuth) {
     io.err(
       'trellis serve: warning: --no-auth: any program on this machine can call these tools (browsers are still held off by the Origin check)\n',
@@ -102,11 +105,28 @@ async function serveHttp(server: TrellisMcpServer, io: CommandIO, settings: Http
     if (fromEnv !== undefined && fromEnv.length > 0 && fromEnv.length < 16) {
       throw new UsageError('TRELLIS_SERVE_TOKEN must be at least 16 characters; e.g. `openssl rand -hex 24`');
     }
-    token = fromEnv || assembly.config.serve.token || undefined;
-    if (token === undefined) {
-      token = randomBytes(24).toString('base64url');
-      io.err(`trellis serve: token (generated; set TRELLIS_SERVE_TOKEN or [serve] token to fix one): ${token}\n`);
-    }
+    // TRELLIS_SERVE_TOKEN holds for the process; [serve] token follows the config (asked at every
+    // request, so a token rotated in runtime.toml refuses the old one once the reload applies);
+    // with neither, one is generated, once, and printed.
+    let generated: string | undefined;
+    const current = (): { readonly token: string; readonly from: string } => {
+      if (fromEnv) return { token: fromEnv, from: 'TRELLIS_SERVE_TOKEN' };
+      if (assembly.config.serve.token !== '') return { token: assembly.config.serve.token, from: '[serve] token' };
+      if (generated === undefined) {
+        generated = randomBytes(24).toString('base64url');
+        io.err(`trellis serve: token (generated; set TRELLIS_SERVE_TOKEN or [serve] token to fix one): ${generated}\n`);
+      }
+      return { token: generated, from: 'generated' };
+    };
+    token = () => current().token;
+    let last = current();
+    settings.live?.onReload((result) => {
+      if (result.status !== 'applied') return;
+      const next = current();
+      if (next.token !== last.token)
+        io.err(`trellis serve: the bearer token changed (now ${next.from}); requests with the old one get 401 from now on\n`);
+      last = next;
+    });
   }
   let serving;
   try {
@@ -114,7 +134,7 @@ async function serveHttp(server: TrellisMcpServer, io: CommandIO, settings: Http
       host: settings.host,
       port: settings.port,
       ...(token !== undefined ? { token } : {}),
-      allowedOrigins: assembly.config.serve.allowed_origins,
+      allowedOrigins: () => assembly.config.serve.allowed_origins,
       onerror: (error) => io.err(`trellis serve: ${error.message}\n`),
     });
   } catch (error) {
