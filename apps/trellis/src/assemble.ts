@@ -205,6 +205,11 @@ export interface AssembledGeneration {
   readonly fingerprints: ReadonlyMap<string, string>;
   /** What a live host watches for this generation: the config files that can take part and the plugin roots. */
   readonly sources: { readonly configFiles: readonly string[]; readonly pluginRoots: readonly string[] };
+  /**
+   * A reload: plugins that report their tools and were still starting when the build stopped
+   * waiting for them (`[runtime] reload_queue_timeout`); each lists its tools once it answers.
+   */
+  readonly stillStarting: readonly string[];
 }
 
 let bundledValidators: ReadonlyMap<object, PrecompiledValidator> | undefined;
@@ -413,16 +418,20 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
     for (const [id, fingerprint] of fingerprints) if (internals.pool.has(id, fingerprint)) implementationFor(id);
   }
 
+  const stillStarting: string[] = [];
   if (options.discoverExternalTools ?? true) {
-    // Bundled plugins whose tools are learned at run time: listed now, refreshed on every change.
+    // Plugins whose tools are learned at run time are started now, together, and listed as each
+    // answers: bundled ones (the mcp bridge) refreshed on every change they report, external
+    // process/HTTP plugins whose manifest declares no [[tools]].
+    const listing: Array<{ readonly id: string; readonly implementation: PluginImplementation; readonly list: () => void }> = [];
     for (const entry of entries.values()) {
       if (!entry.bundled || bundledById.get(entry.id)?.dynamicTools !== true) continue;
       const implementation = implementationFor(entry.id);
       if (implementation === undefined) continue;
-      await implementation.start();
-      catalog = catalog.withDiscoveredTools(entry.id, implementation.discoveredTools?.() ?? []);
+      const list = (): void => void (catalog = catalog.withDiscoveredTools(entry.id, implementation.discoveredTools?.() ?? []));
+      listing.push({ id: entry.id, implementation, list });
       const unsubscribe = implementation.onToolsChanged?.(() => {
-        catalog = catalog.withDiscoveredTools(entry.id, implementation.discoveredTools?.() ?? []);
+        list();
         notifyCatalogChanged();
       });
       if (unsubscribe !== undefined) unsubscribers.push(unsubscribe);
@@ -432,9 +441,39 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
       if (entry.bundled || (runtimeType !== 'process' && runtimeType !== 'http') || (entry.manifest?.tools.length ?? 0) > 0) continue;
       const implementation = implementationFor(entry.id);
       if (implementation === undefined) continue;
-      await implementation.start();
-      noteDiscoveredTools(entry.id, implementation.discoveredTools?.());
+      listing.push({ id: entry.id, implementation, list: () => noteDiscoveredTools(entry.id, implementation.discoveredTools?.()) });
     }
+    // A reload waits for them at most [runtime] reload_queue_timeout, like its blue-green starts: a
+    // manifest may allow its handshake hours, and every later reload (one that stops a plugin made
+    // world-writable, say) queues behind this one. One that answers later lists its tools then, and
+    // the host's clients hear of it (list_changed). The first generation waits for all, as before.
+    // A plugin a reload takes over while it is still starting (an earlier reload stopped waiting
+    // for it) is not waited for again: it lists its tools when it answers.
+    const reloading = internals.serving !== undefined;
+    let waiting = true;
+    const settled = new Set<string>();
+    const awaited: Array<Promise<void>> = [];
+    for (const item of listing) {
+      const startingAlready = reloading && item.implementation.state() === 'initializing';
+      const start = (async () => {
+        // start() reports a failure through the plugin's state (and its calls), never by rejecting.
+        await item.implementation.start().catch(() => undefined);
+        settled.add(item.id);
+        item.list();
+        if (!waiting) notifyCatalogChanged();
+      })();
+      if (!startingAlready) awaited.push(start);
+    }
+    const limitMs = reloading ? config.runtime.reload_queue_timeout * 1000 : undefined;
+    const all = Promise.all(awaited).then(() => true);
+    let timer: NodeJS.Timeout | undefined;
+    const inTime =
+      limitMs === undefined
+        ? await all
+        : await Promise.race([all, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), limitMs)))]);
+    clearTimeout(timer);
+    waiting = false;
+    for (const item of listing) if (!settled.has(item.id)) stillStarting.push(item.id);
   }
 
   const runtime = createToolRuntime({
@@ -525,5 +564,5 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   // Revoking a workspace's trust (`trellis trust --revoke`) must stop its config and plugins at once, like an edit.
   configFiles.add(trustStorePath(configHome));
   const pluginRoots = roots.flatMap((root) => (root.path === null ? [] : [root.path]));
-  return { assembly, fingerprints, sources: { configFiles: [...configFiles], pluginRoots } };
+  return { assembly, fingerprints, sources: { configFiles: [...configFiles], pluginRoots }, stillStarting };
 }

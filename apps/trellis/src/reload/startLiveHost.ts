@@ -355,6 +355,12 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       return result;
     }
     const warnings: ReloadProblem[] = built.assembly.configWarnings.map((w) => ({ code: w.code, message: w.message }));
+    for (const id of built.stillStarting) {
+      warnings.push({
+        code: ERROR_CODES.PLUGIN_LOAD_FAILED,
+        message: `plugin ${id}: still starting after [runtime] reload_queue_timeout (${built.assembly.config.runtime.reload_queue_timeout} s); generation ${number} serves without its tools and lists them once it answers its handshake`,
+      });
+    }
     if (handOver.length > 0) {
       // Blue-green: start (spawn and handshake) the new implementations now, while N's keep serving.
       // Bounded like a held call's wait: a new child slow to answer its handshake (a manifest may

@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { chmodSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CODES } from '@trellis/sdk';
 import { startLiveHost, type LiveHost } from '../../src/reload/startLiveHost.ts';
@@ -209,8 +211,11 @@ describe('live host', () => {
     async () => {
       sandbox.writePlugin('alpha');
       sandbox.writePlugin('slow', { reportedTools: true });
+      // A call waits for the swap as long as the serving generation's reload_queue_timeout says
+      // (0.5 s); the next generation's build waits for the added plugin's start as long as its
+      // own says (3 s), so the call gives up first.
       const config = (withSlow: boolean) =>
-        `[plugins]\nallow = ["alpha"${withSlow ? ', "slow"' : ''}]\npaths = [${JSON.stringify(sandbox.root)}]\n\n[runtime]\nreload_queue_timeout = 0.5\n\n[plugins.entries.slow]\nconfig = { handshake_delay_ms = 4000 }\n`;
+        `[plugins]\nallow = ["alpha"${withSlow ? ', "slow"' : ''}]\npaths = [${JSON.stringify(sandbox.root)}]\n\n[runtime]\nreload_queue_timeout = ${withSlow ? 3 : 0.5}\n\n[plugins.entries.slow]\nconfig = { handshake_delay_ms = 4000 }\n`;
       sandbox.writeConfig(config(false));
       const live = await start({ watch: false });
       expect(await live.invoke({ name: 'alpha.where' })).toMatchObject({ ok: true, generation: 1 });
@@ -224,7 +229,48 @@ describe('live host', () => {
       expect(waited).toMatchObject({ ok: false, generation: 1, error: { code: ERROR_CODES.RELOAD_TIMEOUT, retryable: true } });
       expect(untouched).toMatchObject({ ok: true, generation: 1 });
       expect(await reloading).toMatchObject({ status: 'applied', generation: 2, changes: { added: ['slow'] } });
+      // The build stopped waiting after 3 s: slow's tools are listed once it answers (at 4 s).
+      expect(await waitFor(() => live.catalog.get('slow.where') !== undefined, 15_000)).toBe(true);
       expect(await live.invoke({ name: 'slow.where' })).toMatchObject({ ok: true, generation: 2, value: { count: 1 } });
+    },
+  );
+
+  it(
+    'an added plugin slow to report its tools holds a reload at most reload_queue_timeout, and no later reload',
+    { timeout: 60_000 },
+    async () => {
+      sandbox.writePlugin('alpha');
+      sandbox.writePlugin('beta');
+      sandbox.writePlugin('mute', { reportedTools: true });
+      const config = (withMute: boolean) =>
+        `[runtime]\nreload_queue_timeout = 0.5\n\n[plugins]\nallow = ["alpha", "beta"${withMute ? ', "mute"' : ''}]\npaths = [${JSON.stringify(sandbox.root)}]\n\n[plugins.entries.mute]\nhandshake_timeout_seconds = 60\nconfig = { handshake_delay_ms = 4000 }\n`;
+      sandbox.writeConfig(config(false));
+      const live = await start({ watch: false });
+      expect(valueOf(await live.invoke({ name: 'beta.where' })).count).toBe(1);
+
+      // mute's child takes 4 s to answer; the build waits 0.5 s for it, then swaps without its tools.
+      sandbox.writeConfig(config(true));
+      const added = await live.reload();
+      expect(added).toMatchObject({ status: 'applied', generation: 2, changes: { added: ['mute'] } });
+      const warnings = added.status === 'applied' ? added.warnings : [];
+      expect(warnings).toEqual([
+        expect.objectContaining({ code: ERROR_CODES.PLUGIN_LOAD_FAILED, message: expect.stringContaining('plugin mute: still starting') }),
+      ]);
+      expect(live.catalog.get('mute.where')).toBeUndefined();
+
+      // A change that must apply now (beta's folder made world-writable) does not wait for mute again.
+      chmodSync(join(sandbox.root, 'beta'), 0o777);
+      const unsafe = await live.reload();
+      expect(unsafe).toMatchObject({ status: 'applied', generation: 3, changes: { removed: ['beta'] } });
+      expect(live.assembly.lifecycle('mute')?.state).toBe('initializing');
+      expect((await live.invoke({ name: 'beta.where' })).ok).toBe(false);
+
+      // Once mute answers, its tools are listed (and the host's listeners hear of it).
+      let changed = 0;
+      live.onCatalogChanged(() => (changed += 1));
+      expect(await waitFor(() => live.catalog.get('mute.where') !== undefined, 15_000)).toBe(true);
+      expect(changed).toBeGreaterThan(0);
+      expect(await live.invoke({ name: 'mute.where' })).toMatchObject({ ok: true, generation: 3 });
     },
   );
 
