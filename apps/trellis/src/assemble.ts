@@ -465,12 +465,10 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
       if (!startingAlready) awaited.push(start);
     }
     const limitMs = reloading ? config.runtime.reload_queue_timeout * 1000 : undefined;
-    const all = Promise.all(awaited).then(() => true);
+    const all = Promise.all(awaited);
     let timer: NodeJS.Timeout | undefined;
-    const inTime =
-      limitMs === undefined
-        ? await all
-        : await Promise.race([all, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), limitMs)))]);
+    if (limitMs === undefined) await all;
+    else await Promise.race([all, new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)))]);
     clearTimeout(timer);
     waiting = false;
     for (const item of listing) if (!settled.has(item.id)) stillStarting.push(item.id);
