@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -165,6 +166,39 @@ describe('trellis serve (stdio)', () => {
     expect(stderr()).toMatch(/trellis serve: MCP over stdio, \d+ tools; close stdin to stop/);
     // A stray line on stdout would have reached the client as a parse error.
     expect(errors).toEqual([]);
+  });
+});
+
+describe('trellis serve: closing stdin', () => {
+  it('answers the calls already sent before it exits', async () => {
+    const { config } = writeServeFixture(sandbox);
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { cwd: sandbox.workspace, env: sandbox.env });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.resume();
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    // slow takes about 300 ms (three progress steps); stdin closes right after the calls are sent.
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'serve-fixture__slow', arguments: { quick: true } } });
+    send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'serve-fixture__structured', arguments: {} } });
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    const answers = new Map<number, { result?: { content?: Array<{ text?: string }>; isError?: boolean } }>();
+    for (const line of stdout.split('\n').filter((l) => l.trim() !== '')) {
+      const message = JSON.parse(line) as { id?: number };
+      if (typeof message.id === 'number') answers.set(message.id, message as never);
+    }
+    expect([...answers.keys()].sort()).toEqual([1, 2, 3]);
+    expect(answers.get(2)?.result?.isError).not.toBe(true);
+    expect(JSON.stringify(answers.get(2)?.result)).toContain('done');
+    expect(JSON.stringify(answers.get(3)?.result)).toContain('42');
   });
 });
 

@@ -49,6 +49,11 @@ export interface TrellisMcpServer {
   onToolsChanged(listener: () => void): () => void;
   /** The served tool list now (what `tools/list` pages through). */
   tools(era?: 'legacy' | 'modern'): Tool[];
+  /**
+   * Resolves once no `tools/call` is running. A stdio server waits for it when the client closes
+   * stdin, so the calls it had already sent still get their answers before the transport closes.
+   */
+  idle(): Promise<void>;
   /** Stops following the host's catalog changes. */
   close(): void;
   /**
@@ -136,7 +141,23 @@ export function createTrellisMcpServer(options: TrellisMcpServerOptions): Trelli
     };
   };
 
+  // Calls running now, and who waits for there to be none.
+  let running = 0;
+  const idleWaiters: Array<() => void> = [];
   const callTool = async (
+    params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
+    ctx: ServerContext,
+    server: McpServer,
+  ): Promise<CallToolResult> => {
+    running += 1;
+    try {
+      return await runToolCall(params, ctx, server);
+    } finally {
+      running -= 1;
+      if (running === 0) for (const wake of idleWaiters.splice(0)) wake();
+    }
+  };
+  const runToolCall = async (
     params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
     ctx: ServerContext,
     server: McpServer,
@@ -220,6 +241,7 @@ export function createTrellisMcpServer(options: TrellisMcpServerOptions): Trelli
       }
     },
     tools: (era = 'modern') => render(era),
+    idle: () => (running === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
     close() {
       unsubscribe?.();
       live.clear();

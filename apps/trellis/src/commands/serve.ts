@@ -8,6 +8,7 @@ import type { CommandIO } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
 import { openHostControl } from '../status/openHostControl.ts';
 import { describeReload } from '../reload/describeReload.ts';
+import { SHUTDOWN_LIMIT_MS } from '../shutdown.ts';
 import type { LiveHost } from '../reload/startLiveHost.ts';
 
 const SKILLS_PLUGIN = 'skill-source-local';
@@ -74,7 +75,11 @@ export async function serve(
 }
 
 async function serveStdio(server: TrellisMcpServer, io: CommandIO, offered: number): Promise<number> {
-  const serving = serveMcpStdio(server, { onerror: (error) => io.err(`trellis serve: ${error.message}\n`) });
+  // Once stdin closes, the calls the client had sent still answer, within a signal's shutdown limit.
+  const serving = serveMcpStdio(server, {
+    onerror: (error) => io.err(`trellis serve: ${error.message}\n`),
+    drainTimeoutMs: SHUTDOWN_LIMIT_MS,
+  });
   io.err(`trellis serve: MCP over stdio, ${offered} tool${offered === 1 ? '' : 's'}; close stdin to stop\n`);
   await serving.closed;
   await serving.close();
