@@ -1,7 +1,13 @@
 #!/usr/bin/env node
-import { main, processIO } from './main.ts';
+// First: holds SIGHUP for serve/run from the moment Trellis's code runs (see earlyHangups.ts).
+import './earlyHangups.ts';
+import { endsByExit, main, processIO } from './main.ts';
 
 // No top-level await: this entry is built as CommonJS (see tsup.config.ts).
 void main(process.argv.slice(2), processIO()).then((code) => {
   process.exitCode = code;
+  // serve and run leave by exit(): a natural exit first closes every handle, SIGHUP's included,
+  // and a SIGHUP in that window (a terminal closing as the host stops) would end the process by
+  // Node's default action instead of this exit code. Their logs and plugins are closed by now.
+  if (endsByExit()) process.exit(code);
 });

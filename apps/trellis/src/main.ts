@@ -10,6 +10,7 @@ import { SHUTDOWN_LIMIT_MS, trapExitSignals } from './shutdown.ts';
 import { commandLineSwitches, writeJsonError } from './cliHabits.ts';
 import { readStandardInput } from './readStandardInput.ts';
 import { closeWithin, holdHangups } from './liveExit.ts';
+import { takeEarlyHangups } from './earlyHangups.ts';
 import { resolveHostPaths } from './loadConfig.ts';
 
 /**
@@ -59,6 +60,12 @@ function approvalHook(io: CommandIO): ApprovalHook {
   };
 }
 
+let longRunningCommand = false;
+/** True once `main()` ran `serve` or `run`, which the CLI entry ends with `process.exit` (see cli.ts). */
+export function endsByExit(): boolean {
+  return longRunningCommand;
+}
+
 /** Runs one `trellis` command line and returns its exit code. The one place errors become exit codes. */
 export async function main(
   argv: readonly string[],
@@ -82,6 +89,11 @@ export async function main(
       return EXIT.USAGE;
     }
     const name = line.command.join(' ');
+    // serve and run hold SIGHUP until they stop (see earlyHangups.ts and below); any other
+    // command gets back a SIGHUP the early hold caught, with its usual meaning.
+    const longRunning = name === 'serve' || name === 'run';
+    longRunningCommand = longRunning;
+    if (!longRunning && takeEarlyHangups()) process.kill(process.pid, 'SIGHUP');
     // Each command's module is loaded when that command runs: a start pays for the code of its
     // own command only (bench/startup), not for every other command's libraries.
     if (name === 'config check') return await (await import('./commands/configCheck.ts')).configCheck(line, io, env);
@@ -113,9 +125,10 @@ export async function main(
       ...commandLineSwitches(line),
     };
     // `serve` and `run` run until stopped: they follow their config (live reload, SIGHUP reloads).
-    const longRunning = name === 'serve' || name === 'run';
     // Until followReloads listens, a SIGHUP must not end a starting host by Node's default action.
     const starting = longRunning ? holdHangups() : undefined;
+    // Taken over from the early hold after the new one is in place, so no SIGHUP finds neither.
+    const hungUpEarly = longRunning && takeEarlyHangups();
     // The live host and its reload reporting load together, before anything starts: a failed load
     // must still release SIGHUP.
     const reloading = longRunning
@@ -134,7 +147,7 @@ export async function main(
     const assembly = live?.assembly ?? (await assemble(assembleOptions));
     const unfollow =
       live === undefined || reloading === undefined ? undefined : reloading[1].followReloads(live, io, name === 'run' ? 'json' : 'text');
-    if (starting?.release() === true) void live?.reload('signal');
+    if (starting?.release() === true || hungUpEarly) void live?.reload('signal');
     // `run` handles SIGINT/SIGTERM itself: it stops its connectors gracefully before disposing.
     const untrap =
       name === 'run' ? undefined : io.trapSignals?.(() => assembly.dispose(), live === undefined ? undefined : ['SIGINT', 'SIGTERM']);
@@ -177,7 +190,9 @@ export async function main(
         unfollow?.();
         const closed = await closeWithin(() => assembly.dispose());
         untrap?.();
-        closing.release();
+        // The real process keeps holding SIGHUP until it exits: one that arrives while the last
+        // handles close would otherwise end it by Node's default action instead of a clean exit.
+        if (io.trapSignals === undefined) closing.release();
         if (!closed && io.trapSignals !== undefined) {
           io.err(`trellis ${name}: plugins did not stop within ${SHUTDOWN_LIMIT_MS / 1000} s; ending them\n`);
           setTimeout(() => process.exit(), 0).unref();

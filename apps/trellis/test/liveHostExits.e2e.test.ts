@@ -176,6 +176,25 @@ describe('live serve: every way out ends it and leaves nothing behind', () => {
     expect(await waitFor(() => !isAlive(helper))).toBe(true);
   });
 
+  it('SIGHUPs while serve closes do not end it by the signal: it exits 0', { timeout: 90_000 }, async () => {
+    writeReloadPlugin('alpha');
+    writeFileSync(config(), `[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(root())}]\n`);
+    const { child, stderr } = startServe();
+    expect(await waitFor(() => stderr().includes('MCP over stdio'), 60_000), stderr()).toBe(true);
+    child.stdin!.end();
+    // A SIGHUP every few ms from the end of stdin to the exit, the last handles' close included.
+    const hangups = setInterval(() => {
+      if (!exited(child)) child.kill('SIGHUP');
+    }, 3);
+    try {
+      expect(await waitFor(() => exited(child), 45_000)).toBe(true);
+    } finally {
+      clearInterval(hangups);
+    }
+    expect(child.signalCode).toBeNull();
+    expect(child.exitCode).toBe(0);
+  });
+
   it('serve SIGKILLed mid-reload leaves no plugin process behind', { timeout: 90_000 }, async () => {
     const { child, helper } = await serveWithReloadWaitingOnMute();
     child.kill('SIGKILL');
