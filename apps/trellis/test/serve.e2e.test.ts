@@ -232,6 +232,19 @@ describe('trellis serve: skills over MCP (SEP-2640)', () => {
 describe('trellis serve --http', () => {
   const TOKEN = 'a-test-token-of-enough-length';
 
+  /** A raw 2025-era `initialize` POST with `headers`, as a client or a browser would send it. */
+  const postInitialize = (url: string, headers: Record<string, string>): Promise<Response> =>
+    fetch(url, {
+      method: 'POST',
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      }),
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    });
+
   async function httpClient(url: string, headers: Record<string, string>, modern = false): Promise<Client> {
     const client = new Client({ name: 'serve-e2e', version: '1.0.0' }, modern ? { versionNegotiation: { mode: 'auto' } } : {});
     await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
@@ -302,18 +315,7 @@ describe('trellis serve --http', () => {
     const { config } = writeServeFixture(sandbox);
     const server = await startHttpServe(sandbox, ['--config', config], { TRELLIS_SERVE_TOKEN: TOKEN });
     servers.push(server);
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-    });
-    const post = (headers: Record<string, string>) =>
-      fetch(server.url, {
-        method: 'POST',
-        body,
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
-      });
+    const post = (headers: Record<string, string>) => postInitialize(server.url, headers);
     expect((await post({})).status).toBe(401);
     const wrong = await post({ Authorization: 'Bearer not-the-token-at-all-xxxxx' });
     expect(wrong.status).toBe(401);
@@ -346,25 +348,8 @@ describe('trellis serve --http', () => {
     const { config } = writeServeFixture(sandbox, `\n[serve]\ntoken = "${TOKEN}-one"\n`);
     const server = await startHttpServe(sandbox, ['--config', config]);
     servers.push(server);
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-    });
     const post = async (token: string, headers: Record<string, string> = {}) =>
-      (
-        await fetch(server.url, {
-          method: 'POST',
-          body,
-          headers: {
-            'Content-Type': 'application/json',
-            Accept: 'application/json, text/event-stream',
-            Authorization: `Bearer ${token}`,
-            ...headers,
-          },
-        })
-      ).status;
+      (await postInitialize(server.url, { Authorization: `Bearer ${token}`, ...headers })).status;
     const origin = { Origin: 'https://app.example.com' };
     expect(await post(`${TOKEN}-one`)).toBe(200);
     expect(await post(`${TOKEN}-one`, origin)).toBe(403);
