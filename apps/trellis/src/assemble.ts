@@ -196,7 +196,15 @@ export interface GenerationInternals {
    * get their new implementation started as soon as the config is read (see `planEarlyStarts`).
    */
   readonly serving?: ServingGeneration;
+  /**
+   * Use this config instead of reading the config files: a live host whose new config cannot be
+   * used builds with its last good one, so changes to the plugin files still apply.
+   */
+  readonly config?: LoadedConfig;
 }
+
+/** The config files as one generation read them (`loadConfig`'s result, without errors). */
+export type LoadedConfig = Awaited<ReturnType<typeof loadConfig>>;
 
 /** An assembly and, per enabled plugin, the fingerprint a reload compares to tell changed plugins apart. */
 export interface AssembledGeneration {
@@ -210,6 +218,8 @@ export interface AssembledGeneration {
    * waiting for them (`[runtime] reload_queue_timeout`); each lists its tools once it answers.
    */
   readonly stillStarting: readonly string[];
+  /** The config it was built from, for a later build to fall back to (see `GenerationInternals.config`). */
+  readonly config: LoadedConfig;
 }
 
 let bundledValidators: ReadonlyMap<object, PrecompiledValidator> | undefined;
@@ -227,7 +237,9 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   const logger = options.logger ?? silentLogger;
 
   const { pause } = internals;
-  const loaded = await loadConfig({ configPath: options.configPath, env, workspace, home, ...(pause !== undefined ? { pause } : {}) });
+  const loaded =
+    internals.config ??
+    (await loadConfig({ configPath: options.configPath, env, workspace, home, ...(pause !== undefined ? { pause } : {}) }));
   if (loaded.errors.length > 0 || loaded.value === undefined) throw new ConfigError(loaded.errors);
   let config = loaded.value;
   if (options.profile !== undefined) config = { ...config, plugins: { ...config.plugins, profile: options.profile } };
@@ -562,5 +574,5 @@ export async function assembleGeneration(options: AssembleOptions, internals: Ge
   // Revoking a workspace's trust (`trellis trust --revoke`) must stop its config and plugins at once, like an edit.
   configFiles.add(trustStorePath(configHome));
   const pluginRoots = roots.flatMap((root) => (root.path === null ? [] : [root.path]));
-  return { assembly, fingerprints, sources: { configFiles: [...configFiles], pluginRoots }, stillStarting };
+  return { assembly, fingerprints, sources: { configFiles: [...configFiles], pluginRoots }, stillStarting, config: loaded };
 }

@@ -12,7 +12,9 @@ export function describeReload(result: ReloadResult): string {
         changed.length > 0 ? `restarted ${changed.join(', ')}` : '',
         `${unchanged.length} kept running`,
       ].filter((part) => part !== '');
-      return `reload (${result.trigger}): generation ${result.generation} serves (${parts.join('; ')}) in ${took}`;
+      // Warnings (a plugin still starting, a config edit not applied) follow, one line each.
+      const warnings = result.warnings.map((w) => `\n  ${w.code}  ${w.message}`).join('');
+      return `reload (${result.trigger}): generation ${result.generation} serves (${parts.join('; ')}) in ${took}${warnings}`;
     }
     case 'unchanged':
       return `reload (${result.trigger}): nothing changed; generation ${result.generation} keeps serving`;

@@ -4,7 +4,7 @@ import type { ExecutionHook, InvokeOptions, LifecycleState, ToolRequest } from '
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
 import { Listeners, acquireSpawnHelper, createPacer, loadOnce, runStepsPausing, type Pause, type Steps } from '@trellis/sdk/internal';
 import { createRegistryBuildCache, entryJson, explainPlugin } from '@trellis/registry';
-import { assembleGeneration, type AssembledGeneration, type AssembleOptions, type Assembly } from '../assemble.ts';
+import { assembleGeneration, type AssembledGeneration, type AssembleOptions, type Assembly, type LoadedConfig } from '../assemble.ts';
 import { ConfigError } from '../errors.ts';
 import { Generation } from './Generation.ts';
 import { createImplementationPool } from './ImplementationPool.ts';
@@ -217,8 +217,10 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     number: number,
     pace: Pause,
     onPlanned?: Parameters<typeof assembleGeneration>[1]['onPlanned'],
+    config?: LoadedConfig,
   ): Promise<AssembledGeneration> =>
     assembleGeneration(options, {
+      ...(config !== undefined ? { config } : {}),
       generation: number,
       pool,
       hostServices,
@@ -231,6 +233,8 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     });
 
   const first = await build(1, newPace());
+  // The config of the last generation built whole, for a build to fall back to (see buildAndSwap).
+  let lastGoodConfig = first.config;
   let current = new Generation(1, first.assembly, first.fingerprints, Date.now());
   sources = first.sources;
   let unfollowCatalog = followCatalog(current);
@@ -312,23 +316,43 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     // Changed plugins running in N: handed over blue-green (their new implementation starts beside
     // the old one before the swap, and their calls keep going to N meanwhile).
     let handOver: readonly string[] = [];
-    let built;
+    const planned = ({ snapshot, fingerprints }: { snapshot: PluginRegistrySnapshot; fingerprints: ReadonlyMap<string, string> }) => {
+      const broken = newlyBrokenManifests(before.assembly.snapshot, snapshot);
+      if (broken.length > 0) throw new ReloadRejected(broken);
+      diff = diffGenerations(before.fingerprints, fingerprints);
+      handOver = diff.changed.filter((id) => isRunning(before.assembly.lifecycle(id)?.state));
+      // Only calls that N cannot serve as the new config means wait: to an added plugin, and to a
+      // changed one that is not running (its old implementation would only start to be replaced).
+      barrier.raise([...diff.added, ...diff.changed.filter((id) => !handOver.includes(id))]);
+    };
+    // The errors of a config that cannot be used, when the build fell back to the last good one.
+    let configRejected: readonly ReloadProblem[] | undefined;
+    let built: AssembledGeneration | undefined;
     try {
-      built = await build(number, pace, ({ snapshot, fingerprints }) => {
-        const broken = newlyBrokenManifests(before.assembly.snapshot, snapshot);
-        if (broken.length > 0) throw new ReloadRejected(broken);
-        diff = diffGenerations(before.fingerprints, fingerprints);
-        handOver = diff.changed.filter((id) => isRunning(before.assembly.lifecycle(id)?.state));
-        // Only calls that N cannot serve as the new config means wait: to an added plugin, and to a
-        // changed one that is not running (its old implementation would only start to be replaced).
-        barrier.raise([...diff.added, ...diff.changed.filter((id) => !handOver.includes(id))]);
-      });
+      built = await build(number, pace, planned);
     } catch (error) {
-      barrier.lower();
-      await dropUnclaimed();
-      const result = rejected(trigger, startedAt, problemsOf(error));
-      notifyReload(result);
-      return result;
+      if (error instanceof ConfigError) configRejected = problemsOf(error);
+      else {
+        barrier.lower();
+        await dropUnclaimed();
+        const result = rejected(trigger, startedAt, problemsOf(error));
+        notifyReload(result);
+        return result;
+      }
+    }
+    if (built === undefined) {
+      // The new config cannot be used: the plugin files are still judged, under the last good
+      // config, so a plugin made world-writable (or given to another user) meanwhile is stopped
+      // now rather than once the config is fixed. Anything else still waits for the fix.
+      try {
+        built = await build(number, pace, planned, lastGoodConfig);
+      } catch {
+        barrier.lower();
+        await dropUnclaimed();
+        const result = rejected(trigger, startedAt, configRejected!);
+        notifyReload(result);
+        return result;
+      }
     }
     // A child started early under a fingerprint the build did not confirm serves nobody: stop it
     // (close() waits for that; the reload goes on meanwhile).
@@ -340,6 +364,13 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       barrier.lower();
       await built.assembly.dispose();
       return rejected(trigger, startedAt, [{ code: ERROR_CODES.ABORTED, message: 'the live host closed during the reload' }]);
+    }
+    if (unchanged && configRejected !== undefined) {
+      barrier.lower();
+      await built.assembly.dispose();
+      const result = rejected(trigger, startedAt, configRejected);
+      notifyReload(result);
+      return result;
     }
     if (unchanged) {
       barrier.lower();
@@ -355,6 +386,13 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       return result;
     }
     const warnings: ReloadProblem[] = built.assembly.configWarnings.map((w) => ({ code: w.code, message: w.message }));
+    // Applied under the last good config: the edit that broke it is still to fix.
+    for (const problem of configRejected ?? []) {
+      warnings.push({
+        code: problem.code,
+        message: `not applied (generation ${number} keeps the last config that worked; only the plugin files' changes applied); fix and save again: ${problem.message}`,
+      });
+    }
     for (const id of built.stillStarting) {
       warnings.push({
         code: ERROR_CODES.PLUGIN_LOAD_FAILED,
@@ -400,6 +438,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     for (const [hook, detachers] of addedHooks) detachers.push(built.assembly.runtime.addHook(hook));
     // The swap: catalog and runtime change together, in one assignment.
     current = new Generation(number, built.assembly, built.fingerprints, Date.now());
+    if (configRejected === undefined) lastGoodConfig = built.config;
     barrier.lower();
     unfollowCatalog();
     unfollowCatalog = followCatalog(current);

@@ -171,6 +171,34 @@ describe('a live host notices who may write its plugins', () => {
     expect(reloads).toBe(1);
   });
 
+  it('stops a plugin made world-writable while the config is broken, and still reports the config', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writePlugin('beta');
+    const good = `[plugins]\nallow = ["alpha", "beta"]\npaths = [${JSON.stringify(sandbox.root)}]\n`;
+    sandbox.writeConfig(good);
+    const live = await startWatching();
+    expect((await live.invoke({ name: 'beta.where' })).ok).toBe(true);
+
+    // A half-saved config: rejected, and nothing else changed, so generation 1 keeps serving.
+    const broken = nextReload(live);
+    sandbox.writeConfig(`${good}\n[runtime\n`);
+    expect(await broken).toMatchObject({ status: 'rejected', generation: 1, errors: [expect.objectContaining({ code: 'TOML_SYNTAX' })] });
+
+    // Now beta's folder becomes world-writable: stopped under the last good config, the config
+    // error still said.
+    const result = await expectRejectedOnItsOwn(live, () => chmodSync(join(sandbox.root, 'beta'), 0o777), 'beta', 'WORLD_WRITABLE');
+    expect(result).toMatchObject({ generation: 2, changes: { unchanged: expect.arrayContaining(['alpha']) } });
+    const warnings = result.status === 'applied' ? result.warnings : [];
+    expect(warnings).toEqual([expect.objectContaining({ code: 'TOML_SYNTAX', message: expect.stringContaining('not applied') })]);
+    expect((await live.invoke({ name: 'alpha.where' })).ok).toBe(true);
+
+    // Fixing the config applies it as usual.
+    const fixed = nextReload(live);
+    sandbox.writeConfig(`${good}\n[runtime]\nmax_retries = 1\n`);
+    expect(await fixed).toMatchObject({ status: 'applied', generation: 3, warnings: [] });
+    expect(live.assembly.config.runtime.max_retries).toBe(1);
+  });
+
   it('notices a folder made world-writable when it polls ([runtime] config_poll_interval)', { timeout: 60_000 }, async () => {
     sandbox.writePlugin('alpha');
     sandbox.writeConfig(
