@@ -206,9 +206,8 @@ export async function main(
         `trellis: the config cannot be used:\n${error.problems.map((p) => `  ${p.code}  ${p.message}`).join('\n')}\nRun \`trellis config check\` after fixing it.\n`,
       );
       if (doctorWorkspace !== undefined) {
-        const { runningHostChecks } = await import('./commands/doctor.ts');
-        for (const check of await runningHostChecks(env, doctorWorkspace).catch(() => []))
-          io.err(`${check.ok ? '✓' : '✗'} ${check.name}: ${check.detail}\n`);
+        const { formatCheck, runningHostChecks } = await import('./commands/doctor.ts');
+        for (const check of await runningHostChecks(env, doctorWorkspace).catch(() => [])) io.err(`${formatCheck(check)}\n`);
       }
     } else if (error instanceof FailedError) {
       io.err(`trellis: ${error.message}\n`);

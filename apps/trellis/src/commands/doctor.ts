@@ -159,7 +159,7 @@ export async function doctor(
   io.out(`\nCatalog: ${offered.length} tools offered of ${known.length} known\n`);
   for (const [plugin, n] of Object.entries(countBy(offered.map((d) => d.plugin)))) io.out(`  ${plugin}: ${n}\n`);
   io.out(`\nChecks:\n`);
-  for (const check of checks) io.out(`  ${check.ok ? '✓' : '✗'} ${check.name}: ${check.detail}\n`);
+  for (const check of checks) io.out(`  ${formatCheck(check)}\n`);
   if (warnings.length > 0) {
     io.out(`\nWarnings (${warnings.length}):\n`);
     for (const w of warnings) io.out(`  ${w.code}  ${w.message}\n`);
@@ -170,6 +170,11 @@ export async function doctor(
   }
   io.out(`\n${ok ? 'All checks passed.' : `Some checks failed${problems.length > 0 ? ` (${summarizeProblems(problems)})` : ''}.`}\n`);
   return ok ? EXIT.OK : EXIT.FAILED;
+}
+
+/** One check as doctor prints it: `✓ name: detail`, or `✗` when it failed. */
+export function formatCheck(check: Check): string {
+  return `${check.ok ? '✓' : '✗'} ${check.name}: ${check.detail}`;
 }
 
 /**

@@ -327,31 +327,26 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     };
     // The errors of a config that cannot be used, when the build fell back to the last good one.
     let configRejected: readonly ReloadProblem[] | undefined;
-    let built: AssembledGeneration | undefined;
+    const refuse = async (errors: readonly ReloadProblem[]): Promise<ReloadResult> => {
+      barrier.lower();
+      await dropUnclaimed();
+      const result = rejected(trigger, startedAt, errors);
+      notifyReload(result);
+      return result;
+    };
+    let built: AssembledGeneration;
     try {
       built = await build(number, pace, planned);
     } catch (error) {
-      if (error instanceof ConfigError) configRejected = problemsOf(error);
-      else {
-        barrier.lower();
-        await dropUnclaimed();
-        const result = rejected(trigger, startedAt, problemsOf(error));
-        notifyReload(result);
-        return result;
-      }
-    }
-    if (built === undefined) {
+      if (!(error instanceof ConfigError)) return refuse(problemsOf(error));
+      configRejected = problemsOf(error);
       // The new config cannot be used: the plugin files are still judged, under the last good
       // config, so a plugin made world-writable (or given to another user) meanwhile is stopped
       // now rather than once the config is fixed. Anything else still waits for the fix.
       try {
         built = await build(number, pace, planned, lastGoodConfig);
       } catch {
-        barrier.lower();
-        await dropUnclaimed();
-        const result = rejected(trigger, startedAt, configRejected!);
-        notifyReload(result);
-        return result;
+        return refuse(configRejected);
       }
     }
     // A child started early under a fingerprint the build did not confirm serves nobody: stop it
@@ -438,7 +433,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     for (const [hook, detachers] of addedHooks) detachers.push(built.assembly.runtime.addHook(hook));
     // The swap: catalog and runtime change together, in one assignment.
     current = new Generation(number, built.assembly, built.fingerprints, Date.now());
-    if (configRejected === undefined) lastGoodConfig = built.config;
+    lastGoodConfig = built.config; // the last good one again, when the build fell back to it
     barrier.lower();
     unfollowCatalog();
     unfollowCatalog = followCatalog(current);
