@@ -175,7 +175,7 @@ export interface GenerationInternals {
   readonly hostServices?: HostServices;
   /**
    * Called once the snapshot is built and before any plugin is started or leased; a live host
-   * raises its request barrier here, or throws to abandon the generation (a broken manifest).
+   * raises its request barrier here.
    */
   readonly onPlanned?: (plan: { readonly snapshot: PluginRegistrySnapshot; readonly fingerprints: ReadonlyMap<string, string> }) => void;
   /**

@@ -176,6 +176,19 @@ describe('trellis status', { timeout: 180_000 }, () => {
     mkdirSync(elsewhere);
     const other = await runCliAsync(sandbox, ['doctor', '--config', config, '--workspace', elsewhere]);
     expect(other.stderr).not.toContain(hostLine);
+
+    // The config fixed with a change, the manifest broken again: the config applies, the manifest
+    // is left out (the plugin keeps its last valid one), and doctor says so until it is fixed.
+    writeFileSync(manifest, goodManifest.replace('id = "serve-fixture"', 'id = 5'));
+    writeFileSync(config, goodConfig.replace('[runtime]\n', '[runtime]\nmax_retries = 1\n'));
+    expect(await waitFor(() => serve.stderr().includes('reload (watch): generation 2 serves'), 30_000), serve.stderr()).toBe(true);
+    expect(serve.stderr()).toMatch(
+      /generation 2 serves .*\n {2}not applied; fix and save again:\n {2}MANIFEST_INVALID {2}plugin serve-fixture: /,
+    );
+    const leftOut = await runCliAsync(sandbox, ['doctor', '--config', config]);
+    expect(leftOut.code, leftOut.stdout + leftOut.stderr).toBe(1);
+    expect(leftOut.stdout).toContain(`✗ ${hostLine}: serves generation 2, but its last reload (watch, `);
+    expect(leftOut.stdout).toMatch(/left out: MANIFEST_INVALID: plugin serve-fixture: .*Fix it and save again: the host applies it/);
   });
 
   it('a malformed, unknown or oversized request gets an error answer and the host keeps serving', async () => {

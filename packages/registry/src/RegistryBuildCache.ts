@@ -29,6 +29,12 @@ import type {
  * The objects a build keeps are what the next generation holds for as long as it serves; taking
  * the unchanged ones over leaves the collector little to copy while a reload builds (see
  * docs/reload.md). Hold one per host, never per process (decision 0009).
+ *
+ * One thing it keeps on purpose rather than by equality: a manifest that validated in the last
+ * build and no longer does (an edit saved half-way, a typo) is admitted with its last valid bytes
+ * while it stays at the same real path, so a live host keeps serving that plugin as it was rather
+ * than stopping it or holding every other change back (see `keptManifests`). Everything else about
+ * the candidate, its file modes, owner and folders, is still what discovery found now.
  */
 export interface RegistryBuildCache {
   /** `parseManifest(bytes)`, answered from the last builds when the same bytes were parsed. */
@@ -43,6 +49,11 @@ export interface RegistryBuildCache {
   entry(decided: DecidedCandidate, make: () => SnapshotEntry): SnapshotEntry;
   /** Ends a build: the next build finds what this one kept, and nothing older (removed plugins are forgotten). */
   endBuild(): void;
+  /**
+   * The manifests the build just ended admitted with their last valid bytes, because the bytes on
+   * disk no longer validate: manifest path → the parse errors (what `MANIFEST_INVALID` would say).
+   */
+  keptManifests(): ReadonlyMap<string, readonly string[]>;
 }
 
 /** Creates an empty {@link RegistryBuildCache}; pass it as `buildCache` to every build of one host. */
@@ -52,12 +63,14 @@ export function createRegistryBuildCache(): RegistryBuildCache {
   let parsedBefore = new Map<string, { readonly key: string; readonly manifest: ParsedManifest }>();
   let facts = new Map<string, ExternalCandidateFacts>();
   let factsBefore = new Map<string, ExternalCandidateFacts>();
+  let kept = new Map<string, readonly string[]>();
+  let keptBefore: ReadonlyMap<string, readonly string[]> = new Map();
   // By facts object: facts taken over are the same object, so their admission can be too.
   const admissions = new WeakMap<CandidateFacts, { readonly inputs: unknown; readonly value: AdmittedCandidate }>();
   // Likewise down the line: by admission, then by decision.
   const decisions = new WeakMap<AdmittedCandidate, { readonly inputs: unknown; readonly value: DecidedCandidate }>();
   const entries = new WeakMap<DecidedCandidate, { readonly inputs: unknown; readonly value: SnapshotEntry }>();
-  return {
+  const cache: RegistryBuildCache = {
     parse(bytes) {
       // A one-byte-per-char copy of the bytes: exact, and far cheaper than a UTF-8 decode and a parse.
       const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
@@ -67,15 +80,32 @@ export function createRegistryBuildCache(): RegistryBuildCache {
       parsed.set(kept.key, kept);
       return kept.manifest;
     },
-    sameFacts(next) {
-      const before = factsBefore.get(next.manifestPath);
-      let kept = before !== undefined && sameExternalFacts(before, next) ? (before as typeof next) : next;
+    sameFacts(found) {
+      const before = factsBefore.get(found.manifestPath);
+      let next = found;
+      // Bytes that changed are parsed here, once (admission takes the parse from the cache): when
+      // they no longer validate and the last build's did, at the same real path, the last valid
+      // bytes stand in for them.
+      if (before !== undefined && before.bytes !== null && next.bytes !== null && !sameBytes(before.bytes, next.bytes)) {
+        const errors = cache.parse(next.bytes).errors;
+        if (
+          errors.length > 0 &&
+          before.manifestReal === next.manifestReal &&
+          before.pluginDirReal === next.pluginDirReal &&
+          cache.parse(before.bytes).manifest !== null
+        ) {
+          kept.set(next.manifestPath, errors);
+          next = { ...next, bytes: before.bytes };
+        }
+      }
+      let taken = before !== undefined && sameExternalFacts(before, next) ? (before as typeof next) : next;
       // The reader hands out views into a shared 64 KiB block: facts kept across builds get bytes of
       // their own, or each kept manifest would hold on to the whole block of the build that read it.
-      const bytes = kept.bytes;
-      if (kept === next && bytes !== null && bytes.byteLength !== bytes.buffer.byteLength) kept = { ...next, bytes: new Uint8Array(bytes) };
-      facts.set(next.manifestPath, kept);
-      return kept;
+      const bytes = taken.bytes;
+      if (taken === next && bytes !== null && bytes.byteLength !== bytes.buffer.byteLength)
+        taken = { ...next, bytes: new Uint8Array(bytes) };
+      facts.set(next.manifestPath, taken);
+      return taken;
     },
     admit(candidate, policyKey, admit) {
       return keptByInputs(admissions, candidate, policyKey, admit);
@@ -92,8 +122,14 @@ export function createRegistryBuildCache(): RegistryBuildCache {
       parsed = new Map();
       factsBefore = facts;
       facts = new Map();
+      keptBefore = kept;
+      kept = new Map();
+    },
+    keptManifests() {
+      return keptBefore;
     },
   };
+  return cache;
 }
 
 /**

@@ -43,6 +43,19 @@ export interface PluginRegistryResult {
   readonly settings: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
   /** Every candidate with its facts, admission checks and decision steps, in snapshot order (for `explain`). */
   readonly trace: readonly DecidedCandidate[];
+  /**
+   * With a `buildCache`: plugins admitted with the last manifest that validated, because the one
+   * on disk no longer does (see `RegistryBuildCache`). Empty without a cache.
+   */
+  readonly keptManifests: readonly KeptManifest[];
+}
+
+/** A plugin a build admitted with its last valid manifest; `message` says what is wrong with the file now. */
+export interface KeptManifest {
+  readonly id: string;
+  readonly manifestPath: string;
+  /** As `MANIFEST_INVALID` would put it: the path, then the parse errors. */
+  readonly message: string;
 }
 
 /**
@@ -95,6 +108,16 @@ function* registryPipeline(options: BuildPluginRegistrySnapshotOptions): Steps<P
       : { parse: (bytes) => cache.parse(bytes), admit: (facts, admit) => cache.admit(facts, policyKey, admit) },
   );
   cache?.endBuild();
+  const keptManifests: KeptManifest[] = [];
+  const keptPaths = cache?.keptManifests();
+  if (keptPaths !== undefined && keptPaths.size > 0) {
+    for (const { facts, id } of admitted) {
+      if (facts.bundled) continue;
+      const errors = keptPaths.get(facts.manifestPath);
+      if (errors !== undefined)
+        keptManifests.push({ id, manifestPath: facts.manifestPath, message: `${facts.manifestPath}: ${errors.join('; ')}` });
+    }
+  }
 
   let commandsOnPath = options.commandsOnPath;
   if (commandsOnPath === undefined) {
@@ -150,7 +173,7 @@ function* registryPipeline(options: BuildPluginRegistrySnapshotOptions): Steps<P
   for (const d of order) {
     if (d.settings !== null && (d.state === 'enabled' || d.state === 'unavailable')) settings.set(d.admitted.id, d.settings);
   }
-  return { snapshot, settings, trace: Object.freeze(order) };
+  return { snapshot, settings, trace: Object.freeze(order), keptManifests };
 }
 
 /** The policy as one string, so the build cache can tell whether an admission still holds. */

@@ -57,7 +57,7 @@ export { buildPluginRegistrySnapshot, buildPluginRegistrySnapshotInSteps } from 
 export { createRegistryBuildCache } from './RegistryBuildCache.ts';
 export { isCandidateUnchanged } from './isCandidateUnchanged.ts';
 export type { RegistryBuildCache } from './RegistryBuildCache.ts';
-export type { BuildPluginRegistrySnapshotOptions, PluginRegistryResult } from './buildPluginRegistrySnapshot.ts';
+export type { BuildPluginRegistrySnapshotOptions, KeptManifest, PluginRegistryResult } from './buildPluginRegistrySnapshot.ts';
 export { explainPlugin, formatExplanation } from './explainPlugin.ts';
 export type { PluginExplanation, CandidateExplanation } from './explainPlugin.ts';
 export { prepareRegistry, hasSettingsPatches } from './prepareRegistry.ts';

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { parse } from 'smol-toml';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -67,6 +67,55 @@ describe('RegistryBuildCache', () => {
     expect(first.snapshot.plugins.find((p) => p.id === 'alpha')?.state).toBe('rejected');
     expect(reasons(build(base, cache))).toEqual(reasons(first));
     expect(reasons(build(base))).toEqual(reasons(first));
+  });
+
+  it('admits a manifest that stopped validating with its last valid bytes, under the file checks of now', () => {
+    const good = manifestText({ id: 'alpha', runtime: PROCESS_RUNTIME, description: 'good' });
+    const base = makeTree({
+      'plugins/alpha/plugin.toml': good,
+      'plugins/beta/plugin.toml': manifestText({ id: 'beta', runtime: PROCESS_RUNTIME }),
+    });
+    const manifestPath = join(base, 'plugins/alpha/plugin.toml');
+    const entry = (result: ReturnType<typeof build>, id = 'alpha') => result.snapshot.plugins.find((p) => p.id === id);
+    const cache = createRegistryBuildCache();
+    const first = build(base, cache);
+    expect(first.keptManifests).toEqual([]);
+
+    // Saved half-way: the last valid manifest stands in, the same entry, and the build says so.
+    writeFileSync(manifestPath, 'schema_version = 1\nid = "alpha"\nversion = [\n');
+    const broken = build(base, cache);
+    expect(entry(broken)).toEqual(entry(first));
+    expect(entry(broken)?.manifest?.description).toBe('good');
+    expect(broken.keptManifests).toEqual([
+      { id: 'alpha', manifestPath, message: expect.stringMatching(/^\/.*plugin\.toml: .*TOML syntax error/) },
+    ]);
+    // Still broken at the next build: still kept, still said.
+    expect(entry(build(base, cache))).toEqual(entry(first));
+    expect(build(base, cache).keptManifests.map((k) => k.id)).toEqual(['alpha']);
+    // Without a cache (a one-shot command) the file is judged as it is.
+    expect(entry(build(base))?.reasons[0]?.code).toBe('MANIFEST_INVALID');
+
+    // The file checks are of now: a folder made world-writable is rejected though its manifest is kept.
+    chmodSync(join(base, 'plugins/alpha'), 0o777);
+    const unsafe = build(base, cache);
+    expect(entry(unsafe)?.state).toBe('rejected');
+    expect(entry(unsafe)?.reasons.map((r) => r.code)).toEqual(['WORLD_WRITABLE']);
+    chmodSync(join(base, 'plugins/alpha'), 0o755);
+
+    // Fixed with new content: that content, nothing kept.
+    writeFileSync(manifestPath, manifestText({ id: 'alpha', runtime: PROCESS_RUNTIME, description: 'fixed' }));
+    const fixed = build(base, cache);
+    expect(entry(fixed)?.manifest?.description).toBe('fixed');
+    expect(fixed.keptManifests).toEqual([]);
+
+    // Another folder behind the same path (the root now links elsewhere): not kept, judged as it is.
+    renameSync(join(base, 'plugins'), join(base, 'before'));
+    mkdirSync(join(base, 'after/alpha'), { recursive: true });
+    writeFileSync(join(base, 'after/alpha/plugin.toml'), 'id = "alpha"\nkind = ');
+    symlinkSync(join(base, 'after'), join(base, 'plugins'));
+    const moved = build(base, cache);
+    expect(moved.keptManifests).toEqual([]);
+    expect(entry(moved)?.reasons[0]?.code).toBe('MANIFEST_INVALID');
   });
 
   it('keeps the facts and admission of an unchanged candidate, and redoes both on any change', () => {

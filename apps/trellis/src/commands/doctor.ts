@@ -197,6 +197,15 @@ export async function runningHostChecks(env: Readonly<Record<string, string | un
           detail: `keeps serving generation ${reload.generation}: its last reload (${reload.trigger}, ${reload.at}) was rejected: ${errors}. Fix it and save again: the host applies it`,
         };
       }
+      // Applied, but part of the edit was left out (a host of an older Trellis answers without the list).
+      if (reload?.status === 'applied' && (reload.notApplied ?? []).length > 0) {
+        const errors = reload.notApplied.map((e) => `${e.code}: ${e.message}`).join('; ');
+        return {
+          name,
+          ok: false,
+          detail: `serves generation ${reload.generation}, but its last reload (${reload.trigger}, ${reload.at}) left out: ${errors}. Fix it and save again: the host applies it`,
+        };
+      }
       const last = reload === undefined ? '' : `; last reload ${reload.status} at ${reload.at}`;
       return { name, ok: true, detail: `${host.generation === undefined ? 'serving' : `serves generation ${host.generation}`}${last}` };
     });

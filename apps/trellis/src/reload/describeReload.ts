@@ -12,9 +12,13 @@ export function describeReload(result: ReloadResult): string {
         changed.length > 0 ? `restarted ${changed.join(', ')}` : '',
         `${unchanged.length} kept running`,
       ].filter((part) => part !== '');
-      // Warnings (a plugin still starting, a config edit not applied) follow, one line each.
+      // Warnings (a plugin still starting) follow, one line each, then what was left out.
       const warnings = result.warnings.map((w) => `\n  ${w.code}  ${w.message}`).join('');
-      return `reload (${result.trigger}): generation ${result.generation} serves (${parts.join('; ')}) in ${took}${warnings}`;
+      // A host of an older Trellis may answer without the list.
+      const left = result.notApplied ?? [];
+      const notApplied =
+        left.length === 0 ? '' : `\n  not applied; fix and save again:${left.map((e) => `\n  ${e.code}  ${e.message}`).join('')}`;
+      return `reload (${result.trigger}): generation ${result.generation} serves (${parts.join('; ')}) in ${took}${warnings}${notApplied}`;
     }
     case 'unchanged':
       return `reload (${result.trigger}): nothing changed; generation ${result.generation} keeps serving`;
@@ -27,6 +31,15 @@ export function describeReload(result: ReloadResult): string {
 
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every(isString);
+const isProblemList = (value: unknown): boolean =>
+  Array.isArray(value) &&
+  value.every(
+    (e) =>
+      typeof e === 'object' &&
+      e !== null &&
+      isString((e as Record<string, unknown>).code) &&
+      isString((e as Record<string, unknown>).message),
+  );
 
 /**
  * A reload result read back from a running host's status answer (`trellis status`, `doctor`): plain
@@ -42,23 +55,13 @@ export function asReloadResult(value: unknown): ReloadResult | undefined {
       const changes = r.changes as Record<string, unknown> | null | undefined;
       if (typeof changes !== 'object' || changes === null) return undefined;
       if (!['added', 'removed', 'changed', 'unchanged'].every((key) => isStringList(changes[key]))) return undefined;
-      return Array.isArray(r.warnings) && typeof r.previous === 'number' ? (value as ReloadResult) : undefined;
+      const listed = Array.isArray(r.warnings) && (r.notApplied === undefined || isProblemList(r.notApplied));
+      return listed && typeof r.previous === 'number' ? (value as ReloadResult) : undefined;
     }
     case 'unchanged':
       return value as ReloadResult;
-    case 'rejected': {
-      const errors = r.errors;
-      const ok =
-        Array.isArray(errors) &&
-        errors.every(
-          (e) =>
-            typeof e === 'object' &&
-            e !== null &&
-            isString((e as Record<string, unknown>).code) &&
-            isString((e as Record<string, unknown>).message),
-        );
-      return ok ? (value as ReloadResult) : undefined;
-    }
+    case 'rejected':
+      return isProblemList(r.errors) ? (value as ReloadResult) : undefined;
     default:
       return undefined;
   }

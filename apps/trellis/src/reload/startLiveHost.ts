@@ -59,6 +59,13 @@ export type ReloadResult =
        * for each changed plugin whose new implementation did not start beside the old one.
        */
       readonly warnings: readonly ReloadProblem[];
+      /**
+       * The parts of the edit left out, to fix and save again: a config that cannot be used (the
+       * generation keeps the last one that worked) and manifests that no longer validate (a plugin
+       * that served keeps its last valid manifest; a new one is not admitted). Each would have
+       * rejected the reload on its own; the rest of the edit applied.
+       */
+      readonly notApplied: readonly ReloadProblem[];
     }
   | {
       /** The config and plugins are the same as the serving generation's: nothing to do. */
@@ -316,9 +323,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     // Changed plugins running in N: handed over blue-green (their new implementation starts beside
     // the old one before the swap, and their calls keep going to N meanwhile).
     let handOver: readonly string[] = [];
-    const planned = ({ snapshot, fingerprints }: { snapshot: PluginRegistrySnapshot; fingerprints: ReadonlyMap<string, string> }) => {
-      const broken = newlyBrokenManifests(before.assembly.snapshot, snapshot);
-      if (broken.length > 0) throw new ReloadRejected(broken);
+    const planned = ({ fingerprints }: { fingerprints: ReadonlyMap<string, string> }) => {
       diff = diffGenerations(before.fingerprints, fingerprints);
       handOver = diff.changed.filter((id) => isRunning(before.assembly.lifecycle(id)?.state));
       // Only calls that N cannot serve as the new config means wait: to an added plugin, and to a
@@ -353,17 +358,27 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     // (close() waits for that; the reload goes on meanwhile).
     void dropUnclaimed();
     const changes = diff ?? diffGenerations(before.fingerprints, built.fingerprints);
+    // Manifests that stopped validating are the part of the edit that cannot apply: a plugin that
+    // served keeps its last valid manifest (the build kept it), a new one is not admitted. They
+    // hold nothing else back, so a plugin made unsafe meanwhile is still stopped.
+    // With one, the reload is rejected unless what serves changed (a plugin or the config): what
+    // the snapshot merely lists (the broken plugin's own entry, a warning it silences) waits for the fix.
+    const broken = brokenManifests(before.assembly.snapshot, built.assembly);
     // The comparison pauses between entries, so close() may begin during it: check after it.
-    const unchanged = isEmptyDiff(changes) && (await runStepsPausing(sameServing(before.assembly, built.assembly), pace));
+    const unchanged =
+      isEmptyDiff(changes) &&
+      (broken.length > 0
+        ? sameConfig(before.assembly, built.assembly)
+        : await runStepsPausing(sameServing(before.assembly, built.assembly), pace));
     if (closing !== undefined) {
       barrier.lower();
       await built.assembly.dispose();
       return rejected(trigger, startedAt, [{ code: ERROR_CODES.ABORTED, message: 'the live host closed during the reload' }]);
     }
-    if (unchanged && configRejected !== undefined) {
+    if (unchanged && (configRejected !== undefined || broken.length > 0)) {
       barrier.lower();
       await built.assembly.dispose();
-      const result = rejected(trigger, startedAt, configRejected);
+      const result = rejected(trigger, startedAt, [...(configRejected ?? []), ...broken.map((b) => b.error)]);
       notifyReload(result);
       return result;
     }
@@ -381,13 +396,15 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       return result;
     }
     const warnings: ReloadProblem[] = built.assembly.configWarnings.map((w) => ({ code: w.code, message: w.message }));
-    // Applied under the last good config: the edit that broke it is still to fix.
-    for (const problem of configRejected ?? []) {
-      warnings.push({
+    // The parts of the edit still to fix: a config that cannot be used (the build kept the last
+    // one that worked) and manifests that stopped validating.
+    const notApplied: ReloadProblem[] = [
+      ...(configRejected ?? []).map((problem) => ({
         code: problem.code,
-        message: `not applied (generation ${number} keeps the last config that worked; only the plugin files' changes applied); fix and save again: ${problem.message}`,
-      });
-    }
+        message: `${problem.message} (generation ${number} keeps the last config that worked)`,
+      })),
+      ...broken.map((b) => b.error),
+    ];
     for (const id of built.stillStarting) {
       warnings.push({
         code: ERROR_CODES.PLUGIN_LOAD_FAILED,
@@ -449,6 +466,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       durationMs: performance.now() - startedAt,
       changes,
       warnings,
+      notApplied,
     };
     catalogListeners.emit(current.assembly.catalog);
     notifyReload(result);
@@ -559,15 +577,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   return host;
 }
 
-/** A reload abandoned before anything started (a manifest that no longer validates). */
-class ReloadRejected extends Error {
-  constructor(readonly problems: readonly ReloadProblem[]) {
-    super(problems.map((p) => p.message).join('; '));
-  }
-}
-
 function problemsOf(error: unknown): ReloadProblem[] {
-  if (error instanceof ReloadRejected) return [...error.problems];
   if (error instanceof ConfigError) return error.problems.map((p) => ({ code: p.code, message: p.message }));
   return [
     {
@@ -577,23 +587,36 @@ function problemsOf(error: unknown): ReloadProblem[] {
   ];
 }
 
-/** Plugins whose manifest does not validate in `next` and did not, the same way, in `serving`. */
-function newlyBrokenManifests(serving: PluginRegistrySnapshot, next: PluginRegistrySnapshot): ReloadProblem[] {
+/**
+ * The manifests that stopped validating between the serving generation and `next`, as errors:
+ * those `next` kept with their last valid bytes, and plugins rejected as `MANIFEST_INVALID` that
+ * were not, the same way, in `serving` (a new folder saved half-way).
+ */
+function brokenManifests(serving: PluginRegistrySnapshot, next: Assembly): Array<{ readonly id: string; readonly error: ReloadProblem }> {
+  const out: Array<{ readonly id: string; readonly error: ReloadProblem }> = [];
+  for (const kept of next.registry.keptManifests) {
+    out.push({
+      id: kept.id,
+      error: {
+        code: ERROR_CODES.MANIFEST_INVALID,
+        message: `plugin ${kept.id}: ${kept.message}; it keeps serving with its last valid plugin.toml`,
+      },
+    });
+  }
   const brokenKey = (entry: PluginRegistrySnapshot['plugins'][number]): string | undefined => {
     const reason = entry.reasons[0];
     return reason?.code === ERROR_CODES.MANIFEST_INVALID ? `${entry.id}\u0000${reason.message}` : undefined;
   };
   const before = new Set(serving.plugins.map(brokenKey).filter((key) => key !== undefined));
-  const problems: ReloadProblem[] = [];
-  for (const entry of next.plugins) {
+  for (const entry of next.snapshot.plugins) {
     const key = brokenKey(entry);
     if (key === undefined || before.has(key)) continue;
-    problems.push({
-      code: ERROR_CODES.MANIFEST_INVALID,
-      message: `plugin ${entry.id}: ${entry.reasons[0]?.message ?? 'invalid manifest'}`,
+    out.push({
+      id: entry.id,
+      error: { code: ERROR_CODES.MANIFEST_INVALID, message: `plugin ${entry.id}: ${entry.reasons[0]?.message ?? 'invalid manifest'}` },
     });
   }
-  return problems;
+  return out;
 }
 
 /**
@@ -604,13 +627,15 @@ function newlyBrokenManifests(serving: PluginRegistrySnapshot, next: PluginRegis
 function* sameServing(a: Assembly, b: Assembly): Steps<boolean> {
   const [x, y] = [a.snapshot, b.snapshot];
   if (x.profile !== y.profile || x.plugins.length !== y.plugins.length) return false;
-  if (JSON.stringify(x.warnings) !== JSON.stringify(y.warnings) || JSON.stringify(a.config) !== JSON.stringify(b.config)) return false;
+  if (JSON.stringify(x.warnings) !== JSON.stringify(y.warnings) || !sameConfig(a, b)) return false;
   for (let i = 0; i < x.plugins.length; i += 1) {
     if (i > 0) yield;
     if (entryJson(x.plugins[i]!) !== entryJson(y.plugins[i]!)) return false;
   }
   return true;
 }
+
+const sameConfig = (a: Assembly, b: Assembly): boolean => JSON.stringify(a.config) === JSON.stringify(b.config);
 
 function pluginOf(name: string): string {
   const dot = name.indexOf('.');

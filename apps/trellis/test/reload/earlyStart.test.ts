@@ -96,20 +96,32 @@ describe('a reload starts a changed plugin’s new child early', () => {
     expect(pidsMentioning(sandbox.dir)).toEqual([]);
   });
 
-  it('stops the early child when the reload is rejected, and the old one keeps serving', { timeout: 60_000 }, async () => {
-    const live = await startWithBetaRunning();
-    const [first] = sandbox.starts('beta');
-    const before = betaPids();
-    writeFileSync(join(sandbox.root, 'alpha', 'plugin.toml'), 'schema_version = 1\nid = "alpha"\nkind = [broken\n');
-    sandbox.writeConfig(betaConfig('green'));
-    expect(await live.reload()).toMatchObject({ status: 'rejected', generation: 1 });
-    expect(sandbox.spawns('beta')).toBe(2);
-    // The rejected reload returns once the early child is stopped: only the first child is left.
-    expect(betaPids()).toEqual(before);
-    const served = await live.invoke({ name: 'beta.where' });
-    expect(startOf(served)).toBe(first);
-    expect(served.ok ? served.value : served.error).toMatchObject({ count: 2, config: { colour: 'red' } });
-  });
+  it(
+    'a manifest broken by the same edit holds nothing back: the reload serves with the early child and warns',
+    { timeout: 60_000 },
+    async () => {
+      const live = await startWithBetaRunning();
+      const [first] = sandbox.starts('beta');
+      writeFileSync(join(sandbox.root, 'alpha', 'plugin.toml'), 'schema_version = 1\nid = "alpha"\nkind = [broken\n');
+      sandbox.writeConfig(betaConfig('green'));
+      const result = await live.reload();
+      expect(result).toMatchObject({
+        status: 'applied',
+        generation: 2,
+        changes: { changed: ['beta'], unchanged: expect.arrayContaining(['alpha']) },
+      });
+      expect(result).toMatchObject({
+        warnings: [],
+        notApplied: [{ code: 'MANIFEST_INVALID', message: expect.stringMatching(/^plugin alpha: .*last valid plugin\.toml$/) }],
+      });
+      // One new child, the one started early; alpha keeps its last valid manifest.
+      expect(sandbox.spawns('beta')).toBe(2);
+      const served = await live.invoke({ name: 'beta.where' });
+      expect(startOf(served)).not.toBe(first);
+      expect(served.ok ? served.value : served.error).toMatchObject({ count: 1, config: { colour: 'green' } });
+      expect(await live.invoke({ name: 'alpha.where' })).toMatchObject({ ok: true, generation: 2 });
+    },
+  );
 
   it('starts nothing early for a plugin the same edit disables', { timeout: 60_000 }, async () => {
     const live = await startWithBetaRunning();

@@ -188,8 +188,10 @@ describe('a live host notices who may write its plugins', () => {
     // error still said.
     const result = await expectRejectedOnItsOwn(live, () => chmodSync(join(sandbox.root, 'beta'), 0o777), 'beta', 'WORLD_WRITABLE');
     expect(result).toMatchObject({ generation: 2, changes: { unchanged: expect.arrayContaining(['alpha']) } });
-    const warnings = result.status === 'applied' ? result.warnings : [];
-    expect(warnings).toEqual([expect.objectContaining({ code: 'TOML_SYNTAX', message: expect.stringContaining('not applied') })]);
+    expect(result).toMatchObject({
+      warnings: [],
+      notApplied: [{ code: 'TOML_SYNTAX', message: expect.stringContaining('(generation 2 keeps the last config that worked)') }],
+    });
     expect((await live.invoke({ name: 'alpha.where' })).ok).toBe(true);
 
     // Fixing the config applies it as usual.
@@ -198,6 +200,54 @@ describe('a live host notices who may write its plugins', () => {
     expect(await fixed).toMatchObject({ status: 'applied', generation: 3, warnings: [] });
     expect(live.assembly.config.runtime.max_retries).toBe(1);
   });
+
+  it(
+    'stops a plugin made world-writable while another manifest is broken; the broken one serves as it was',
+    { timeout: 60_000 },
+    async () => {
+      sandbox.writePlugin('alpha');
+      sandbox.writePlugin('beta');
+      sandbox.writeConfig(`[plugins]\nallow = ["alpha", "beta"]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+      const live = await startWatching();
+      const count = async (): Promise<number> => {
+        const outcome = await live.invoke({ name: 'beta.where' });
+        expect(outcome.ok).toBe(true);
+        return (outcome as { value: { count: number } }).value.count;
+      };
+      expect(await count()).toBe(1);
+
+      // beta's manifest saved half-way: nothing else changed, so the reload is rejected and beta
+      // keeps serving, on the same child.
+      const broken = nextReload(live);
+      writeFileSync(join(sandbox.root, 'beta', 'plugin.toml'), 'schema_version = 1\nid = "beta"\nversion = [\n');
+      expect(await broken).toMatchObject({
+        status: 'rejected',
+        generation: 1,
+        errors: [{ code: 'MANIFEST_INVALID', message: expect.stringMatching(/^plugin beta: .*plugin\.toml: .*last valid plugin\.toml$/) }],
+      });
+      expect(await count()).toBe(2);
+
+      // alpha's folder becomes world-writable: stopped at once; beta's broken manifest holds
+      // nothing back, and beta goes on serving with its last valid manifest.
+      const result = await expectRejectedOnItsOwn(live, () => chmodSync(join(sandbox.root, 'alpha'), 0o777), 'alpha', 'WORLD_WRITABLE');
+      expect(result).toMatchObject({ generation: 2, changes: { unchanged: expect.arrayContaining(['beta']), changed: [] } });
+      expect(result).toMatchObject({
+        warnings: [],
+        notApplied: [
+          { code: 'MANIFEST_INVALID', message: expect.stringMatching(/^plugin beta: .*plugin\.toml: .*last valid plugin\.toml$/) },
+        ],
+      });
+      expect(stateOf(live, 'beta')?.state).toBe('enabled');
+      expect(await count()).toBe(3);
+
+      // Fixed, with a new version: applied, and beta restarts on its new manifest.
+      const fixed = nextReload(live, (r) => r.status === 'applied');
+      sandbox.writePlugin('beta', { version: '1.1.0' });
+      expect(await fixed).toMatchObject({ status: 'applied', generation: 3, changes: { changed: ['beta'] }, warnings: [], notApplied: [] });
+      expect(stateOf(live, 'beta')?.manifest?.version).toBe('1.1.0');
+      expect(await count()).toBe(1);
+    },
+  );
 
   it('notices a folder made world-writable when it polls ([runtime] config_poll_interval)', { timeout: 60_000 }, async () => {
     sandbox.writePlugin('alpha');
