@@ -30,15 +30,23 @@ import type {
  * the unchanged ones over leaves the collector little to copy while a reload builds (see
  * docs/reload.md). Hold one per host, never per process (decision 0009).
  *
- * One thing it keeps on purpose rather than by equality: a manifest that validated in the last
- * build and no longer does (an edit saved half-way, a typo) is admitted with its last valid bytes
- * while it stays at the same real path, so a live host keeps serving that plugin as it was rather
- * than stopping it or holding every other change back (see `keptManifests`). Everything else about
- * the candidate, its file modes, owner and folders, is still what discovery found now.
+ * One thing it keeps on purpose rather than by equality: the manifest of a plugin the serving
+ * generation runs (see `serving`), once it no longer validates (an edit saved half-way, a typo),
+ * is admitted with the bytes that plugin runs from, while it stays at the same real path; so a
+ * live host keeps serving that plugin as it was rather than stopping it or holding every other
+ * change back (see `keptManifests`). Only bytes a generation admitted, enabled and started stand
+ * in: never ones seen only while the plugin was rejected or disabled (someone else may have written
+ * them). Everything else about the candidate, its file modes, owner and folders, is still what
+ * discovery found now.
  */
 export interface RegistryBuildCache {
   /** `parseManifest(bytes)`, answered from the last builds when the same bytes were parsed. */
   parse(bytes: Uint8Array): ParsedManifest;
+  /**
+   * `facts`, or, when its manifest no longer validates and the serving generation runs that plugin
+   * from the same real path, `facts` with the bytes it runs from. Call it for every candidate found.
+   */
+  keepServing<T extends ExternalCandidateFacts>(facts: T): T;
   /** `facts`, or the last build's facts of the same manifest when every one of them is equal. */
   sameFacts<T extends ExternalCandidateFacts>(facts: T): T;
   /** `admit()`, or the last build's admission of these very facts under the same policy. */
@@ -54,6 +62,11 @@ export interface RegistryBuildCache {
    * disk no longer validate: manifest path → the parse errors (what `MANIFEST_INVALID` would say).
    */
   keptManifests(): ReadonlyMap<string, readonly string[]>;
+  /**
+   * The candidates the generation serving now admitted and enabled (a live host tells after its
+   * first build and after each swap): only their bytes may stand in (`keepServing`).
+   */
+  serving(facts: Iterable<ExternalCandidateFacts>): void;
 }
 
 /** Creates an empty {@link RegistryBuildCache}; pass it as `buildCache` to every build of one host. */
@@ -65,6 +78,7 @@ export function createRegistryBuildCache(): RegistryBuildCache {
   let factsBefore = new Map<string, ExternalCandidateFacts>();
   let kept = new Map<string, readonly string[]>();
   let keptBefore: ReadonlyMap<string, readonly string[]> = new Map();
+  let running = new Map<string, ExternalCandidateFacts>();
   // By facts object: facts taken over are the same object, so their admission can be too.
   const admissions = new WeakMap<CandidateFacts, { readonly inputs: unknown; readonly value: AdmittedCandidate }>();
   // Likewise down the line: by admission, then by decision.
@@ -80,24 +94,26 @@ export function createRegistryBuildCache(): RegistryBuildCache {
       parsed.set(kept.key, kept);
       return kept.manifest;
     },
-    sameFacts(found) {
-      const before = factsBefore.get(found.manifestPath);
-      let next = found;
-      // Bytes that changed are parsed here, once (admission takes the parse from the cache): when
-      // they no longer validate and the last build's did, at the same real path, the last valid
-      // bytes stand in for them.
-      if (before !== undefined && before.bytes !== null && next.bytes !== null && !sameBytes(before.bytes, next.bytes)) {
-        const errors = cache.parse(next.bytes).errors;
-        if (
-          errors.length > 0 &&
-          before.manifestReal === next.manifestReal &&
-          before.pluginDirReal === next.pluginDirReal &&
-          cache.parse(before.bytes).manifest !== null
-        ) {
-          kept.set(next.manifestPath, errors);
-          next = { ...next, bytes: before.bytes };
-        }
+    keepServing(found) {
+      const serving = running.get(found.manifestPath);
+      if (serving === undefined || serving.bytes === null || found.bytes === null || sameBytes(serving.bytes, found.bytes)) return found;
+      if (serving.manifestReal !== found.manifestReal || serving.pluginDirReal !== found.pluginDirReal) return found;
+      // Parsed here, once (admission takes the parse from the cache).
+      const errors = cache.parse(found.bytes).errors;
+      if (errors.length === 0) return found;
+      kept.set(found.manifestPath, errors);
+      return { ...found, bytes: serving.bytes };
+    },
+    serving(list) {
+      running = new Map();
+      for (const f of list) {
+        // Bytes of their own (see sameFacts): a view would hold on to the reader's whole block.
+        const bytes = f.bytes === null || f.bytes.byteLength === f.bytes.buffer.byteLength ? f.bytes : new Uint8Array(f.bytes);
+        running.set(f.manifestPath, bytes === f.bytes ? f : { ...f, bytes });
       }
+    },
+    sameFacts(next) {
+      const before = factsBefore.get(next.manifestPath);
       let taken = before !== undefined && sameExternalFacts(before, next) ? (before as typeof next) : next;
       // The reader hands out views into a shared 64 KiB block: facts kept across builds get bytes of
       // their own, or each kept manifest would hold on to the whole block of the build that read it.

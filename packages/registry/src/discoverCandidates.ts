@@ -33,7 +33,7 @@ export interface DiscoverCandidatesOptions {
   /** The compiled-in descriptors (root 4); no file is read for them. */
   readonly bundled: readonly BundledPluginDescriptor[];
   /** A host's cache across builds: a candidate whose facts all equal the last build's keeps that build's object. */
-  readonly buildCache?: Pick<RegistryBuildCache, 'sameFacts'>;
+  readonly buildCache?: Pick<RegistryBuildCache, 'keepServing' | 'sameFacts'>;
 }
 
 /** A manifest the walk found, located: its paths, and the read when the walk already made it. */
@@ -182,8 +182,11 @@ export function* discoverCandidatesSteps(options: DiscoverCandidatesOptions): St
       const item = found[n]!;
       if (item.key !== null && twins && winners.get(item.key) !== item) continue;
       let facts = collectFacts({ root, rootReal, item, lstatCached, reader });
-      // Twins gain aliases below, after the comparison: their facts are never taken over.
-      if (owners === null && options.buildCache !== undefined) facts = options.buildCache.sameFacts(facts);
+      if (options.buildCache !== undefined) {
+        facts = options.buildCache.keepServing(facts);
+        // Twins gain aliases below, after the comparison: their facts are never taken over.
+        if (owners === null) facts = options.buildCache.sameFacts(facts);
+      }
       if (owners !== null && item.key !== null) owners.set(item.key, facts);
       // A loop, not push(...): a root may hold more manifests than a call can take arguments.
       candidates.push(facts);

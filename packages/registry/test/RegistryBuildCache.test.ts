@@ -26,6 +26,10 @@ function build(base: string, buildCache?: RegistryBuildCache, runtime: string[] 
     ...(buildCache !== undefined ? { buildCache } : {}),
   });
 }
+/** Tells the cache that `result` serves now, as a live host does after a swap. */
+function serve(cache: RegistryBuildCache, result: ReturnType<typeof build>): void {
+  cache.serving(result.trace.flatMap((d) => (d.state === 'enabled' && !d.admitted.facts.bundled ? [d.admitted.facts] : [])));
+}
 const manifestOf = (result: ReturnType<typeof build>, id: string) => result.snapshot.plugins.find((p) => p.id === id)?.manifest;
 
 describe('RegistryBuildCache', () => {
@@ -69,7 +73,7 @@ describe('RegistryBuildCache', () => {
     expect(reasons(build(base))).toEqual(reasons(first));
   });
 
-  it('admits a manifest that stopped validating with its last valid bytes, under the file checks of now', () => {
+  it('admits a manifest that stopped validating with the bytes its serving plugin runs from, under the file checks of now', () => {
     const good = manifestText({ id: 'alpha', runtime: PROCESS_RUNTIME, description: 'good' });
     const base = makeTree({
       'plugins/alpha/plugin.toml': good,
@@ -80,8 +84,13 @@ describe('RegistryBuildCache', () => {
     const cache = createRegistryBuildCache();
     const first = build(base, cache);
     expect(first.keptManifests).toEqual([]);
+    // Nothing serves yet: a broken manifest is judged as it is.
+    writeFileSync(manifestPath, 'schema_version = 1\nid = "alpha"\nversion = [\n');
+    expect(entry(build(base, cache))?.reasons[0]?.code).toBe('MANIFEST_INVALID');
+    writeFileSync(manifestPath, good);
+    serve(cache, build(base, cache));
 
-    // Saved half-way: the last valid manifest stands in, the same entry, and the build says so.
+    // Saved half-way while alpha serves: the bytes it runs from stand in, the same entry, and the build says so.
     writeFileSync(manifestPath, 'schema_version = 1\nid = "alpha"\nversion = [\n');
     const broken = build(base, cache);
     expect(entry(broken)).toEqual(entry(first));
@@ -116,6 +125,45 @@ describe('RegistryBuildCache', () => {
     const moved = build(base, cache);
     expect(moved.keptManifests).toEqual([]);
     expect(entry(moved)?.reasons[0]?.code).toBe('MANIFEST_INVALID');
+  });
+
+  it('keeps only bytes a serving generation ran: never ones seen while the plugin was rejected', () => {
+    const manifest = (description: string) => manifestText({ id: 'alpha', runtime: PROCESS_RUNTIME, description });
+    const base = makeTree({ 'plugins/alpha/plugin.toml': manifest('admin') });
+    const manifestPath = join(base, 'plugins/alpha/plugin.toml');
+    const entry = (result: ReturnType<typeof build>) => result.snapshot.plugins.find((p) => p.id === 'alpha');
+    const cache = createRegistryBuildCache();
+    serve(cache, build(base, cache));
+    // Made world-writable: rejected, and what serves no longer runs alpha.
+    chmodSync(manifestPath, 0o666);
+    serve(cache, build(base, cache));
+    // Someone else writes a valid manifest, a build sees it (rejected: still world-writable), then garbage.
+    writeFileSync(manifestPath, manifest('someone else'));
+    const seen = build(base, cache);
+    expect(entry(seen)?.reasons[0]?.code).toBe('WORLD_WRITABLE');
+    serve(cache, seen);
+    writeFileSync(manifestPath, 'id = "alpha"\nversion = [\n');
+    chmodSync(manifestPath, 0o644);
+    // Safe again, and broken: judged as it is, never admitted with the bytes someone else wrote.
+    const after = build(base, cache);
+    expect(after.keptManifests).toEqual([]);
+    expect(entry(after)?.state).toBe('rejected');
+    expect(entry(after)?.reasons[0]?.code).toBe('MANIFEST_INVALID');
+  });
+
+  it('keeps the manifest of a plugin in a root where another plugin is reached by two paths', () => {
+    const base = makeTree({
+      'plugins/alpha/plugin.toml': manifestText({ id: 'alpha', runtime: PROCESS_RUNTIME, description: 'good' }),
+      'plugins/real/gamma/plugin.toml': manifestText({ id: 'gamma', runtime: PROCESS_RUNTIME }),
+      'plugins/gamma': { symlink: 'real/gamma' },
+    });
+    const cache = createRegistryBuildCache();
+    const first = build(base, cache, ['alpha', 'gamma']);
+    serve(cache, first);
+    writeFileSync(join(base, 'plugins/alpha/plugin.toml'), 'id = "alpha"\nversion = [\n');
+    const broken = build(base, cache, ['alpha', 'gamma']);
+    expect(broken.keptManifests.map((k) => k.id)).toEqual(['alpha']);
+    expect(broken.snapshot.plugins.find((p) => p.id === 'alpha')).toEqual(first.snapshot.plugins.find((p) => p.id === 'alpha'));
   });
 
   it('keeps the facts and admission of an unchanged candidate, and redoes both on any change', () => {

@@ -1,5 +1,5 @@
 import { createCatalogBuildCache, type ResourceCatalog } from '@trellis/catalog';
-import type { PluginRegistrySnapshot } from '@trellis/registry';
+import type { ExternalCandidateFacts, PluginRegistrySnapshot } from '@trellis/registry';
 import type { ExecutionHook, InvokeOptions, LifecycleState, ToolRequest } from '@trellis/runtime';
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
 import { Listeners, acquireSpawnHelper, createPacer, loadOnce, runStepsPausing, type Pause, type Steps } from '@trellis/sdk/internal';
@@ -250,6 +250,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   // The config of the last generation built whole, for a build to fall back to (see buildAndSwap).
   let lastGoodConfig = first.config;
   let current = new Generation(1, first.assembly, first.fingerprints, Date.now());
+  buildCache.serving(servingFacts(first.assembly));
   sources = first.sources;
   let unfollowCatalog = followCatalog(current);
 
@@ -479,6 +480,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     for (const [hook, detachers] of addedHooks) detachers.push(built.assembly.runtime.addHook(hook));
     // The swap: catalog and runtime change together, in one assignment.
     current = new Generation(number, built.assembly, built.fingerprints, Date.now());
+    buildCache.serving(servingFacts(built.assembly));
     lastGoodConfig = built.config; // the last good one again, when the build fell back to it
     barrier.lower();
     unfollowCatalog();
@@ -619,6 +621,13 @@ function problemsOf(error: unknown): ReloadProblem[] {
   ];
 }
 
+/** The external candidates an assembly admitted and enabled: what it runs, and so may keep (see `RegistryBuildCache`). */
+function servingFacts(assembly: Assembly): ExternalCandidateFacts[] {
+  const out: ExternalCandidateFacts[] = [];
+  for (const d of assembly.registry.trace) if (d.state === 'enabled' && !d.admitted.facts.bundled) out.push(d.admitted.facts);
+  return out;
+}
+
 /**
  * The manifests that stopped validating between the serving generation and `next`, as errors:
  * those `next` kept with their last valid bytes, and plugins rejected as `MANIFEST_INVALID` that
@@ -627,13 +636,10 @@ function problemsOf(error: unknown): ReloadProblem[] {
 function brokenManifests(serving: PluginRegistrySnapshot, next: Assembly): Array<{ readonly id: string; readonly error: ReloadProblem }> {
   const out: Array<{ readonly id: string; readonly error: ReloadProblem }> = [];
   for (const kept of next.registry.keptManifests) {
-    out.push({
-      id: kept.id,
-      error: {
-        code: ERROR_CODES.MANIFEST_INVALID,
-        message: `plugin ${kept.id}: ${kept.message}; it keeps serving with its last valid plugin.toml`,
-      },
-    });
+    // Kept, but not enabled in the next generation (the same edit disabled it): it stops anyway.
+    const serves = next.snapshot.plugins.some((entry) => entry.id === kept.id && entry.state === 'enabled');
+    const message = `plugin ${kept.id}: ${kept.message}${serves ? '; it keeps serving with its last valid plugin.toml' : ''}`;
+    out.push({ id: kept.id, error: { code: ERROR_CODES.MANIFEST_INVALID, message } });
   }
   const brokenKey = (entry: PluginRegistrySnapshot['plugins'][number]): string | undefined => {
     const reason = entry.reasons[0];

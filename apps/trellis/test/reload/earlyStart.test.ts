@@ -168,7 +168,7 @@ describe('a reload starts a changed plugin’s new child early', () => {
 
 describe('a burst of config events starts the changed plugin’s new child at its first event', () => {
   // A debounce far longer than a child's start: the child must start within it, before any reload.
-  const debounceMs = 3000;
+  const debounceMs = 5000;
 
   it('starts it while the debounce waits, and the reload serves with that child', { timeout: 60_000 }, async () => {
     const live = await startWithBetaRunning({ debounceMs });
@@ -177,7 +177,7 @@ describe('a burst of config events starts the changed plugin’s new child at it
     const [first] = sandbox.starts('beta');
     const written = performance.now();
     sandbox.writeConfig(betaConfig('green'));
-    expect(await waitFor(() => sandbox.starts('beta').length === 2, debounceMs - 500)).toBe(true);
+    expect(await waitFor(() => sandbox.starts('beta').length === 2, debounceMs - 1000)).toBe(true);
     expect(performance.now() - written).toBeLessThan(debounceMs);
     expect(reloads).toEqual([]);
     // Meanwhile generation 1 serves beta on its old child.
@@ -194,7 +194,7 @@ describe('a burst of config events starts the changed plugin’s new child at it
   it('stops the head start’s child when the burst ends on another config, and serves the last one', { timeout: 60_000 }, async () => {
     const live = await startWithBetaRunning({ debounceMs });
     sandbox.writeConfig(betaConfig('green'));
-    expect(await waitFor(() => sandbox.starts('beta').length === 2, debounceMs - 500)).toBe(true);
+    expect(await waitFor(() => sandbox.starts('beta').length === 2, debounceMs - 1000)).toBe(true);
     const [, green] = sandbox.starts('beta');
     const redAndGreen = betaPids();
     // The same burst ends on another colour: once per burst, so nothing more starts before the build.
@@ -215,7 +215,7 @@ describe('a burst of config events starts the changed plugin’s new child at it
   it('a host closed during the debounce stops the child its head start began', { timeout: 60_000 }, async () => {
     const live = await startWithBetaRunning({ debounceMs });
     sandbox.writeConfig(betaConfig('green'));
-    expect(await waitFor(() => sandbox.starts('beta').length === 2, debounceMs - 500)).toBe(true);
+    expect(await waitFor(() => sandbox.starts('beta').length === 2, debounceMs - 1000)).toBe(true);
     await live.close();
     host = undefined;
     expect(pidsMentioning(sandbox.dir)).toEqual([]);

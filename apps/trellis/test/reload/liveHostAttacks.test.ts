@@ -1,8 +1,8 @@
-import { appendFileSync, chmodSync, chownSync, linkSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { realWorkspacePath, saveTrustStore, trustStorePath } from '@trellis/config';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { NOBODY, pidsMentioning } from '@trellis/test-support';
+import { NOBODY, pidsMentioning, spawnAsNobody } from '@trellis/test-support';
 import { startLiveHost, type LiveHost, type ReloadResult } from '../../src/reload/startLiveHost.ts';
 import { createReloadSandbox, nextReload, waitFor, type ReloadSandbox } from './reloadFixture.ts';
 
@@ -246,6 +246,52 @@ describe('a live host notices who may write its plugins', () => {
       expect(await fixed).toMatchObject({ status: 'applied', generation: 3, changes: { changed: ['beta'] }, warnings: [], notApplied: [] });
       expect(stateOf(live, 'beta')?.manifest?.version).toBe('1.1.0');
       expect(await count()).toBe(1);
+    },
+  );
+
+  it(
+    'never runs a manifest another user wrote while the plugin was stopped, once its file is safe and broken',
+    { timeout: 60_000 },
+    async () => {
+      sandbox.writePlugin('alpha');
+      chmodSync(sandbox.dir, 0o755); // nobody must reach the manifest
+      sandbox.writeConfig(`[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+      const live = await startWatching();
+      const manifest = join(sandbox.root, 'alpha', 'plugin.toml');
+      const original = readFileSync(manifest, 'utf8');
+      const writeAsNobody = (text: string): void => {
+        const written = spawnAsNobody('sh', ['-c', 'printf %s "$1" > "$0"', manifest, text], { cwd: sandbox.dir });
+        expect(written.status, written.stderr).toBe(0);
+      };
+      // Made world-writable: stopped.
+      await expectRejectedOnItsOwn(live, () => chmodSync(manifest, 0o666), 'alpha', 'WORLD_WRITABLE');
+      // Another user writes a manifest of their own (a build sees it, still rejected), then garbage.
+      const settle = async (): Promise<void> => {
+        const reloaded = nextReload(live);
+        await reloaded;
+        await new Promise((resolve) => setTimeout(resolve, 500)); // and any trailing burst
+      };
+      let settled = settle();
+      writeAsNobody(original.replace(`${sandbox.dir}/alpha`, `${sandbox.dir}/evil`));
+      await settled;
+      expect(stateOf(live, 'alpha')?.reasons[0]?.code).toBe('WORLD_WRITABLE');
+      settled = settle();
+      writeAsNobody('id = "alpha"\nversion = [\n');
+      await settled;
+      // The owner makes the file safe again, as the error says: it is judged as it is, broken, and
+      // with nothing else changed the reload is rejected for it; alpha stays stopped.
+      const results: ReloadResult[] = [];
+      live.onReload((r) => void results.push(r));
+      settled = settle();
+      chmodSync(manifest, 0o644);
+      await settled;
+      expect(results.map((r) => r.status)).toEqual(['rejected']);
+      expect(results[0]).toMatchObject({
+        errors: [expect.objectContaining({ code: 'MANIFEST_INVALID', message: expect.stringMatching(/^plugin alpha: /) })],
+      });
+      expect(stateOf(live, 'alpha')?.state).toBe('rejected');
+      expect((await live.invoke({ name: 'alpha.where' })).ok).toBe(false);
+      expect(pidsMentioning(`${sandbox.dir}/evil`)).toEqual([]);
     },
   );
 
