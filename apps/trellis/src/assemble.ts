@@ -230,22 +230,12 @@ function bundledPrecompiled(): ReadonlyMap<object, PrecompiledValidator> {
   ));
 }
 
-/** What a generation's build reads before anything else: where it runs and its config. */
-interface GenerationInputs {
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly workspace: string;
-  readonly home: string;
-  readonly logger: Logger;
-  readonly loaded: LoadedConfig;
-  /** `loaded.value` with the command line's profile and switches applied. */
-  readonly config: RuntimeConfig;
-}
-
-/** Reads the config as a build does; throws `ConfigError` when it cannot be used. */
-async function readGenerationInputs(options: AssembleOptions, internals: GenerationInternals): Promise<GenerationInputs> {
+/** {@link assemble} with the hooks a live host needs; `assemble()` is this with none. */
+export async function assembleGeneration(options: AssembleOptions, internals: GenerationInternals): Promise<AssembledGeneration> {
   const env = options.secrets === undefined ? (options.env ?? process.env) : { ...(options.env ?? process.env), ...options.secrets };
   const { workspace, home } = resolveHostPaths({ workspace: options.workspace, home: options.home, env });
   const logger = options.logger ?? silentLogger;
+
   const { pause } = internals;
   const loaded =
     internals.config ??
@@ -254,12 +244,8 @@ async function readGenerationInputs(options: AssembleOptions, internals: Generat
   let config = loaded.value;
   if (options.profile !== undefined) config = { ...config, plugins: { ...config.plugins, profile: options.profile } };
   if (options.commandLine !== undefined) config = applyCommandLineSwitches(config, options.commandLine);
-  return { env, workspace, home, logger, loaded, config };
-}
 
-function externalMaker(inputs: GenerationInputs) {
-  const { config, env, logger, workspace } = inputs;
-  return (adapters: ExternalAdapters, entry: SnapshotEntry): PluginImplementation | undefined => {
+  const makeExternal = (adapters: ExternalAdapters, entry: SnapshotEntry): PluginImplementation | undefined => {
     if (entry.manifest?.runtime === undefined || entry.pluginDir === null) return undefined;
     const overrides = config.plugins.entries[entry.id];
     return adapters.createExternalImplementation(
@@ -267,60 +253,22 @@ function externalMaker(inputs: GenerationInputs) {
       { env, logger, workspace, ...(overrides !== undefined ? { overrides } : {}) },
     );
   };
-}
-
-/**
- * A reload: running plugins whose entry table changed start their new child now, beside the
- * build of the rest of the generation (see planEarlyStarts). Returns how many it started.
- */
-async function startEarly(
-  options: AssembleOptions,
-  inputs: GenerationInputs,
-  pool: ImplementationPool,
-  serving: ServingGeneration,
-): Promise<number> {
-  const early = await planEarlyStarts({
-    serving,
-    config: inputs.config,
-    trusted: inputs.loaded.workspaceTrust.trusted,
-    refreshToolSources: options.refreshToolSources === true,
-  });
-  if (early.length === 0) return 0;
-  const adapters = await loadExternalAdapters();
-  const makeExternal = externalMaker(inputs);
-  for (const { entry, fingerprint } of early) pool.prestart(entry.id, fingerprint, () => makeExternal(adapters, entry));
-  return early.length;
-}
-
-/**
- * A live host's head start on a reload, at a config file's first event rather than once the burst
- * of events ends: reads the config as the next build will and starts the new children of running
- * plugins whose entry changed (see planEarlyStarts). The build that follows takes each child over
- * when it computes the same fingerprint; the host stops the others (`dropUnclaimed`). Nothing
- * happens while the config cannot be used (a file saved half-way): the build reports that.
- * Returns how many children it started.
- */
-export async function startEarlyForConfig(
-  options: AssembleOptions,
-  internals: { readonly pool: ImplementationPool; readonly serving: ServingGeneration },
-): Promise<number> {
-  let inputs: GenerationInputs;
-  try {
-    inputs = await readGenerationInputs(options, {});
-  } catch (error) {
-    if (error instanceof ConfigError) return 0;
-    throw error;
+  // A reload: running plugins whose entry table changed start their new child now, beside the
+  // build of the rest of the generation (see planEarlyStarts).
+  const { pool, serving } = internals;
+  const early =
+    pool === undefined || serving === undefined
+      ? []
+      : await planEarlyStarts({
+          serving,
+          config,
+          trusted: loaded.workspaceTrust.trusted,
+          refreshToolSources: options.refreshToolSources === true,
+        });
+  if (early.length > 0 && pool !== undefined) {
+    const adapters = await loadExternalAdapters();
+    for (const { entry, fingerprint } of early) pool.prestart(entry.id, fingerprint, () => makeExternal(adapters, entry));
   }
-  return startEarly(options, inputs, internals.pool, internals.serving);
-}
-
-/** {@link assemble} with the hooks a live host needs; `assemble()` is this with none. */
-export async function assembleGeneration(options: AssembleOptions, internals: GenerationInternals): Promise<AssembledGeneration> {
-  const inputs = await readGenerationInputs(options, internals);
-  const { env, workspace, home, logger, loaded, config } = inputs;
-  const { pause, pool, serving } = internals;
-  const makeExternal = externalMaker(inputs);
-  if (pool !== undefined && serving !== undefined) await startEarly(options, inputs, pool, serving);
   await pause?.();
   const roots = resolveDiscoveryRoots({
     config,

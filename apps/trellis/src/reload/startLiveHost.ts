@@ -4,14 +4,7 @@ import type { ExecutionHook, InvokeOptions, LifecycleState, ToolRequest } from '
 import { ERROR_CODES, silentLogger, type HostServices, type ToolOutcome } from '@trellis/sdk';
 import { Listeners, acquireSpawnHelper, createPacer, loadOnce, runStepsPausing, type Pause, type Steps } from '@trellis/sdk/internal';
 import { createRegistryBuildCache, entryJson, explainPlugin } from '@trellis/registry';
-import {
-  assembleGeneration,
-  startEarlyForConfig,
-  type AssembledGeneration,
-  type AssembleOptions,
-  type Assembly,
-  type LoadedConfig,
-} from '../assemble.ts';
+import { assembleGeneration, type AssembledGeneration, type AssembleOptions, type Assembly, type LoadedConfig } from '../assemble.ts';
 import { ConfigError } from '../errors.ts';
 import { Generation } from './Generation.ts';
 import { createImplementationPool } from './ImplementationPool.ts';
@@ -308,29 +301,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     return queued.promise;
   }
 
-  // ── a burst's head start ───────────────────────────────────────────────────────────────────
-  // At a config file's first event of a burst, the changed running plugins' new children start
-  // (startEarlyForConfig) while the debounce waits out the editor's churn: once per burst, and
-  // only while no reload runs (one that does picks the change up after it, with its own early start).
-  let headStart: Promise<void> | undefined;
-  let headStartTaken = false;
-  function startHead(): void {
-    if (closing !== undefined || running !== undefined || headStartTaken) return;
-    headStartTaken = true;
-    const track = pool.track();
-    headStart = startEarlyForConfig(options, { pool, serving: current })
-      .then(() => undefined)
-      .catch((error: unknown) =>
-        logger.warn(`starting changed plugins early failed: ${error instanceof Error ? error.message : String(error)}`),
-      )
-      .finally(() => track.end());
-  }
-
   async function reloadOnce(trigger: ReloadTrigger, startedAt: number): Promise<ReloadResult> {
-    // The burst's head start ends before the build: the build takes over its children, or stops them.
-    await headStart;
-    headStart = undefined;
-    headStartTaken = false;
     // What this build starts, so that close() can stop it mid-start (a handshake that never answers).
     const track = pool.track();
     building = track;
@@ -530,7 +501,6 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
       debounceMs: options.debounceMs ?? 150,
       pollIntervalSeconds: current.assembly.config.runtime.config_poll_interval,
       onChange: ({ firstEventAt }) => void reload('watch', firstEventAt),
-      onConfigEvent: startHead,
       onError: (error) => logger.warn(`watching the config and plugin roots: ${error.message}`),
     });
     await watch.ready;
@@ -596,9 +566,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
         await building?.abandon();
         await running?.catch(() => undefined);
         await queued?.promise.catch(() => undefined);
-        // Children a burst's head start began, for a reload that now never comes.
-        await headStart;
-        await dropUnclaimed();
+        await dropping;
         unfollowCatalog();
         await Promise.allSettled([...draining].map((generation) => generation.retire()));
         await current.retire();

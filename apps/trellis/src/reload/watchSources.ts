@@ -16,11 +16,6 @@ export interface WatchSourcesOptions {
   /** Called once per burst of changes, `debounceMs` after the last one, with the time of the first. */
   readonly onChange: (change: { readonly firstEventAt: number; readonly paths: readonly string[] }) => void;
   readonly onError?: (error: Error) => void;
-  /**
-   * Called at once for each event on a config file, before the burst ends (a live host starts the
-   * changed plugins' new children then; see startEarlyForConfig).
-   */
-  readonly onConfigEvent?: () => void;
   /** Quiet time that ends a burst (editors write, rename and chmod in quick succession). Default 150 ms. */
   readonly debounceMs?: number;
   /** Poll every this many seconds instead of native events; 0 = native events. */
@@ -72,7 +67,6 @@ export async function watchSources(sources: WatchedSources, options: WatchSource
     pending.push(path);
     clearTimeout(timer);
     timer = setTimeout(flush, debounceMs);
-    if (configFiles.has(path)) options.onConfigEvent?.();
   };
   const flush = (): void => {
     const paths = [...new Set(pending)];

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { pidsMentioning } from '@trellis/test-support';
 import { startLiveHost, type LiveHost } from '../../src/reload/startLiveHost.ts';
@@ -26,17 +26,11 @@ afterEach(async () => {
 const config = (extra = ''): string => `[plugins]\nallow = ["alpha", "beta"]\npaths = [${JSON.stringify(sandbox.root)}]\n${extra}`;
 const betaConfig = (colour: string): string => config(`\n[plugins.entries.beta]\nconfig = { colour = "${colour}" }\n`);
 
-async function startWithBetaRunning(watch: { debounceMs: number } | false = false): Promise<LiveHost> {
+async function startWithBetaRunning(): Promise<LiveHost> {
   sandbox.writePlugin('alpha');
   sandbox.writePlugin('beta', { logStarts: true });
   sandbox.writeConfig(betaConfig('red'));
-  host = await startLiveHost({
-    configPath: sandbox.config,
-    workspace: sandbox.dir,
-    home: sandbox.home,
-    env: sandbox.env,
-    ...(watch === false ? { watch: false } : { debounceMs: watch.debounceMs }),
-  });
+  host = await startLiveHost({ configPath: sandbox.config, workspace: sandbox.dir, home: sandbox.home, env: sandbox.env, watch: false });
   const first = await host.invoke({ name: 'beta.where' });
   expect(first.ok).toBe(true);
   expect(sandbox.spawns('beta')).toBe(1);
@@ -165,67 +159,29 @@ describe('a reload starts a changed plugin’s new child early', () => {
     expect(sandbox.spawns('beta')).toBe(1);
   });
 });
-
-describe('a burst of config events starts the changed plugin’s new child at its first event', () => {
-  // A debounce far longer than a child's start: the child must start within it, before any reload.
-  const debounceMs = 5000;
-
-  it('starts it while the debounce waits, and the reload serves with that child', { timeout: 60_000 }, async () => {
-    const live = await startWithBetaRunning({ debounceMs });
-    const reloads: string[] = [];
-    live.onReload((result) => reloads.push(result.status));
-    const [first] = sandbox.starts('beta');
-    const written = performance.now();
-    sandbox.writeConfig(betaConfig('green'));
-    expect(await waitFor(() => sandbox.starts('beta').length === 2, debounceMs - 1000)).toBe(true);
-    expect(performance.now() - written).toBeLessThan(debounceMs);
-    expect(reloads).toEqual([]);
-    // Meanwhile generation 1 serves beta on its old child.
-    expect(startOf(await live.invoke({ name: 'beta.where' }))).toBe(first);
-
-    expect(await waitFor(() => reloads.length > 0, 2 * debounceMs)).toBe(true);
-    expect(live.status().lastReload).toMatchObject({ status: 'applied', changes: { changed: ['beta'] } });
-    const served = await live.invoke({ name: 'beta.where' });
-    expect(startOf(served)).toBe(sandbox.starts('beta')[1]);
-    expect(served.ok ? served.value : served.error).toMatchObject({ count: 1, config: { colour: 'green' } });
-    expect(sandbox.spawns('beta')).toBe(2);
-  });
-
-  it('stops the head start’s child when the burst ends on another config, and serves the last one', { timeout: 60_000 }, async () => {
-    const live = await startWithBetaRunning({ debounceMs });
-    sandbox.writeConfig(betaConfig('green'));
-    expect(await waitFor(() => sandbox.starts('beta').length === 2, debounceMs - 1000)).toBe(true);
-    const [, green] = sandbox.starts('beta');
-    const redAndGreen = betaPids();
-    // The same burst ends on another colour: once per burst, so nothing more starts before the build.
-    sandbox.writeConfig(betaConfig('blue'));
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(sandbox.spawns('beta')).toBe(2);
-    expect(await waitFor(() => live.status().lastReload !== undefined, 3 * debounceMs)).toBe(true);
-    expect(live.status().lastReload).toMatchObject({ status: 'applied', changes: { changed: ['beta'] } });
-    const served = await live.invoke({ name: 'beta.where' });
-    expect(served.ok ? served.value : served.error).toMatchObject({ count: 1, config: { colour: 'blue' } });
-    expect(startOf(served)).not.toBe(green);
-    expect(sandbox.spawns('beta')).toBe(3);
-    // The green child, never taken over, is stopped (and red, drained).
-    expect(await waitFor(() => !betaPids().some((pid) => redAndGreen.includes(pid)))).toBe(true);
-    expect(betaPids().length).toBeGreaterThan(0);
-  });
-
-  it('a host closed during the debounce stops the child its head start began', { timeout: 60_000 }, async () => {
-    const live = await startWithBetaRunning({ debounceMs });
-    sandbox.writeConfig(betaConfig('green'));
-    expect(await waitFor(() => sandbox.starts('beta').length === 2, debounceMs - 1000)).toBe(true);
-    await live.close();
-    host = undefined;
-    expect(pidsMentioning(sandbox.dir)).toEqual([]);
-  });
-
-  it('starts nothing for a config saved half-way; the reload reports it', { timeout: 60_000 }, async () => {
-    const live = await startWithBetaRunning({ debounceMs: 1000 });
-    sandbox.writeConfig(`${betaConfig('green')}\n[runtime\n`);
-    expect(await waitFor(() => live.status().lastReload !== undefined, 10_000)).toBe(true);
-    expect(live.status().lastReload).toMatchObject({ status: 'rejected' });
+describe('a save written in pieces within the debounce', () => {
+  // A head start at a burst's first event (tried, then dropped; see docs/reload.md) read such a
+  // file half-written and ran the plugin with a grant the saved config withdraws.
+  it('starts no child from a prefix of the file, even one that grants more', { timeout: 60_000 }, async () => {
+    sandbox.writePlugin('alpha');
+    sandbox.writePlugin('beta', { logStarts: true });
+    sandbox.writeConfig(betaConfig('red'));
+    host = await startLiveHost({
+      configPath: sandbox.config,
+      workspace: sandbox.dir,
+      home: sandbox.home,
+      env: sandbox.env,
+      debounceMs: 1000,
+    });
+    expect((await host.invoke({ name: 'beta.where' })).ok).toBe(true);
+    // Truncated, then a prefix that changes beta's entry, then (within the debounce) the rest, which disables it.
+    const fd = openSync(sandbox.config, constants.O_WRONLY | constants.O_TRUNC);
+    writeSync(fd, betaConfig('green'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    writeSync(fd, 'enabled = false\n');
+    closeSync(fd);
+    expect(await waitFor(() => host!.status().lastReload !== undefined, 10_000)).toBe(true);
+    expect(host.status().lastReload).toMatchObject({ status: 'applied', changes: { removed: ['beta'] } });
     expect(sandbox.spawns('beta')).toBe(1);
   });
 });
