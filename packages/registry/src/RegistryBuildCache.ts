@@ -97,7 +97,9 @@ export function createRegistryBuildCache(): RegistryBuildCache {
     keepServing(found) {
       const serving = running.get(found.manifestPath);
       if (serving === undefined || serving.bytes === null || found.bytes === null || sameBytes(serving.bytes, found.bytes)) return found;
+      // The same plugin folder, not only the same path: another folder put there is judged as it is.
       if (serving.manifestReal !== found.manifestReal || serving.pluginDirReal !== found.pluginDirReal) return found;
+      if (!sameFolderIdentity(pluginFolderOf(serving), pluginFolderOf(found))) return found;
       // Parsed here, once (admission takes the parse from the cache).
       const errors = cache.parse(found.bytes).errors;
       if (errors.length === 0) return found;
@@ -176,7 +178,22 @@ export function sameExternalFacts(a: ExternalCandidateFacts, b: ExternalCandidat
 
 function sameStat(a: StatFacts | null, b: StatFacts | null): boolean {
   if (a === null || b === null) return a === b;
-  return a.type === b.type && a.mode === b.mode && a.uid === b.uid && a.gid === b.gid && a.nlink === b.nlink && a.size === b.size;
+  return (
+    a.type === b.type &&
+    a.mode === b.mode &&
+    a.uid === b.uid &&
+    a.gid === b.gid &&
+    a.nlink === b.nlink &&
+    a.size === b.size &&
+    a.dev === b.dev &&
+    a.ino === b.ino
+  );
+}
+
+const pluginFolderOf = (facts: ExternalCandidateFacts): StatFacts | null => facts.folders.find((f) => f.role === 'plugin')?.stat ?? null;
+
+function sameFolderIdentity(a: StatFacts | null, b: StatFacts | null): boolean {
+  return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
 }
 
 function sameFolder(a: FolderFacts, b: FolderFacts): boolean {

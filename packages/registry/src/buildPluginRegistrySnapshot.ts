@@ -111,11 +111,14 @@ function* registryPipeline(options: BuildPluginRegistrySnapshotOptions): Steps<P
   const keptManifests: KeptManifest[] = [];
   const keptPaths = cache?.keptManifests();
   if (keptPaths !== undefined && keptPaths.size > 0) {
+    const listed = new Set<string>();
     for (const { facts, id } of admitted) {
-      if (facts.bundled) continue;
+      // A manifest found twice (a root listed with a folder inside it) is said once.
+      if (facts.bundled || listed.has(facts.manifestPath)) continue;
       const errors = keptPaths.get(facts.manifestPath);
-      if (errors !== undefined)
-        keptManifests.push({ id, manifestPath: facts.manifestPath, message: `${facts.manifestPath}: ${errors.join('; ')}` });
+      if (errors === undefined) continue;
+      listed.add(facts.manifestPath);
+      keptManifests.push({ id, manifestPath: facts.manifestPath, message: `${facts.manifestPath}: ${errors.join('; ')}` });
     }
   }
 

@@ -5,8 +5,8 @@ import type { ExternalCandidateFacts, StatFacts } from './types.ts';
 
 /**
  * Whether what admission judged of an external candidate still holds on disk: the manifest's
- * bytes, and the type, mode and owner of the manifest (and its link count and size) and of every
- * folder from the plugin folder up to the root. A few `lstat`s and one read: a host that acts on
+ * bytes, and the identity, type, mode and owner of the manifest (and its link count and size) and
+ * of every folder from the plugin folder up to the root. A few `lstat`s and one read: a host that acts on
  * one plugin before its next full discovery (a reload starting a changed child early) checks this
  * first. False on any difference, on any error, and for a candidate reached through a symlink
  * (where the link now leads is discovery's to say).
@@ -29,5 +29,6 @@ export function isCandidateUnchanged(facts: ExternalCandidateFacts): boolean {
 
 function sameStat(now: StatFacts, then: StatFacts, file: boolean): boolean {
   if (now.type !== then.type || now.mode !== then.mode || now.uid !== then.uid || now.gid !== then.gid) return false;
+  if (now.dev !== then.dev || now.ino !== then.ino) return false; // another file or folder put in its place
   return !file || (now.nlink === then.nlink && now.size === then.size);
 }

@@ -4,7 +4,16 @@ import type { FileType, StatFacts } from './types.ts';
 
 /** Converts `Stats` to the plain facts admission reads. */
 export function toStatFacts(stats: Stats): StatFacts {
-  return { type: fileTypeOf(stats), mode: stats.mode, uid: stats.uid, gid: stats.gid, nlink: stats.nlink, size: stats.size };
+  return {
+    type: fileTypeOf(stats),
+    mode: stats.mode,
+    uid: stats.uid,
+    gid: stats.gid,
+    nlink: stats.nlink,
+    size: stats.size,
+    dev: stats.dev,
+    ino: stats.ino,
+  };
 }
 
 function fileTypeOf(stats: Stats): FileType {

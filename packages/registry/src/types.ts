@@ -103,6 +103,12 @@ export interface StatFacts {
   readonly gid: number;
   readonly nlink: number;
   readonly size: number;
+  /**
+   * Which file or folder this is (`st_dev`, `st_ino`): one put in its place at the same path (a
+   * folder moved away and another made there) has others.
+   */
+  readonly dev: number;
+  readonly ino: number;
 }
 
 /** A folder on the way from the plugin folder up to (and including) the root. */

@@ -151,6 +151,45 @@ describe('RegistryBuildCache', () => {
     expect(entry(after)?.reasons[0]?.code).toBe('MANIFEST_INVALID');
   });
 
+  it('judges a folder put in place of a kept plugin’s folder as it is, and says a manifest found twice once', () => {
+    const base = makeTree({
+      'plugins/alpha/plugin.toml': manifestText({ id: 'alpha', runtime: PROCESS_RUNTIME }),
+      'plugins/inner/beta/plugin.toml': manifestText({ id: 'beta', runtime: PROCESS_RUNTIME }),
+    });
+    const cache = createRegistryBuildCache();
+    serve(cache, build(base, cache));
+    // alpha moved aside; another folder, its manifest broken, made at the old path.
+    renameSync(join(base, 'plugins/alpha'), join(base, 'plugins/alpha2'));
+    mkdirSync(join(base, 'plugins/alpha'));
+    writeFileSync(join(base, 'plugins/alpha/plugin.toml'), 'id = "newthing"\nversion = [\n');
+    const moved = build(base, cache);
+    expect(moved.keptManifests).toEqual([]);
+    const alphas = moved.snapshot.plugins.filter((p) => p.id === 'alpha');
+    // The new folder's manifest does not parse, so it goes by its folder's name, rejected; alpha serves from where it went.
+    expect(alphas.map((p) => [p.state, p.pluginDir])).toEqual([
+      ['rejected', join(base, 'plugins/alpha')],
+      ['enabled', join(base, 'plugins/alpha2')],
+    ]);
+    expect(moved.snapshot.plugins.find((p) => p.pluginDir === join(base, 'plugins/alpha'))?.reasons[0]?.code).toBe('MANIFEST_INVALID');
+
+    // beta found from two roots (one inside the other), its manifest broken: kept, and said once.
+    const twice = (cacheOf: RegistryBuildCache) =>
+      buildPluginRegistrySnapshot({
+        config: config({ plugins: { allow: ['alpha', 'beta'] } }),
+        roots: [fileRoot(join(base, 'plugins/inner'), 'workspace'), fileRoot(join(base, 'plugins'))],
+        bundled: [],
+        profiles: PROFILES,
+        env: {},
+        uid: 0,
+        commandsOnPath: {},
+        buildCache: cacheOf,
+      });
+    const again = createRegistryBuildCache();
+    serve(again, twice(again));
+    writeFileSync(join(base, 'plugins/inner/beta/plugin.toml'), 'id = "beta"\nversion = [\n');
+    expect(twice(again).keptManifests.map((k) => k.id)).toEqual(['beta']);
+  });
+
   it('keeps the manifest of a plugin in a root where another plugin is reached by two paths', () => {
     const base = makeTree({
       'plugins/alpha/plugin.toml': manifestText({ id: 'alpha', runtime: PROCESS_RUNTIME, description: 'good' }),

@@ -392,8 +392,17 @@ describe('admitCandidate on real trees', () => {
 });
 
 describe('admitCandidate on stat facts (what root cannot create on disk)', () => {
-  const dir = (mode: number, uid = 0): StatFacts => ({ type: 'directory', mode: 0o40000 | mode, uid, gid: uid, nlink: 2, size: 4096 });
-  const file: StatFacts = { type: 'file', mode: 0o100644, uid: 1000, gid: 1000, nlink: 1, size: 10 };
+  const dir = (mode: number, uid = 0): StatFacts => ({
+    type: 'directory',
+    mode: 0o40000 | mode,
+    uid,
+    gid: uid,
+    nlink: 2,
+    size: 4096,
+    dev: 1,
+    ino: 2,
+  });
+  const file: StatFacts = { type: 'file', mode: 0o100644, uid: 1000, gid: 1000, nlink: 1, size: 10, dev: 1, ino: 3 };
   const facts = (over: Partial<ExternalCandidateFacts>): ExternalCandidateFacts => ({
     bundled: false,
     source: fileRoot('/r/a'),

@@ -392,6 +392,8 @@ describe('toStatFacts', () => {
       gid: real.gid,
       nlink: real.nlink,
       size: real.size,
+      dev: real.dev,
+      ino: real.ino,
     });
     // A uid of nobody on some systems and a file past 1 GiB: no int32 wrap-around.
     const big = Object.assign(Object.create(Object.getPrototypeOf(real) as object) as Stats, real, {

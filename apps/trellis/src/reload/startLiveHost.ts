@@ -604,8 +604,11 @@ function servingFacts(assembly: Assembly): ExternalCandidateFacts[] {
 function brokenManifests(serving: PluginRegistrySnapshot, next: Assembly): Array<{ readonly id: string; readonly error: ReloadProblem }> {
   const out: Array<{ readonly id: string; readonly error: ReloadProblem }> = [];
   for (const kept of next.registry.keptManifests) {
-    // Kept, but not enabled in the next generation (the same edit disabled it): it stops anyway.
-    const serves = next.snapshot.plugins.some((entry) => entry.id === kept.id && entry.state === 'enabled');
+    // Kept, but not the copy the next generation enables (the same edit disabled it, or a copy in
+    // a root that wins serves instead): it stops anyway.
+    const serves = next.registry.trace.some(
+      (d) => d.state === 'enabled' && !d.admitted.facts.bundled && d.admitted.facts.manifestPath === kept.manifestPath,
+    );
     const message = `plugin ${kept.id}: ${kept.message}${serves ? '; it keeps serving with its last valid plugin.toml' : ''}`;
     out.push({ id: kept.id, error: { code: ERROR_CODES.MANIFEST_INVALID, message } });
   }

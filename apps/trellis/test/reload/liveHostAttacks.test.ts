@@ -295,6 +295,24 @@ describe('a live host notices who may write its plugins', () => {
     },
   );
 
+  it('does not say a broken copy keeps serving when a copy in a root that wins serves instead', { timeout: 60_000 }, async () => {
+    const envRoot = join(sandbox.dir, 'env-plugins');
+    sandbox.writePlugin('alpha', { folder: join(envRoot, 'alpha') });
+    sandbox.writeConfig(`[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(sandbox.root)}]\n`);
+    const env = { ...sandbox.env, TRELLIS_PLUGIN_PATH: envRoot };
+    host = await startLiveHost({ configPath: sandbox.config, workspace: sandbox.dir, home: sandbox.home, env, watch: false });
+    expect((await host.invoke({ name: 'alpha.where' })).ok).toBe(true);
+    // One edit breaks the env root's copy and adds a valid one to the explicit root, which wins.
+    writeFileSync(join(envRoot, 'alpha', 'plugin.toml'), 'schema_version = 1\nid = "alpha"\nversion = [\n');
+    sandbox.writePlugin('alpha');
+    const result = await host.reload();
+    expect(result).toMatchObject({ status: 'applied', changes: { changed: ['alpha'] } });
+    expect(result.status === 'applied' ? result.notApplied : []).toEqual([
+      { code: 'MANIFEST_INVALID', message: expect.stringMatching(/^plugin alpha: .*env-plugins\/alpha\/plugin\.toml: [^;]*$/) },
+    ]);
+    expect(stateOf(host, 'alpha')?.pluginDir).toBe(join(sandbox.root, 'alpha'));
+  });
+
   it('notices a folder made world-writable when it polls ([runtime] config_poll_interval)', { timeout: 60_000 }, async () => {
     sandbox.writePlugin('alpha');
     sandbox.writeConfig(
