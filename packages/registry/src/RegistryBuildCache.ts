@@ -32,7 +32,7 @@ import type {
  *
  * One thing it keeps on purpose rather than by equality: the manifest of a plugin the serving
  * generation runs (see `serving`), once it no longer validates (an edit saved half-way, a typo),
- * is admitted with the bytes that plugin runs from, while it stays at the same real path; so a
+ * is admitted with the bytes that plugin runs from, while it stays in the same plugin folder; so a
  * live host keeps serving that plugin as it was rather than stopping it or holding every other
  * change back (see `keptManifests`). Only bytes a generation admitted, enabled and started stand
  * in: never ones seen only while the plugin was rejected or disabled (someone else may have written
@@ -44,7 +44,8 @@ export interface RegistryBuildCache {
   parse(bytes: Uint8Array): ParsedManifest;
   /**
    * `facts`, or, when its manifest no longer validates and the serving generation runs that plugin
-   * from the same real path, `facts` with the bytes it runs from. Call it for every candidate found.
+   * from the same folder (real paths, device and inode), `facts` with the bytes it runs from. Call
+   * it for every candidate found.
    */
   keepServing<T extends ExternalCandidateFacts>(facts: T): T;
   /** `facts`, or the last build's facts of the same manifest when every one of them is equal. */

@@ -379,7 +379,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
     if (unchanged && (configRejected !== undefined || broken.length > 0)) {
       barrier.lower();
       await built.assembly.dispose();
-      const result = rejected(trigger, startedAt, [...(configRejected ?? []), ...broken.map((b) => b.error)]);
+      const result = rejected(trigger, startedAt, [...(configRejected ?? []), ...broken]);
       notifyReload(result);
       return result;
     }
@@ -404,7 +404,7 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
         code: problem.code,
         message: `${problem.message} (generation ${number} keeps the last config that worked)`,
       })),
-      ...broken.map((b) => b.error),
+      ...broken,
     ];
     for (const id of built.stillStarting) {
       warnings.push({
@@ -601,8 +601,8 @@ function servingFacts(assembly: Assembly): ExternalCandidateFacts[] {
  * those `next` kept with their last valid bytes, and plugins rejected as `MANIFEST_INVALID` that
  * were not, the same way, in `serving` (a new folder saved half-way).
  */
-function brokenManifests(serving: PluginRegistrySnapshot, next: Assembly): Array<{ readonly id: string; readonly error: ReloadProblem }> {
-  const out: Array<{ readonly id: string; readonly error: ReloadProblem }> = [];
+function brokenManifests(serving: PluginRegistrySnapshot, next: Assembly): ReloadProblem[] {
+  const out: ReloadProblem[] = [];
   for (const kept of next.registry.keptManifests) {
     // Kept, but not the copy the next generation enables (the same edit disabled it, or a copy in
     // a root that wins serves instead): it stops anyway.
@@ -610,7 +610,7 @@ function brokenManifests(serving: PluginRegistrySnapshot, next: Assembly): Array
       (d) => d.state === 'enabled' && !d.admitted.facts.bundled && d.admitted.facts.manifestPath === kept.manifestPath,
     );
     const message = `plugin ${kept.id}: ${kept.message}${serves ? '; it keeps serving with its last valid plugin.toml' : ''}`;
-    out.push({ id: kept.id, error: { code: ERROR_CODES.MANIFEST_INVALID, message } });
+    out.push({ code: ERROR_CODES.MANIFEST_INVALID, message });
   }
   const brokenKey = (entry: PluginRegistrySnapshot['plugins'][number]): string | undefined => {
     const reason = entry.reasons[0];
@@ -620,10 +620,7 @@ function brokenManifests(serving: PluginRegistrySnapshot, next: Assembly): Array
   for (const entry of next.snapshot.plugins) {
     const key = brokenKey(entry);
     if (key === undefined || before.has(key)) continue;
-    out.push({
-      id: entry.id,
-      error: { code: ERROR_CODES.MANIFEST_INVALID, message: `plugin ${entry.id}: ${entry.reasons[0]?.message ?? 'invalid manifest'}` },
-    });
+    out.push({ code: ERROR_CODES.MANIFEST_INVALID, message: `plugin ${entry.id}: ${entry.reasons[0]?.message ?? 'invalid manifest'}` });
   }
   return out;
 }
