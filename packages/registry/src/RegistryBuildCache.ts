@@ -1,4 +1,5 @@
 import { keptByInputs, samePlainData } from '@trellis/sdk/internal';
+import { createManifestReadMemo, type ManifestReadMemo } from './ManifestReadMemo.ts';
 import { registryDependency } from './prepareRegistry.ts';
 import type { ParsedManifest } from './parseManifest.ts';
 import type {
@@ -40,6 +41,8 @@ import type {
  * discovery found now.
  */
 export interface RegistryBuildCache {
+  /** The manifests earlier builds read, taken over while untouched (see `ManifestReadMemo`). */
+  readonly readMemo: ManifestReadMemo;
   /** `parseManifest(bytes)`, answered from the last builds when the same bytes were parsed. */
   parse(bytes: Uint8Array): ParsedManifest;
   /**
@@ -86,6 +89,7 @@ export function createRegistryBuildCache(): RegistryBuildCache {
   const decisions = new WeakMap<AdmittedCandidate, { readonly inputs: unknown; readonly value: DecidedCandidate }>();
   const entries = new WeakMap<DecidedCandidate, { readonly inputs: unknown; readonly value: SnapshotEntry }>();
   const cache: RegistryBuildCache = {
+    readMemo: createManifestReadMemo(),
     parse(bytes) {
       // A one-byte-per-char copy of the bytes: exact, and far cheaper than a UTF-8 decode and a parse.
       const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
@@ -207,7 +211,7 @@ function sameRefusal(a: ReadRefusal | null, b: ReadRefusal | null): boolean {
 }
 
 function sameBytes(a: Uint8Array | null, b: Uint8Array | null): boolean {
-  if (a === null || b === null) return a === b;
+  if (a === null || b === null || a === b) return a === b;
   return Buffer.compare(a, b) === 0;
 }
 

@@ -3,6 +3,7 @@ import { basename, dirname, join, sep } from 'node:path';
 import { ERROR_CODES } from '@trellis/sdk';
 import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { containsPath } from './containsPath.ts';
+import { memoizableFileSystem } from './ManifestReadMemo.ts';
 import { ManifestReader } from './readManifestFile.ts';
 import type { RegistryBuildCache } from './RegistryBuildCache.ts';
 import type { ReadOutcome } from './readManifestFile.ts';
@@ -33,7 +34,7 @@ export interface DiscoverCandidatesOptions {
   /** The compiled-in descriptors (root 4); no file is read for them. */
   readonly bundled: readonly BundledPluginDescriptor[];
   /** A host's cache across builds: a candidate whose facts all equal the last build's keeps that build's object. */
-  readonly buildCache?: Pick<RegistryBuildCache, 'keepServing' | 'sameFacts'>;
+  readonly buildCache?: Pick<RegistryBuildCache, 'keepServing' | 'sameFacts' | 'readMemo'>;
 }
 
 /** A manifest the walk found, located: its paths, and the read when the walk already made it. */
@@ -141,7 +142,8 @@ export function* discoverCandidatesSteps(options: DiscoverCandidatesOptions): St
     const rootReal = resolveRoot(root, warnings);
     if (rootReal === null) continue;
 
-    const { entries, problem } = yield* walkPluginRootSteps(rootReal, reader);
+    const memo = options.buildCache !== undefined && memoizableFileSystem(rootReal) ? options.buildCache.readMemo : undefined;
+    const { entries, problem } = yield* walkPluginRootSteps(rootReal, reader, memo);
     if (problem !== null) {
       warnings.push({
         code: ERROR_CODES.ROOT_MISSING,
@@ -198,6 +200,7 @@ export function* discoverCandidatesSteps(options: DiscoverCandidatesOptions): St
       }
     }
   }
+  options.buildCache?.readMemo.endRun();
   for (const facts of all) facts.aliases.sort();
 
   const bundled: BundledCandidateFacts[] = [...options.bundled]

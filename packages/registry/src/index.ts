@@ -55,6 +55,7 @@ export type { BuildSnapshotOptions } from './buildSnapshot.ts';
 export { canonicalJson as stableStringify } from '@trellis/sdk/internal';
 export { buildPluginRegistrySnapshot, buildPluginRegistrySnapshotInSteps } from './buildPluginRegistrySnapshot.ts';
 export { createRegistryBuildCache } from './RegistryBuildCache.ts';
+export { SETTLED_MS } from './ManifestReadMemo.ts';
 export { isCandidateUnchanged } from './isCandidateUnchanged.ts';
 export type { RegistryBuildCache } from './RegistryBuildCache.ts';
 export type { BuildPluginRegistrySnapshotOptions, KeptManifest, PluginRegistryResult } from './buildPluginRegistrySnapshot.ts';

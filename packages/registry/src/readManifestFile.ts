@@ -1,5 +1,6 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { MAX_MANIFEST_BYTES } from '@trellis/sdk';
+import type { ManifestReadMemo } from './ManifestReadMemo.ts';
 import { errnoOf, toStatFacts } from './statFacts.ts';
 import type { ReadRefusal, StatFacts } from './types.ts';
 
@@ -56,6 +57,19 @@ export class ManifestReader {
     const outcome = this.readByType(real, lstat);
     if (typeof outcome !== 'string') return outcome;
     return { lstat, stat: null, bytes: null, refusal: { kind: 'OPEN_FAILED', message: `cannot open it (${outcome})` } };
+  }
+
+  /**
+   * {@link ManifestReader.readByType}, or the read an earlier run made when `memo` says the file
+   * is the same and untouched since (`stats`, the walk's `lstat` of it, with its times).
+   */
+  readRemembered(path: string, lstat: StatFacts, stats: Stats, memo: ManifestReadMemo): ReadOutcome | string {
+    const known = memo.lookup(path, stats);
+    if (known !== undefined) return { ...known, lstat };
+    const startedAt = memo.now();
+    const outcome = this.readByType(path, lstat);
+    if (typeof outcome !== 'string') memo.remember(path, stats, outcome, startedAt);
+    return outcome;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { lstatSync, readdirSync, statSync } from 'node:fs';
-import type { Dirent } from 'node:fs';
+import type { Dirent, Stats } from 'node:fs';
+import type { ManifestReadMemo } from './ManifestReadMemo.ts';
 import type { ManifestReader, ReadOutcome } from './readManifestFile.ts';
 import { errnoOf, toStatFacts } from './statFacts.ts';
 import { runSteps, type Steps } from '@trellis/sdk/internal';
@@ -50,19 +51,23 @@ export interface WalkEntry {
  * and read at once (see {@link ManifestReader}). A plugin folder is never listed, so a plugin costs
  * `lstat`, `open`, `fstat`, `read` and `close` instead of a `readdir` (five calls) plus those.
  * This is a fixed name at bounded depth, which needs none of a glob library's pattern machinery;
- * see docs/decisions/0001-discovery-walk-and-toml-fast-path.md for the measurements.
+ * see docs/decisions/0001-discovery-walk-and-toml-fast-path.md for the measurements. With a
+ * `memo` (a live host's), a manifest whose `lstat` says it is untouched since an earlier run read
+ * it is not opened again: that read is taken over (see {@link ManifestReadMemo}).
  */
 export function walkPluginRoot(
   rootReal: string,
   reader: ManifestReader,
+  memo?: ManifestReadMemo,
 ): { readonly entries: WalkEntry[]; readonly problem: string | null } {
-  return runSteps(walkPluginRootSteps(rootReal, reader));
+  return runSteps(walkPluginRootSteps(rootReal, reader, memo));
 }
 
 /** {@link walkPluginRoot}, pausable after every folder visited (see `Steps`). */
 export function* walkPluginRootSteps(
   rootReal: string,
   reader: ManifestReader,
+  memo?: ManifestReadMemo,
 ): Steps<{ readonly entries: WalkEntry[]; readonly problem: string | null }> {
   const out: WalkEntry[] = [];
   // Folders to visit, level by level: `dir` ends with a slash, so children are `dir + name`.
@@ -91,8 +96,10 @@ export function* walkPluginRootSteps(
     const { dir, rel, depth, linked } = queue[head]!;
     const manifest = dir + MANIFEST_FILE_NAME;
     let lstat: StatFacts | null = null;
+    let stats: Stats | undefined;
     try {
-      lstat = toStatFacts(lstatSync(manifest));
+      stats = lstatSync(manifest);
+      lstat = toStatFacts(stats);
     } catch (error) {
       const errno = errnoOf(error);
       if (errno !== 'ENOENT') {
@@ -116,7 +123,10 @@ export function* walkPluginRootSteps(
       // opened and read now (a swap in between is caught by the open or the fstat).
       let read: ReadOutcome | null = null;
       if (!linked && lstat.type !== 'symlink') {
-        const outcome = reader.readByType(manifest, lstat);
+        const outcome =
+          memo !== undefined && stats !== undefined
+            ? reader.readRemembered(manifest, lstat, stats, memo)
+            : reader.readByType(manifest, lstat);
         // An open that failed (a swap, no permission) leaves it to the full path.
         read = typeof outcome === 'string' ? null : outcome;
       }

@@ -1,11 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { chmodSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CODES } from '@trellis/sdk';
 import { startLiveHost, type LiveHost } from '../../src/reload/startLiveHost.ts';
 import { createReloadSandbox, nextReload, waitFor, type ReloadSandbox } from './reloadFixture.ts';
 import { pidsMentioning } from '@trellis/test-support';
+import { SETTLED_MS } from '@trellis/registry';
 
 let sandbox: ReloadSandbox;
 let host: LiveHost | undefined;
@@ -77,6 +79,29 @@ describe('live host', () => {
     await live.close();
     expect(await waitFor(() => pidsMentioning(sandbox.dir).length === 0)).toBe(true);
   });
+
+  it(
+    'an edit to a settled manifest is applied even when it keeps the size and the mtime (reads are taken over by lstat)',
+    { timeout: 60_000 },
+    async () => {
+      sandbox.writePlugin('alpha', { version: '1.0.0' });
+      sandbox.writeConfig(baseConfig());
+      // Settled: a host takes over the read of a manifest left alone this long (see ManifestReadMemo).
+      await new Promise((resolve) => setTimeout(resolve, SETTLED_MS + 200));
+      const live = await start({ watch: false });
+      expect(await live.reload()).toMatchObject({ status: 'unchanged' });
+      const manifest = join(sandbox.root, 'alpha', 'plugin.toml');
+      const before = statSync(manifest, { bigint: true });
+      writeFileSync(manifest, readFileSync(manifest, 'utf8').replace('version = "1.0.0"', 'version = "1.0.1"'));
+      // As `touch -d` would put it back, to the nanosecond; only the ctime tells the edit.
+      const seconds = before.mtimeNs / 1_000_000_000n;
+      execFileSync('touch', ['-m', '-d', `@${seconds}.${(before.mtimeNs % 1_000_000_000n).toString().padStart(9, '0')}`, manifest]);
+      const after = statSync(manifest, { bigint: true });
+      expect([after.size, after.mtimeNs, after.ino]).toEqual([before.size, before.mtimeNs, before.ino]);
+      expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['alpha'] } });
+      expect(live.snapshot.plugins.find((p) => p.id === 'alpha')?.manifest?.version).toBe('1.0.1');
+    },
+  );
 
   it('a call started on generation N finishes on N; a disabled plugin serves no call after the swap', { timeout: 60_000 }, async () => {
     sandbox.writePlugin('alpha');

@@ -1,0 +1,108 @@
+import { statfsSync, type Stats } from 'node:fs';
+import type { ReadOutcome } from './readManifestFile.ts';
+
+/**
+ * How long a manifest must have been left alone (its ctime and mtime this far before it was
+ * read) for a later run to take its read over. A file changed just before it was read may be
+ * changed again within the same tick of the file system's clock and keep its timestamps: the
+ * kernel stamps files from a coarse clock, and FAT keeps mtimes to 2 s. Such a file is read
+ * again on every run until it has settled.
+ */
+export const SETTLED_MS = 2000;
+
+/**
+ * File systems whose `lstat` is authoritative (`statfs` f_type, Linux): local ones. On a network
+ * file system `lstat` may answer from a client-side attribute cache for up to a minute, while
+ * `open` revalidates: there a manifest is always opened and read.
+ */
+const LOCAL_FILE_SYSTEMS = new Set([
+  0xef53, // ext2, ext3, ext4
+  0x58465342, // xfs
+  0x9123683e, // btrfs
+  0x01021994, // tmpfs
+  0x794c7630, // overlayfs
+  0x2fc12fc1, // zfs
+  0xf2f52010, // f2fs
+]);
+
+/**
+ * What earlier discovery runs of one long-running host read, by manifest path: a run finds a
+ * manifest whose `lstat` is the very same as when it was read (device, inode, size, mode, owner,
+ * links, ctime and mtime) and takes that read over instead of opening the file again. Any write,
+ * `chmod`, `chown`, link or rename changes the ctime, which no user can set back; admission still
+ * judges the `lstat` of now. Held by a live host's `RegistryBuildCache`; a one-shot run has none.
+ */
+export interface ManifestReadMemo {
+  /** The read of `path` an earlier run made, when `stats` (an `lstat` of now) say the file is the same and untouched since. */
+  lookup(path: string, stats: Stats): ReadOutcome | undefined;
+  /** Remembers a read that succeeded, made of the file `stats` describe; `startedAt` is `now()` taken before it was opened. */
+  remember(path: string, stats: Stats, outcome: ReadOutcome, startedAt: number): void;
+  /** The clock reads are timed with (ms since the epoch, the clock file times are stamped with). */
+  now(): number;
+  /** Ends a discovery run: reads of paths it did not reach are forgotten. */
+  endRun(): void;
+}
+
+interface Remembered {
+  readonly dev: number;
+  readonly ino: number;
+  readonly size: number;
+  readonly mode: number;
+  readonly uid: number;
+  readonly gid: number;
+  readonly nlink: number;
+  readonly ctimeMs: number;
+  readonly mtimeMs: number;
+  readonly outcome: ReadOutcome;
+  run: number;
+}
+
+/** A memo for a live host's discovery runs; `now` is for tests. */
+export function createManifestReadMemo(options: { readonly now?: () => number } = {}): ManifestReadMemo {
+  const now = options.now ?? Date.now;
+  const reads = new Map<string, Remembered>();
+  let run = 0;
+  return {
+    lookup(path, stats) {
+      const known = reads.get(path);
+      if (known === undefined) return undefined;
+      known.run = run;
+      const same =
+        known.ino === stats.ino &&
+        known.dev === stats.dev &&
+        known.ctimeMs === stats.ctimeMs &&
+        known.mtimeMs === stats.mtimeMs &&
+        known.size === stats.size &&
+        known.mode === stats.mode &&
+        known.uid === stats.uid &&
+        known.gid === stats.gid &&
+        known.nlink === stats.nlink;
+      return same ? known.outcome : undefined;
+    },
+    remember(path, stats, outcome, startedAt) {
+      if (outcome.bytes === null || outcome.refusal !== null) return;
+      // Changed too recently to tell a later change in the same clock tick apart: not kept.
+      if (stats.ctimeMs > startedAt - SETTLED_MS || stats.mtimeMs > startedAt - SETTLED_MS) {
+        reads.delete(path);
+        return;
+      }
+      const { dev, ino, size, mode, uid, gid, nlink, ctimeMs, mtimeMs } = stats;
+      reads.set(path, { dev, ino, size, mode, uid, gid, nlink, ctimeMs, mtimeMs, outcome, run });
+    },
+    now,
+    endRun() {
+      for (const [path, known] of reads) if (known.run !== run) reads.delete(path);
+      run += 1;
+    },
+  };
+}
+
+/** Whether reads under `path` may be taken over by `lstat` (a local file system on Linux); false when unknown. */
+export function memoizableFileSystem(path: string): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    return LOCAL_FILE_SYSTEMS.has(Number(statfsSync(path).type));
+  } catch {
+    return false;
+  }
+}
