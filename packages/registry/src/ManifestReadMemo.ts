@@ -1,4 +1,4 @@
-import { statfsSync, type Stats } from 'node:fs';
+import { statfsSync, statSync, type Stats } from 'node:fs';
 import type { ReadOutcome } from './readManifestFile.ts';
 
 /**
@@ -104,5 +104,25 @@ export function memoizableFileSystem(path: string): boolean {
     return LOCAL_FILE_SYSTEMS.has(Number(statfsSync(path).type));
   } catch {
     return false;
+  }
+}
+
+/**
+ * The memo as one root's walk uses it: only for files on the root's own device, the file system
+ * {@link memoizableFileSystem} vouched for (a network share mounted inside a local root is read
+ * every time). Undefined when the root's file system is not one it trusts.
+ */
+export interface RootReadMemo {
+  readonly memo: ManifestReadMemo;
+  /** `st_dev` of the root. */
+  readonly device: number;
+}
+
+export function rootReadMemo(memo: ManifestReadMemo, rootReal: string): RootReadMemo | undefined {
+  if (!memoizableFileSystem(rootReal)) return undefined;
+  try {
+    return { memo, device: statSync(rootReal).dev };
+  } catch {
+    return undefined;
   }
 }

@@ -3,7 +3,7 @@ import { basename, dirname, join, sep } from 'node:path';
 import { ERROR_CODES } from '@trellis/sdk';
 import type { BundledPluginDescriptor } from '@trellis/sdk/internal';
 import { containsPath } from './containsPath.ts';
-import { memoizableFileSystem } from './ManifestReadMemo.ts';
+import { rootReadMemo } from './ManifestReadMemo.ts';
 import { ManifestReader } from './readManifestFile.ts';
 import type { RegistryBuildCache } from './RegistryBuildCache.ts';
 import type { ReadOutcome } from './readManifestFile.ts';
@@ -142,7 +142,7 @@ export function* discoverCandidatesSteps(options: DiscoverCandidatesOptions): St
     const rootReal = resolveRoot(root, warnings);
     if (rootReal === null) continue;
 
-    const memo = options.buildCache !== undefined && memoizableFileSystem(rootReal) ? options.buildCache.readMemo : undefined;
+    const memo = options.buildCache !== undefined ? rootReadMemo(options.buildCache.readMemo, rootReal) : undefined;
     const { entries, problem } = yield* walkPluginRootSteps(rootReal, reader, memo);
     if (problem !== null) {
       warnings.push({

@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync, statSync } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
-import type { ManifestReadMemo } from './ManifestReadMemo.ts';
+import type { RootReadMemo } from './ManifestReadMemo.ts';
 import type { ManifestReader, ReadOutcome } from './readManifestFile.ts';
 import { errnoOf, toStatFacts } from './statFacts.ts';
 import { runSteps, type Steps } from '@trellis/sdk/internal';
@@ -52,13 +52,13 @@ export interface WalkEntry {
  * `lstat`, `open`, `fstat`, `read` and `close` instead of a `readdir` (five calls) plus those.
  * This is a fixed name at bounded depth, which needs none of a glob library's pattern machinery;
  * see docs/decisions/0001-discovery-walk-and-toml-fast-path.md for the measurements. With a
- * `memo` (a live host's), a manifest whose `lstat` says it is untouched since an earlier run read
- * it is not opened again: that read is taken over (see {@link ManifestReadMemo}).
+ * `memo` (a live host's), a manifest on the root's device whose `lstat` says it is untouched since
+ * an earlier run read it is not opened again: that read is taken over (see `ManifestReadMemo`).
  */
 export function walkPluginRoot(
   rootReal: string,
   reader: ManifestReader,
-  memo?: ManifestReadMemo,
+  memo?: RootReadMemo,
 ): { readonly entries: WalkEntry[]; readonly problem: string | null } {
   return runSteps(walkPluginRootSteps(rootReal, reader, memo));
 }
@@ -67,7 +67,7 @@ export function walkPluginRoot(
 export function* walkPluginRootSteps(
   rootReal: string,
   reader: ManifestReader,
-  memo?: ManifestReadMemo,
+  memo?: RootReadMemo,
 ): Steps<{ readonly entries: WalkEntry[]; readonly problem: string | null }> {
   const out: WalkEntry[] = [];
   // Folders to visit, level by level: `dir` ends with a slash, so children are `dir + name`.
@@ -124,8 +124,8 @@ export function* walkPluginRootSteps(
       let read: ReadOutcome | null = null;
       if (!linked && lstat.type !== 'symlink') {
         const outcome =
-          memo !== undefined && stats !== undefined
-            ? reader.readRemembered(manifest, lstat, stats, memo)
+          memo !== undefined && stats !== undefined && stats.dev === memo.device
+            ? reader.readRemembered(manifest, lstat, stats, memo.memo)
             : reader.readByType(manifest, lstat);
         // An open that failed (a swap, no permission) leaves it to the full path.
         read = typeof outcome === 'string' ? null : outcome;

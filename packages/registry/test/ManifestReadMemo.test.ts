@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { discoverCandidates } from '../src/index.ts';
 import { createManifestReadMemo, memoizableFileSystem, SETTLED_MS, type ManifestReadMemo } from '../src/ManifestReadMemo.ts';
+import { ManifestReader } from '../src/readManifestFile.ts';
+import { walkPluginRoot } from '../src/walkPluginRoot.ts';
 import type { ExternalCandidateFacts } from '../src/types.ts';
 import { fileRoot, makeTree, manifestText } from './helpers.ts';
 
@@ -110,6 +112,19 @@ describe('ManifestReadMemo', () => {
     expect(decoded(third)).toBe(text('first'));
     // Read, and kept again: the next run takes it over.
     expect(discover(base, memo).bytes === third.bytes).toBe(memoizableFileSystem(base));
+  });
+
+  it('reads a manifest on another device than its root every time (a share mounted inside a local root)', () => {
+    const base = makeTree({ 'plugins/alpha/plugin.toml': text('first') });
+    const root = join(base, 'plugins');
+    const memo = settledMemo();
+    const walk = (device: number) => walkPluginRoot(root, new ManifestReader(), { memo, device }).entries[0]!.read!;
+    const device = statSync(root).dev;
+    // The root's device: the second read is the first one taken over.
+    const first = walk(device);
+    expect(walk(device).bytes).toBe(first.bytes);
+    // A device that is not the file's: the memo is not asked, and the file is read.
+    expect(walk(device + 1).bytes).not.toBe(first.bytes);
   });
 
   it('is used only where lstat is authoritative: not on a file system it does not know', () => {
