@@ -1,5 +1,6 @@
 import { statfsSync, statSync, type Stats } from 'node:fs';
 import type { ReadOutcome } from './readManifestFile.ts';
+import type { StatFacts } from './types.ts';
 
 /**
  * How long a manifest must have been left alone (its ctime and mtime this far before it was
@@ -28,19 +29,28 @@ const LOCAL_FILE_SYSTEMS = new Set([
 /**
  * What earlier discovery runs of one long-running host read, by manifest path: a run finds a
  * manifest whose `lstat` is the very same as when it was read (device, inode, size, mode, owner,
- * links, ctime and mtime) and takes that read over instead of opening the file again. Any write,
- * `chmod`, `chown`, link or rename changes the ctime, which no user can set back; admission still
- * judges the `lstat` of now. Held by a live host's `RegistryBuildCache`; a one-shot run has none.
+ * links, ctime and mtime) and takes that read over instead of opening the file again. A
+ * `write()`, `chmod`, `chown`, link or rename changes the ctime, which no user can set back;
+ * admission still judges the `lstat` of now. A write through a shared memory map can leave the
+ * times as they were (the kernel stamps a page's first write only), and no watcher hears it
+ * either: a reload the user asks for (SIGHUP, `reload()`) calls {@link ManifestReadMemo.clear}
+ * first. Held by a live host's `RegistryBuildCache`; a one-shot run has none.
  */
 export interface ManifestReadMemo {
   /** The read of `path` an earlier run made, when `stats` (an `lstat` of now) say the file is the same and untouched since. */
   lookup(path: string, stats: Stats): ReadOutcome | undefined;
-  /** Remembers a read that succeeded, made of the file `stats` describe; `startedAt` is `now()` taken before it was opened. */
-  remember(path: string, stats: Stats, outcome: ReadOutcome, startedAt: number): void;
+  /**
+   * Remembers a read that succeeded of the file `stats` (the walk's `lstat`) describe; `startedAt`
+   * is `now()` taken before it was opened. Returns the outcome to use: the same, with bytes of its
+   * own when it was kept.
+   */
+  remember(path: string, stats: Stats, outcome: ReadOutcome, startedAt: number): ReadOutcome;
   /** The clock reads are timed with (ms since the epoch, the clock file times are stamped with). */
   now(): number;
   /** Ends a discovery run: reads of paths it did not reach are forgotten. */
   endRun(): void;
+  /** Forgets every read: the next run opens every manifest (a reload the user asked for). */
+  clear(): void;
 }
 
 interface Remembered {
@@ -80,21 +90,45 @@ export function createManifestReadMemo(options: { readonly now?: () => number } 
       return same ? known.outcome : undefined;
     },
     remember(path, stats, outcome, startedAt) {
-      if (outcome.bytes === null || outcome.refusal !== null) return;
+      reads.delete(path);
+      const opened = outcome.stat;
+      if (outcome.bytes === null || outcome.refusal !== null || opened === null) return outcome;
+      // Only a read of the very file the lstat described: a folder on the path swapped between
+      // the lstat and the open reads another file, whose bytes must not be kept under this one's
+      // identity (swapping the folder back would not change this file's ctime).
+      if (!describeTheSameFile(opened, stats)) return outcome;
       // Changed too recently to tell a later change in the same clock tick apart: not kept.
-      if (stats.ctimeMs > startedAt - SETTLED_MS || stats.mtimeMs > startedAt - SETTLED_MS) {
-        reads.delete(path);
-        return;
-      }
+      if (stats.ctimeMs > startedAt - SETTLED_MS || stats.mtimeMs > startedAt - SETTLED_MS) return outcome;
+      // Bytes of its own: the reader's are a view into a 64 KiB slab that this would keep alive.
+      const kept: ReadOutcome = { ...outcome, bytes: new Uint8Array(outcome.bytes) };
       const { dev, ino, size, mode, uid, gid, nlink, ctimeMs, mtimeMs } = stats;
-      reads.set(path, { dev, ino, size, mode, uid, gid, nlink, ctimeMs, mtimeMs, outcome, run });
+      reads.set(path, { dev, ino, size, mode, uid, gid, nlink, ctimeMs, mtimeMs, outcome: kept, run });
+      return kept;
     },
     now,
     endRun() {
       for (const [path, known] of reads) if (known.run !== run) reads.delete(path);
       run += 1;
     },
+    clear() {
+      reads.clear();
+    },
   };
+}
+
+/** Whether the `fstat` of an opened handle and an `lstat` of the path are one file in one state. */
+function describeTheSameFile(opened: StatFacts, stats: Stats): boolean {
+  return (
+    opened.type === 'file' &&
+    stats.isFile() &&
+    opened.dev === stats.dev &&
+    opened.ino === stats.ino &&
+    opened.size === stats.size &&
+    opened.mode === stats.mode &&
+    opened.uid === stats.uid &&
+    opened.gid === stats.gid &&
+    opened.nlink === stats.nlink
+  );
 }
 
 /** Whether reads under `path` may be taken over by `lstat` (a local file system on Linux); false when unknown. */

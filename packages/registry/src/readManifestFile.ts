@@ -68,8 +68,7 @@ export class ManifestReader {
     if (known !== undefined) return { ...known, lstat };
     const startedAt = memo.now();
     const outcome = this.readByType(path, lstat);
-    if (typeof outcome !== 'string') memo.remember(path, stats, outcome, startedAt);
-    return outcome;
+    return typeof outcome === 'string' ? outcome : memo.remember(path, stats, outcome, startedAt);
   }
 
   /**

@@ -127,6 +127,53 @@ describe('ManifestReadMemo', () => {
     expect(walk(device + 1).bytes).not.toBe(first.bytes);
   });
 
+  it('never keeps a read of another file: a folder swapped between the lstat and the open', () => {
+    const base = makeTree({
+      'plugins/alpha/plugin.toml': text('the real one'),
+      'elsewhere/plugin.toml': text('swapped in'),
+    });
+    const alpha = join(base, 'plugins', 'alpha');
+    const elsewhere = join(base, 'elsewhere');
+    // World-writable: the real one is to be rejected, the other one not.
+    chmodSync(join(alpha, 'plugin.toml'), 0o666);
+    const swap = (): void => {
+      renameSync(alpha, join(base, 'aside'));
+      renameSync(elsewhere, alpha);
+      renameSync(join(base, 'aside'), elsewhere);
+    };
+    const settled = settledMemo();
+    let swapNow = true;
+    // The reader asks the clock right after its lookup and before it opens the file: the swap
+    // lands exactly between the walk's lstat and the open.
+    const memo: ManifestReadMemo = {
+      ...settled,
+      now: () => {
+        if (swapNow) {
+          swapNow = false;
+          swap();
+        }
+        return settled.now();
+      },
+    };
+    const raced = discover(base, memo);
+    expect(decoded(raced)).toBe(text('swapped in'));
+    // Put back as it was: the real manifest's ctime did not change.
+    swap();
+    for (let run = 0; run < 2; run += 1) {
+      const facts = discover(base, memo);
+      expect(decoded(facts)).toBe(text('the real one'));
+      expect(facts.manifestStat!.mode & 0o777).toBe(0o666);
+    }
+  });
+
+  it('keeps bytes of its own, not a view into the reader’s 64 KiB slab', () => {
+    const base = makeTree({ 'plugins/alpha/plugin.toml': text('first'), 'plugins/beta/plugin.toml': manifestText({ id: 'beta' }) });
+    const memo = settledMemo();
+    const kept = discover(base, memo).bytes!;
+    expect(kept.byteOffset).toBe(0);
+    expect(kept.buffer.byteLength).toBe(kept.byteLength);
+  });
+
   it('is used only where lstat is authoritative: not on a file system it does not know', () => {
     expect(memoizableFileSystem('/proc')).toBe(false);
     expect(memoizableFileSystem('/no/such/path')).toBe(false);

@@ -284,6 +284,10 @@ export async function startLiveHost(options: LiveHostOptions = {}): Promise<Live
   function reload(trigger: ReloadTrigger = 'api', startedAt = performance.now()): Promise<ReloadResult> {
     if (closing !== undefined)
       return Promise.resolve(rejected(trigger, startedAt, [{ code: ERROR_CODES.ABORTED, message: 'the live host is closing' }]));
+    // A reload the user asks for (SIGHUP, reload()) opens every manifest again: a write through a
+    // shared memory map can leave a file's times as they were, which neither the watcher nor the
+    // build cache's lstat can tell (see ManifestReadMemo).
+    if (trigger !== 'watch') buildCache.readMemo.clear();
     if (running === undefined) {
       running = reloadOnce(trigger, startedAt).finally(() => (running = undefined));
       return running;

@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CODES } from '@trellis/sdk';
@@ -20,6 +22,17 @@ afterEach(async () => {
   host = undefined;
   sandbox.cleanup();
 });
+
+/** Maps a file (argv[1]) and, for each "set OLD NEW" line on stdin, replaces OLD by NEW in place through the map; answers "ok". */
+const MMAP_WRITER = [
+  'import mmap, os, sys',
+  'm = mmap.mmap(os.open(sys.argv[1], os.O_RDWR), 0)',
+  'for line in sys.stdin:',
+  '    _, old, new = line.split()',
+  '    at = m.find(old.encode())',
+  '    m[at:at + len(new)] = new.encode()',
+  '    print("ok", flush=True)',
+].join('\n');
 
 const pluginPids = (id: string): number[] => pidsMentioning(`${sandbox.dir}/${id}\0`);
 
@@ -89,7 +102,8 @@ describe('live host', () => {
       // Settled: a host takes over the read of a manifest left alone this long (see ManifestReadMemo).
       await new Promise((resolve) => setTimeout(resolve, SETTLED_MS + 200));
       const live = await start({ watch: false });
-      expect(await live.reload()).toMatchObject({ status: 'unchanged' });
+      // As the watcher triggers it: a reload the user asks for reads every manifest anyway.
+      expect(await live.reload('watch')).toMatchObject({ status: 'unchanged' });
       const manifest = join(sandbox.root, 'alpha', 'plugin.toml');
       const before = statSync(manifest, { bigint: true });
       writeFileSync(manifest, readFileSync(manifest, 'utf8').replace('version = "1.0.0"', 'version = "1.0.1"'));
@@ -98,8 +112,45 @@ describe('live host', () => {
       execFileSync('touch', ['-m', '-d', `@${seconds}.${(before.mtimeNs % 1_000_000_000n).toString().padStart(9, '0')}`, manifest]);
       const after = statSync(manifest, { bigint: true });
       expect([after.size, after.mtimeNs, after.ino]).toEqual([before.size, before.mtimeNs, before.ino]);
-      expect(await live.reload()).toMatchObject({ status: 'applied', changes: { changed: ['alpha'] } });
+      expect(await live.reload('watch')).toMatchObject({ status: 'applied', changes: { changed: ['alpha'] } });
       expect(live.snapshot.plugins.find((p) => p.id === 'alpha')?.manifest?.version).toBe('1.0.1');
+    },
+  );
+
+  // A write through a shared memory map stamps a page's times on its first write only (on tmpfs,
+  // ever); later writes leave ctime and mtime as they were, and no watcher hears them.
+  it.runIf(process.platform === 'linux' && existsSync('/dev/shm'))(
+    'a reload asked for reads every manifest again: an edit through a shared memory map is applied',
+    { timeout: 60_000 },
+    async () => {
+      const shared = mkdtempSync('/dev/shm/trellis-mmap-');
+      try {
+        sandbox.writePlugin('alpha', { version: '1.0.0', folder: join(shared, 'alpha') });
+        sandbox.writeConfig(`[plugins]\nallow = ["alpha"]\npaths = [${JSON.stringify(shared)}]\n`);
+        const manifest = join(shared, 'alpha', 'plugin.toml');
+        // Mapped and written once now (that write is stamped), then left to settle.
+        const mapper = spawn('python3', ['-c', MMAP_WRITER, manifest], { stdio: ['pipe', 'pipe', 'inherit'] });
+        const lines = createInterface({ input: mapper.stdout! })[Symbol.asyncIterator]();
+        const tell = async (line: string): Promise<void> => {
+          mapper.stdin!.write(`${line}\n`);
+          expect((await lines.next()).value).toBe('ok');
+        };
+        await tell('set 1.0.0 1.0.0');
+        await new Promise((resolve) => setTimeout(resolve, SETTLED_MS + 200));
+        const live = await start({ watch: false });
+        const before = statSync(manifest, { bigint: true });
+        await tell('set 1.0.0 1.0.1');
+        mapper.stdin!.end();
+        const after = statSync(manifest, { bigint: true });
+        expect([after.ctimeNs, after.mtimeNs]).toEqual([before.ctimeNs, before.mtimeNs]);
+        // What lstat can tell: nothing changed.
+        expect(await live.reload('watch')).toMatchObject({ status: 'unchanged' });
+        // SIGHUP (or reload()) reads every file again.
+        expect(await live.reload('signal')).toMatchObject({ status: 'applied', changes: { changed: ['alpha'] } });
+        expect(live.snapshot.plugins.find((p) => p.id === 'alpha')?.manifest?.version).toBe('1.0.1');
+      } finally {
+        rmSync(shared, { recursive: true, force: true });
+      }
     },
   );
 
