@@ -1,5 +1,6 @@
 import { statfsSync, statSync, type Stats } from 'node:fs';
 import type { ReadOutcome } from './readManifestFile.ts';
+import { sameStat } from './statFacts.ts';
 import type { StatFacts } from './types.ts';
 
 /**
@@ -37,14 +38,17 @@ const LOCAL_FILE_SYSTEMS = new Set([
  * first. Held by a live host's `RegistryBuildCache`; a one-shot run has none.
  */
 export interface ManifestReadMemo {
-  /** The read of `path` an earlier run made, when `stats` (an `lstat` of now) say the file is the same and untouched since. */
-  lookup(path: string, stats: Stats): ReadOutcome | undefined;
   /**
-   * Remembers a read that succeeded of the file `stats` (the walk's `lstat`) describe; `startedAt`
-   * is `now()` taken before it was opened. Returns the outcome to use: the same, with bytes of its
+   * The read of `path` an earlier run made, when `lstat` (the walk's, of now) and the times of
+   * `stats` (the same call's) say the file is the same and untouched since.
+   */
+  lookup(path: string, lstat: StatFacts, stats: Stats): ReadOutcome | undefined;
+  /**
+   * Remembers a read that succeeded of the file `lstat` and `stats` describe; `startedAt` is
+   * `now()` taken before it was opened. Returns the outcome to use: the same, with bytes of its
    * own when it was kept.
    */
-  remember(path: string, stats: Stats, outcome: ReadOutcome, startedAt: number): ReadOutcome;
+  remember(path: string, lstat: StatFacts, stats: Stats, outcome: ReadOutcome, startedAt: number): ReadOutcome;
   /** The clock reads are timed with (ms since the epoch, the clock file times are stamped with). */
   now(): number;
   /** Ends a discovery run: reads of paths it did not reach are forgotten. */
@@ -54,13 +58,7 @@ export interface ManifestReadMemo {
 }
 
 interface Remembered {
-  readonly dev: number;
-  readonly ino: number;
-  readonly size: number;
-  readonly mode: number;
-  readonly uid: number;
-  readonly gid: number;
-  readonly nlink: number;
+  readonly lstat: StatFacts;
   readonly ctimeMs: number;
   readonly mtimeMs: number;
   readonly outcome: ReadOutcome;
@@ -73,36 +71,26 @@ export function createManifestReadMemo(options: { readonly now?: () => number } 
   const reads = new Map<string, Remembered>();
   let run = 0;
   return {
-    lookup(path, stats) {
+    lookup(path, lstat, stats) {
       const known = reads.get(path);
       if (known === undefined) return undefined;
       known.run = run;
-      const same =
-        known.ino === stats.ino &&
-        known.dev === stats.dev &&
-        known.ctimeMs === stats.ctimeMs &&
-        known.mtimeMs === stats.mtimeMs &&
-        known.size === stats.size &&
-        known.mode === stats.mode &&
-        known.uid === stats.uid &&
-        known.gid === stats.gid &&
-        known.nlink === stats.nlink;
+      const same = known.ctimeMs === stats.ctimeMs && known.mtimeMs === stats.mtimeMs && sameStat(known.lstat, lstat);
       return same ? known.outcome : undefined;
     },
-    remember(path, stats, outcome, startedAt) {
+    remember(path, lstat, stats, outcome, startedAt) {
       reads.delete(path);
       const opened = outcome.stat;
       if (outcome.bytes === null || outcome.refusal !== null || opened === null) return outcome;
       // Only a read of the very file the lstat described: a folder on the path swapped between
       // the lstat and the open reads another file, whose bytes must not be kept under this one's
       // identity (swapping the folder back would not change this file's ctime).
-      if (!describeTheSameFile(opened, stats)) return outcome;
+      if (!sameStat(opened, lstat)) return outcome;
       // Changed too recently to tell a later change in the same clock tick apart: not kept.
       if (stats.ctimeMs > startedAt - SETTLED_MS || stats.mtimeMs > startedAt - SETTLED_MS) return outcome;
       // Bytes of its own: the reader's are a view into a 64 KiB slab that this would keep alive.
       const kept: ReadOutcome = { ...outcome, bytes: new Uint8Array(outcome.bytes) };
-      const { dev, ino, size, mode, uid, gid, nlink, ctimeMs, mtimeMs } = stats;
-      reads.set(path, { dev, ino, size, mode, uid, gid, nlink, ctimeMs, mtimeMs, outcome: kept, run });
+      reads.set(path, { lstat, ctimeMs: stats.ctimeMs, mtimeMs: stats.mtimeMs, outcome: kept, run });
       return kept;
     },
     now,
@@ -114,21 +102,6 @@ export function createManifestReadMemo(options: { readonly now?: () => number } 
       reads.clear();
     },
   };
-}
-
-/** Whether the `fstat` of an opened handle and an `lstat` of the path are one file in one state. */
-function describeTheSameFile(opened: StatFacts, stats: Stats): boolean {
-  return (
-    opened.type === 'file' &&
-    stats.isFile() &&
-    opened.dev === stats.dev &&
-    opened.ino === stats.ino &&
-    opened.size === stats.size &&
-    opened.mode === stats.mode &&
-    opened.uid === stats.uid &&
-    opened.gid === stats.gid &&
-    opened.nlink === stats.nlink
-  );
 }
 
 /** Whether reads under `path` may be taken over by `lstat` (a local file system on Linux); false when unknown. */

@@ -1,6 +1,7 @@
 import { keptByInputs, samePlainData } from '@trellis/sdk/internal';
 import { createManifestReadMemo, type ManifestReadMemo } from './ManifestReadMemo.ts';
 import { registryDependency } from './prepareRegistry.ts';
+import { sameStat } from './statFacts.ts';
 import type { ParsedManifest } from './parseManifest.ts';
 import type {
   AdmittedCandidate,
@@ -178,20 +179,6 @@ export function sameExternalFacts(a: ExternalCandidateFacts, b: ExternalCandidat
     sameList(a.symlinks, b.symlinks, sameString) &&
     sameList(a.aliases, b.aliases, sameString) &&
     (a.source === b.source || samePlainData(a.source, b.source))
-  );
-}
-
-function sameStat(a: StatFacts | null, b: StatFacts | null): boolean {
-  if (a === null || b === null) return a === b;
-  return (
-    a.type === b.type &&
-    a.mode === b.mode &&
-    a.uid === b.uid &&
-    a.gid === b.gid &&
-    a.nlink === b.nlink &&
-    a.size === b.size &&
-    a.dev === b.dev &&
-    a.ino === b.ino
   );
 }
 

@@ -64,11 +64,11 @@ export class ManifestReader {
    * is the same and untouched since (`stats`, the walk's `lstat` of it, with its times).
    */
   readRemembered(path: string, lstat: StatFacts, stats: Stats, memo: ManifestReadMemo): ReadOutcome | string {
-    const known = memo.lookup(path, stats);
+    const known = memo.lookup(path, lstat, stats);
     if (known !== undefined) return { ...known, lstat };
     const startedAt = memo.now();
     const outcome = this.readByType(path, lstat);
-    return typeof outcome === 'string' ? outcome : memo.remember(path, stats, outcome, startedAt);
+    return typeof outcome === 'string' ? outcome : memo.remember(path, lstat, stats, outcome, startedAt);
   }
 
   /**

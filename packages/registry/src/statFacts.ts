@@ -53,3 +53,18 @@ export function createLstatCache(): (path: string) => StatFacts | null {
     return facts;
   };
 }
+
+/** Whether two stat facts are one file in one state (same device, inode, type, mode, owner, links and size). */
+export function sameStat(a: StatFacts | null, b: StatFacts | null): boolean {
+  if (a === null || b === null) return a === b;
+  return (
+    a.type === b.type &&
+    a.mode === b.mode &&
+    a.uid === b.uid &&
+    a.gid === b.gid &&
+    a.nlink === b.nlink &&
+    a.size === b.size &&
+    a.dev === b.dev &&
+    a.ino === b.ino
+  );
+}
