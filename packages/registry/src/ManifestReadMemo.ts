@@ -125,6 +125,7 @@ export interface RootReadMemo {
   readonly device: number;
 }
 
+/** `memo` scoped to the root at `rootReal`, or undefined when its file system is not one the memo trusts. */
 export function rootReadMemo(memo: ManifestReadMemo, rootReal: string): RootReadMemo | undefined {
   if (!memoizableFileSystem(rootReal)) return undefined;
   try {

@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -117,8 +116,9 @@ describe('live host', () => {
     },
   );
 
-  // A write through a shared memory map stamps a page's times on its first write only (on tmpfs,
-  // ever); later writes leave ctime and mtime as they were, and no watcher hears them.
+  // A write through a shared memory map stamps the file's times only when a clean page is first
+  // written (on tmpfs, only the first write); later writes leave ctime and mtime as they were,
+  // and no watcher hears them.
   it.runIf(process.platform === 'linux' && existsSync('/dev/shm'))(
     'a reload asked for reads every manifest again: an edit through a shared memory map is applied',
     { timeout: 60_000 },
