@@ -1,5 +1,5 @@
 import { statfsSync, statSync, type Stats } from 'node:fs';
-import type { ReadOutcome } from './readManifestFile.ts';
+import { ownBytes, type ReadOutcome } from './readManifestFile.ts';
 import { sameStat } from './statFacts.ts';
 import type { StatFacts } from './types.ts';
 
@@ -88,8 +88,7 @@ export function createManifestReadMemo(options: { readonly now?: () => number } 
       if (!sameStat(opened, lstat)) return outcome;
       // Changed too recently to tell a later change in the same clock tick apart: not kept.
       if (stats.ctimeMs > startedAt - SETTLED_MS || stats.mtimeMs > startedAt - SETTLED_MS) return outcome;
-      // Bytes of its own: the reader's are a view into a 64 KiB slab that this would keep alive.
-      const kept: ReadOutcome = { ...outcome, bytes: new Uint8Array(outcome.bytes) };
+      const kept: ReadOutcome = { ...outcome, bytes: ownBytes(outcome.bytes) };
       reads.set(path, { lstat, ctimeMs: stats.ctimeMs, mtimeMs: stats.mtimeMs, outcome: kept, run });
       return kept;
     },

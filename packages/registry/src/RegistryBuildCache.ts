@@ -1,6 +1,7 @@
 import { keptByInputs, samePlainData } from '@trellis/sdk/internal';
 import { createManifestReadMemo, type ManifestReadMemo } from './ManifestReadMemo.ts';
 import { registryDependency } from './prepareRegistry.ts';
+import { ownBytes } from './readManifestFile.ts';
 import { sameStat } from './statFacts.ts';
 import type { ParsedManifest } from './parseManifest.ts';
 import type {
@@ -115,19 +116,16 @@ export function createRegistryBuildCache(): RegistryBuildCache {
     serving(list) {
       running = new Map();
       for (const f of list) {
-        // Bytes of their own (see sameFacts): a view would hold on to the reader's whole block.
-        const bytes = f.bytes === null || f.bytes.byteLength === f.bytes.buffer.byteLength ? f.bytes : new Uint8Array(f.bytes);
+        const bytes = f.bytes === null ? null : ownBytes(f.bytes);
         running.set(f.manifestPath, bytes === f.bytes ? f : { ...f, bytes });
       }
     },
     sameFacts(next) {
       const before = factsBefore.get(next.manifestPath);
       let taken = before !== undefined && sameExternalFacts(before, next) ? (before as typeof next) : next;
-      // The reader hands out views into a shared 64 KiB block: facts kept across builds get bytes of
-      // their own, or each kept manifest would hold on to the whole block of the build that read it.
-      const bytes = taken.bytes;
-      if (taken === next && bytes !== null && bytes.byteLength !== bytes.buffer.byteLength)
-        taken = { ...next, bytes: new Uint8Array(bytes) };
+      // Facts kept across builds get bytes of their own (see ownBytes).
+      const bytes = taken === next && next.bytes !== null ? ownBytes(next.bytes) : taken.bytes;
+      if (bytes !== taken.bytes) taken = { ...next, bytes };
       facts.set(next.manifestPath, taken);
       return taken;
     },

@@ -137,6 +137,14 @@ export class ManifestReader {
   }
 }
 
+/**
+ * `bytes` with a buffer of their own: a copy when they are a view into a reader's shared 64 KiB
+ * slab, which anything kept across runs would otherwise hold on to whole.
+ */
+export function ownBytes(bytes: Uint8Array): Uint8Array {
+  return bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
+}
+
 function refuse(stat: StatFacts): ReadRefusal | null {
   if (stat.type !== 'file') return { kind: 'NOT_REGULAR', message: `it is a ${stat.type}, not a regular file` };
   if (stat.size > MAX_MANIFEST_BYTES)
