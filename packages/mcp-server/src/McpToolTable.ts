@@ -1,4 +1,4 @@
-import type { ResourceCatalog, ToolDescriptor } from '@trellis/catalog';
+import { hashJson, type ResourceCatalog, type ToolDescriptor } from '@trellis/catalog';
 
 /** How Trellis tool names appear to MCP clients. */
 export type McpToolNaming = 'qualified' | 'short';
@@ -58,10 +58,19 @@ export function createMcpToolTable(catalog: ResourceCatalog, naming: McpToolNami
     entries.push({ mcpName, descriptor });
     byName.set(mcpName, descriptor);
   });
+  // Everything `renderMcpTool` reads from a descriptor, so that any change a client could see in
+  // `tools/list` (a description reworded at the same length, an output schema alone) changes it.
   const fingerprint = entries
-    .map(
-      ({ mcpName, descriptor }) =>
-        `${mcpName}\u0000${descriptor.name}\u0000${descriptor.schemaHash}\u0000${descriptor.description.length}\u0000${JSON.stringify(descriptor.contract)}`,
+    .map(({ mcpName, descriptor }) =>
+      [
+        mcpName,
+        descriptor.name,
+        descriptor.plugin,
+        descriptor.schemaHash,
+        descriptor.outputSchema === undefined ? '' : hashJson(descriptor.outputSchema),
+        descriptor.description,
+        JSON.stringify(descriptor.contract),
+      ].join('\u0000'),
     )
     .join('\u0001');
   return {

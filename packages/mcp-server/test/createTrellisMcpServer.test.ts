@@ -121,6 +121,23 @@ describe('createTrellisMcpServer', () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['a__one', 'a__two']);
   });
 
+
+  it('sends tools/list_changed for a description reworded at the same length and for an output schema alone', async () => {
+    const host = new TestHost([descriptor('a.one', { description: 'Reads a file.' })]);
+    const client = await connect(createTrellisMcpServer({ host, version: '1.0.0' }));
+    let changed = 0;
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed += 1;
+    });
+    host.replace([descriptor('a.one', { description: 'Wipes a disk.' })]);
+    await client.listTools();
+    expect(changed).toBe(1);
+    host.replace([descriptor('a.one', { description: 'Wipes a disk.', outputSchema: { type: 'object', properties: { n: { type: 'number' } } } })]);
+    const listed = await client.listTools();
+    expect(changed).toBe(2);
+    expect(listed.tools[0]?.description).toBe('Wipes a disk.');
+    expect(listed.tools[0]?.outputSchema).toMatchObject({ properties: { n: { type: 'number' } } });
+  });
   it('wraps a non-object output schema and its result for 2025-era clients', async () => {
     const host = new TestHost([descriptor('a.count', { outputSchema: { type: 'integer' } })]);
     host.outcome = { ok: true, value: 7 };
