@@ -202,6 +202,37 @@ describe('trellis serve: closing stdin', () => {
   });
 });
 
+describe('trellis serve: a line too long for stdio', () => {
+  it('says so and exits 1 with its plugins stopped, instead of serving a connection that cannot hear', async () => {
+    const { config, pluginDir } = writeServeFixture(sandbox);
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { cwd: sandbox.workspace, env: sandbox.env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdin.on('error', () => {});
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'serve-fixture__structured', arguments: {} } });
+    expect(await waitFor(() => stdout.includes('"id":2'))).toBe(true);
+    const pids = fixtureHostPids(pluginDir);
+    expect(pids.length).toBeGreaterThan(0);
+    // 11 MiB with no newline, stdin left open: the client is still there, the line is not.
+    child.stdin.write(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{"text":"${'x'.repeat(11 * 1024 * 1024)}`);
+    expect(await exited).toBe(1);
+    expect(stderr).toMatch(/longer than 10 MiB, the most one stdio line may hold; the connection is closed/);
+    expect(stderr).toMatch(/the stdio connection can no longer be used; stopping/);
+    expect(await waitFor(() => pids.every((pid) => !isAlive(pid)))).toBe(true);
+  });
+});
+
 describe('trellis serve: skills over MCP (SEP-2640)', () => {
   it('serves the skills skill-source-local admits, and not the ones it rejects', async () => {
     const skills = join(sandbox.env.XDG_CONFIG_HOME!, 'trellis', 'skills');

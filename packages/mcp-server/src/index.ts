@@ -6,7 +6,7 @@ export { renderMcpTool } from './renderMcpTool.ts';
 export type { RenderMcpToolOptions } from './renderMcpTool.ts';
 export { toCallToolResult, TRELLIS_ERROR_META_KEY } from './toCallToolResult.ts';
 export { serveMcpStdio } from './serveMcpStdio.ts';
-export type { McpStdioServing, ServeMcpStdioOptions } from './serveMcpStdio.ts';
+export type { McpStdioEnd, McpStdioServing, ServeMcpStdioOptions } from './serveMcpStdio.ts';
 export { serveMcpHttp, isLoopbackHost } from './serveMcpHttp.ts';
 export type { McpHttpServing, ServeMcpHttpOptions } from './serveMcpHttp.ts';
 export { loadMcpSkills, mountSkillFolders } from './loadMcpSkills.ts';

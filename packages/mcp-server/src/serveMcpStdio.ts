@@ -17,15 +17,27 @@ export interface ServeMcpStdioOptions {
   readonly drainTimeoutMs?: number;
 }
 
+/** How a stdio connection ended. */
+export type McpStdioEnd =
+  /** The client closed stdin (the calls it had sent were answered, or the drain limit passed). */
+  | 'stdin-closed'
+  /** `close()` was called. */
+  | 'closed'
+  /**
+   * The connection broke while stdin was open: a line longer than the transport takes, or stdout
+   * failed (the client went away). Nothing more can be read or answered; `onerror` said why.
+   */
+  | 'broken';
+
 /** A running stdio server. */
 export interface McpStdioServing {
-  /**
-   * Resolves when the client closed stdin and the calls it had sent were answered (or the drain
-   * limit passed), or when `close` was called.
-   */
-  readonly closed: Promise<void>;
+  /** Resolves, with how, once the connection is over: stdin closed and drained, `close()`, or broken. */
+  readonly closed: Promise<McpStdioEnd>;
   close(): Promise<void>;
 }
+
+/** The SDK's stdio limit on one incoming line (its `ReadBuffer` default), named in errors. */
+const MAX_LINE_BYTES = 10 * 1024 * 1024;
 
 /**
  * Serves MCP over stdin/stdout through the SDK's `serveStdio` (2025-era `initialize` and 2026-07-28
@@ -34,12 +46,17 @@ export interface McpStdioServing {
  * tool call that has already run (its side effects done) would then go unanswered, so the
  * transport reads stdin through a pipe that ends only once those calls have answered (bounded by
  * `drainTimeoutMs`); `closed` resolves then.
+ *
+ * The SDK's transport also closes itself when a line outgrows its buffer or stdout fails, and then
+ * reads nothing more: `closed` resolves with `'broken'` so the caller ends instead of serving a
+ * connection that can no longer hear. The SDK's own error texts for that and for a line that is
+ * JSON but not JSON-RPC are put in words a user can act on before they reach `onerror`.
  */
 export function serveMcpStdio(server: TrellisMcpServer, options: ServeMcpStdioOptions = {}): McpStdioServing {
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
-  let markClosed!: () => void;
-  const closed = new Promise<void>((resolve) => {
+  let markClosed!: (how: McpStdioEnd) => void;
+  const closed = new Promise<McpStdioEnd>((resolve) => {
     markClosed = resolve;
   });
   const input = new PassThrough();
@@ -56,20 +73,39 @@ export function serveMcpStdio(server: TrellisMcpServer, options: ServeMcpStdioOp
     // The last answer is written once its handler has settled: one more turn.
     await new Promise<void>((resolve) => setImmediate(resolve));
     input.end();
-    markClosed();
+    markClosed('stdin-closed');
   };
   stdin.once('end', () => void drainThenEnd());
   stdin.once('close', () => void drainThenEnd());
-  const handle = serveStdio(server.factory, {
-    transport: new StdioServerTransport(input, stdout),
-    ...(options.onerror !== undefined ? { onerror: options.onerror } : {}),
-  });
+  const onerror = options.onerror;
   let closing: Promise<void> | undefined;
+  const handle = serveStdio(server.factory, {
+    transport: new (class extends StdioServerTransport {
+      override async close(): Promise<void> {
+        await super.close();
+        // After stdin's end or `close()`, `closed` gets its answer there.
+        if (!ended && closing === undefined) markClosed('broken');
+      }
+    })(input, stdout),
+    ...(onerror !== undefined ? { onerror: (error: Error) => onerror(toUserError(error)) } : {}),
+  });
   return {
     closed,
     close() {
-      closing ??= handle.close().finally(markClosed);
+      closing ??= handle.close().finally(() => markClosed('closed'));
       return closing;
     },
   };
+}
+
+/** The SDK's stdio errors as what happened and what to do; anything else unchanged. */
+function toUserError(error: Error): Error {
+  if (/ReadBuffer exceeded maximum size/.test(error.message))
+    return new Error(
+      `a message from the client is longer than ${MAX_LINE_BYTES / 1024 / 1024} MiB, the most one stdio line may hold; ` +
+        'the connection is closed. Pass large inputs by path (a file the tool reads) instead of inline.',
+    );
+  if (error.name === 'ZodError' || Array.isArray((error as { issues?: unknown }).issues))
+    return new Error('ignored a line from the client that is JSON but not a JSON-RPC 2.0 request, notification or response');
+  return error;
 }

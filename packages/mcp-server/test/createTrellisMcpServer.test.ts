@@ -2,8 +2,9 @@ import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, type McpServer } from '@modelcontextprotocol/server';
 import { createModelNameTable, createToolDescriptor, type ResourceCatalog, type ToolDescriptor } from '@trellis/catalog';
 import { DEFAULT_TOOL_CONTRACT, type ToolOutcome } from '@trellis/sdk';
+import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTrellisMcpServer, type McpServeHost } from '../src/index.ts';
+import { createTrellisMcpServer, serveMcpStdio, type McpServeHost } from '../src/index.ts';
 
 function descriptor(name: string, extra: Partial<Parameters<typeof createToolDescriptor>[0]> = {}): ToolDescriptor {
   const [plugin, ...rest] = name.split('.');
@@ -121,7 +122,6 @@ describe('createTrellisMcpServer', () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['a__one', 'a__two']);
   });
 
-
   it('sends tools/list_changed for a description reworded at the same length and for an output schema alone', async () => {
     const host = new TestHost([descriptor('a.one', { description: 'Reads a file.' })]);
     const client = await connect(createTrellisMcpServer({ host, version: '1.0.0' }));
@@ -132,12 +132,15 @@ describe('createTrellisMcpServer', () => {
     host.replace([descriptor('a.one', { description: 'Wipes a disk.' })]);
     await client.listTools();
     expect(changed).toBe(1);
-    host.replace([descriptor('a.one', { description: 'Wipes a disk.', outputSchema: { type: 'object', properties: { n: { type: 'number' } } } })]);
+    host.replace([
+      descriptor('a.one', { description: 'Wipes a disk.', outputSchema: { type: 'object', properties: { n: { type: 'number' } } } }),
+    ]);
     const listed = await client.listTools();
     expect(changed).toBe(2);
     expect(listed.tools[0]?.description).toBe('Wipes a disk.');
     expect(listed.tools[0]?.outputSchema).toMatchObject({ properties: { n: { type: 'number' } } });
   });
+
   it('wraps a non-object output schema and its result for 2025-era clients', async () => {
     const host = new TestHost([descriptor('a.count', { outputSchema: { type: 'integer' } })]);
     host.outcome = { ok: true, value: 7 };
@@ -158,5 +161,67 @@ describe('createTrellisMcpServer', () => {
       content: [{ type: 'text', text: 'TIMEOUT: a.one did not finish' }],
       _meta: { 'dev.trellis/error': { code: 'TIMEOUT', retryable: true } },
     });
+  });
+});
+
+describe('serveMcpStdio', () => {
+  /** A stdio server on in-memory pipes: what it wrote, line by line, and what it reported. */
+  function stdioServer() {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const errors: string[] = [];
+    const lines: Array<{ id?: unknown; result?: unknown; error?: unknown }> = [];
+    let buffered = '';
+    stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      buffered += chunk;
+      let index: number;
+      while ((index = buffered.indexOf('\n')) !== -1) {
+        lines.push(JSON.parse(buffered.slice(0, index)) as never);
+        buffered = buffered.slice(index + 1);
+      }
+    });
+    const server = createTrellisMcpServer({ host: new TestHost([descriptor('a.one')]), version: '1.0.0' });
+    const serving = serveMcpStdio(server, { stdin, stdout, onerror: (error) => errors.push(error.message) });
+    open.push({ close: () => serving.close() });
+    const send = (message: object): boolean => stdin.write(`${JSON.stringify(message)}\n`);
+    const answered = async (id: number) => {
+      for (let i = 0; i < 200 && !lines.some((l) => l.id === id); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      return lines.find((l) => l.id === id);
+    };
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return { stdin, serving, errors, send, answered };
+  }
+
+  it('ends with "broken" and says why when a line outgrows the transport, instead of going deaf', async () => {
+    const { stdin, serving, errors, answered } = stdioServer();
+    expect((await answered(1))?.result).toBeDefined();
+    stdin.write(
+      `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a__one","arguments":{"text":"${'x'.repeat(11 * 1024 * 1024)}`,
+    );
+    expect(await serving.closed).toBe('broken');
+    expect(errors.join('\n')).toMatch(/longer than 10 MiB.*the connection is closed/);
+  });
+
+  it('reports a JSON line that is not JSON-RPC in one sentence, and keeps serving', async () => {
+    const { serving, errors, send, answered } = stdioServer();
+    send({ id: 5, hello: 'world' });
+    send({ jsonrpc: '2.0', id: 6, method: 'tools/list', params: {} });
+    expect(((await answered(6))?.result as { tools: unknown[] }).tools).toHaveLength(1);
+    expect(errors).toEqual(['ignored a line from the client that is JSON but not a JSON-RPC 2.0 request, notification or response']);
+    await serving.close();
+    expect(await serving.closed).toBe('closed');
+  });
+
+  it('ends with "stdin-closed" once the client closes stdin', async () => {
+    const { stdin, serving, answered } = stdioServer();
+    await answered(1);
+    stdin.end();
+    expect(await serving.closed).toBe('stdin-closed');
   });
 });

@@ -81,11 +81,13 @@ async function serveStdio(server: TrellisMcpServer, io: CommandIO, offered: numb
     drainTimeoutMs: SHUTDOWN_LIMIT_MS,
   });
   io.err(`trellis serve: MCP over stdio, ${offered} tool${offered === 1 ? '' : 's'}; close stdin to stop\n`);
-  await serving.closed;
+  const end = await serving.closed;
   await serving.close();
   // stdin is done with; let the process end once the plugins are down.
   process.stdin.unref?.();
-  return EXIT.OK;
+  if (end !== 'broken') return EXIT.OK;
+  io.err('trellis serve: the stdio connection can no longer be used; stopping\n');
+  return EXIT.FAILED;
 }
 
 interface HttpSettings {
