@@ -386,6 +386,25 @@ describe('trellis serve --http', () => {
     expect(await post(`${TOKEN}-one`, origin)).toBe(403);
     const before = await httpClient(server.url, { Authorization: `Bearer ${TOKEN}-one` });
     expect((await before.listTools()).tools.map((t) => t.name)).toContain('serve-fixture__structured');
+    // A call left open under the old token (slow waits 20 s after its progress) is ended by the rotation.
+    const response = await fetch(server.url, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': '2025-06-18',
+        Authorization: `Bearer ${TOKEN}-one`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'serve-fixture__slow', arguments: {}, _meta: { progressToken: 'p' } },
+      }),
+    });
+    expect(response.status).toBe(200);
+    const open = response.text();
+    open.catch(() => {});
 
     // Rotate the token, allow an origin and switch to short names, the way an editor saves.
     const text = readFileSync(config, 'utf8').replace(
@@ -398,6 +417,9 @@ describe('trellis serve --http', () => {
       true,
     );
     expect(server.stderr()).not.toContain(`${TOKEN}-two`);
+    expect(server.stderr()).toContain('and its 1 open request was ended');
+    // Ended mid-stream, not answered: the 20 s wait would have ended in a "done" result.
+    await expect(open).rejects.toThrow(/terminated/);
     expect(await post(`${TOKEN}-one`)).toBe(401);
     expect(await post(`${TOKEN}-two`)).toBe(200);
     expect(await post(`${TOKEN}-two`, origin)).toBe(200);
@@ -436,6 +458,10 @@ describe('trellis serve --http', () => {
     expect(badPort.code).toBe(2);
     expect(badPort.stderr).toContain('--port must be a whole number from 0 to 65535');
     expect(runCli(sandbox, ['tools', 'list', '--http']).stderr).toContain('`trellis tools list` does not take --http');
+    // A token pasted with its line break would start a server no client can ever authenticate to.
+    const badToken = runCli(sandbox, ['serve', '--http', '--port', '0'], { TRELLIS_SERVE_TOKEN: 'abcdef0123456789abcdef\n' });
+    expect(badToken.code).toBe(2);
+    expect(badToken.stderr).toContain('TRELLIS_SERVE_TOKEN may hold only letters, digits and - . _ ~ + /');
   });
 
   it('lets an embedder serve its own assembly (trellis/mcp-server, the built files)', async () => {

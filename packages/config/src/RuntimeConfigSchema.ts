@@ -88,15 +88,28 @@ export const RuntimeSectionSchema = z.object({
   reload_queue_timeout: z.number().positive().max(600).default(5),
 });
 
+/**
+ * What is wrong with a bearer token for `trellis serve --http`, or undefined when it is usable: at
+ * least 16 characters, all from RFC 6750's token set (letters, digits, `-._~+/`, `=` at the end).
+ * A space, a newline or a non-ASCII letter would be accepted here and then never match what a
+ * client can send in an `Authorization` header, so they are refused up front.
+ */
+export function bearerTokenProblem(token: string): string | undefined {
+  if (token.length < 16) return 'must be at least 16 characters; e.g. a value from `openssl rand -hex 24`';
+  if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token))
+    return 'may hold only letters, digits and - . _ ~ + / (and = at the end), as bearer tokens do; a space, a line break or another character cannot be sent in an Authorization header. E.g. a value from `openssl rand -hex 24`';
+  return undefined;
+}
+
 /** `[serve]`: `trellis serve`, Trellis as an MCP server. */
 export const ServeSectionSchema = z.object({
   /** The bearer token `trellis serve --http` requires (TRELLIS_SERVE_TOKEN wins); empty = one is generated at start. */
   token: z
     .string()
-    .refine(
-      (value) => value === '' || value.length >= 16,
-      'must be empty or at least 16 characters; e.g. token = "${TRELLIS_SERVE_TOKEN}" with a value from `openssl rand -hex 24`',
-    )
+    .superRefine((value, context) => {
+      const problem = value === '' ? undefined : bearerTokenProblem(value);
+      if (problem !== undefined) context.addIssue({ code: 'custom', message: `must be empty or a usable token: it ${problem}` });
+    })
     .default(''),
   /** How tool names appear to MCP clients: `qualified` (`core-fs__read_file`) or `short` (the tool's own name when unique). */
   tool_names: z.enum(['qualified', 'short']).default('qualified'),

@@ -6,7 +6,7 @@ export {
   ToolPolicySchema,
 } from './RuntimeConfigSchema.ts';
 export type { RuntimeConfig, PluginsConfig, PluginEntry, RuntimeSection, ToolPolicy } from './RuntimeConfigSchema.ts';
-export { ServeSectionSchema } from './RuntimeConfigSchema.ts';
+export { ServeSectionSchema, bearerTokenProblem } from './RuntimeConfigSchema.ts';
 export type { ServeSection } from './RuntimeConfigSchema.ts';
 export { MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, FORBIDDEN_KEYS, MAX_REPORTED_PROBLEMS } from './ConfigProblem.ts';
 export type { ConfigProblem, ConfigLoadResult } from './ConfigProblem.ts';

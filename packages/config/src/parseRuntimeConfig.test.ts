@@ -67,7 +67,17 @@ tool_names = "short"
 
   it('refuses a [serve] token shorter than 16 characters, naming the key', () => {
     const result = parseRuntimeConfig('[serve]\ntoken = "short"\n', { fileName: 'runtime.toml', env: {} });
-    expect(result.errors.map((e) => e.message).join('\n')).toMatch(/serve\.token.*must be empty or at least 16 characters/);
+    expect(result.errors.map((e) => e.message).join('\n')).toMatch(
+      /serve\.token.*must be empty or a usable token: it must be at least 16 characters/,
+    );
+  });
+
+  it('refuses a [serve] token a client could not send: a trailing newline, a space, a non-ASCII letter', () => {
+    for (const token of ['0123456789abcdef0123\\n', '0123456789 abcdef0123', '0123456789abcdéf0123']) {
+      const result = parseRuntimeConfig(`[serve]\ntoken = "${token}"\n`, { fileName: 'runtime.toml', env: {} });
+      expect(result.errors.map((e) => e.message).join('\n')).toMatch(/serve\.token.*may hold only letters, digits and - \. _ ~ \+ \//);
+    }
+    expect(parseRuntimeConfig('[serve]\ntoken = "AbC-._~+/0123456789=="\n', { fileName: 'runtime.toml', env: {} }).errors).toEqual([]);
   });
 
   it('refuses a health check interval under 1 second (0 turns checks off), naming the key', () => {

@@ -45,7 +45,7 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
     "serve/run: seconds a call arriving during a reload's swap waits before failing with RELOAD_TIMEOUT. Default 5.",
   serve: '`trellis serve`: Trellis as an MCP server (see docs/serve.md).',
   'serve.token':
-    'Bearer token `trellis serve --http` requires; TRELLIS_SERVE_TOKEN wins; empty = generated at start and printed to stderr. Else at least 16 characters. Default "".',
+    'Bearer token `trellis serve --http` requires; TRELLIS_SERVE_TOKEN wins; empty = generated at start and printed to stderr. Else at least 16 characters from letters, digits and -._~+/ (= at the end). Default "".',
   'serve.tool_names':
     'How tool names appear to MCP clients: "qualified" (core-fs__read_file) or "short" (the own name when unique). Default "qualified".',
   'serve.allowed_origins': 'Browser Origin hostnames allowed besides loopback. Default [].',

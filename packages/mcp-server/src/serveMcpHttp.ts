@@ -32,6 +32,12 @@ export interface McpHttpServing {
   /** The endpoint, e.g. `http://127.0.0.1:41234/mcp`. */
   readonly url: string;
   readonly port: number;
+  /**
+   * Ends every open request (a `subscriptions/listen` stream, a long call) whose bearer token is no
+   * longer the one in force, so a rotated-out token loses what it had open, not only what it asks
+   * next. Returns how many were ended. Call it after the `token` function's answer changed.
+   */
+  reauthorize(): number;
   close(): Promise<void>;
 }
 
@@ -77,6 +83,8 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
     return token === undefined ? undefined : Buffer.from(`Bearer ${token}`, 'utf8');
   };
 
+  // Requests past the token check and not yet finished, with the Authorization header they carried.
+  const open = new Map<ServerResponse, string | undefined>();
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const pathname = (req.url ?? '/').split('?')[0];
     if (pathname !== path) {
@@ -86,7 +94,8 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
     if (checkHost !== undefined && !checkHost(req, res)) return;
     if (!checkOrigin(req, res)) return;
     const expected = expectedHeader();
-    if (expected !== undefined && !authorized(req.headers.authorization, expected)) {
+    const given = req.headers.authorization;
+    if (expected !== undefined && !authorized(given, expected)) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="trellis"');
       sendJsonError(
         res,
@@ -95,6 +104,8 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
       );
       return;
     }
+    open.set(res, given);
+    res.once('close', () => open.delete(res));
     serveNode(req, res).catch((error: unknown) => {
       options.onerror?.(error instanceof Error ? error : new Error(String(error)));
       if (!res.headersSent) sendJsonError(res, 500, 'internal error');
@@ -116,6 +127,19 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
   return {
     url,
     port: address.port,
+    reauthorize() {
+      const expected = expectedHeader();
+      if (expected === undefined) return 0;
+      let ended = 0;
+      for (const [res, given] of open) {
+        if (authorized(given, expected)) continue;
+        open.delete(res);
+        // The socket goes: a stream the SDK is writing cannot be ended politely from outside.
+        res.destroy();
+        ended += 1;
+      }
+      return ended;
+    },
     close() {
       closing ??= (async () => {
         unsubscribe();

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { bearerTokenProblem } from '@trellis/config';
 import { createTrellisMcpServer, isLoopbackHost, loadMcpSkills, serveMcpHttp, serveMcpStdio } from '@trellis/mcp-server';
-import type { TrellisMcpServer } from '@trellis/mcp-server';
+import type { McpHttpServing, TrellisMcpServer } from '@trellis/mcp-server';
 import type { Assembly } from '../assemble.ts';
 import { TRELLIS_VERSION } from '../bundled.gen.ts';
 import { EXIT, UsageError } from '../errors.ts';
@@ -109,9 +110,8 @@ async function serveHttp(server: TrellisMcpServer, io: CommandIO, settings: Http
     );
   } else {
     const fromEnv = env.TRELLIS_SERVE_TOKEN;
-    if (fromEnv !== undefined && fromEnv.length > 0 && fromEnv.length < 16) {
-      throw new UsageError('TRELLIS_SERVE_TOKEN must be at least 16 characters; e.g. `openssl rand -hex 24`');
-    }
+    const envProblem = fromEnv === undefined || fromEnv === '' ? undefined : bearerTokenProblem(fromEnv);
+    if (envProblem !== undefined) throw new UsageError(`TRELLIS_SERVE_TOKEN ${envProblem}`);
     // TRELLIS_SERVE_TOKEN holds for the process; [serve] token follows the config (asked at every
     // request, so a token rotated in runtime.toml refuses the old one once the reload applies);
     // with neither, one is generated, once, and printed.
@@ -130,12 +130,16 @@ async function serveHttp(server: TrellisMcpServer, io: CommandIO, settings: Http
     settings.live?.onReload((result) => {
       if (result.status !== 'applied') return;
       const next = current();
-      if (next.token !== last.token)
-        io.err(`trellis serve: the bearer token changed (now ${next.from}); requests with the old one get 401 from now on\n`);
+      if (next.token !== last.token) {
+        const ended = serving?.reauthorize() ?? 0;
+        io.err(
+          `trellis serve: the bearer token changed (now ${next.from}); requests with the old one get 401 from now on${ended > 0 ? `, and its ${ended} open request${ended === 1 ? ' was' : 's were'} ended` : ''}\n`,
+        );
+      }
       last = next;
     });
   }
-  let serving;
+  let serving: McpHttpServing | undefined;
   try {
     serving = await serveMcpHttp(server, {
       host: settings.host,
