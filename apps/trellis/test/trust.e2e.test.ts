@@ -169,9 +169,12 @@ describe('config files are admitted like manifests (CONFIG_UNSAFE, exit 2)', { t
 });
 
 describe('config show --origin', { timeout: SLOW }, () => {
-  it('names the file that set every key, and hides values from ${VAR}', () => {
+  it('names the file that set every key, and hides values from ${VAR} and literal credentials', () => {
     const user = put(userConfig(sandbox), '[plugins]\nprofile = "messaging"\n[runtime]\ndebug_log = "${LOG_FILE}"\n');
-    const flag = put(join(sandbox.dir, 'top.toml'), '[plugins]\nprofile = "full"\ndeny = ["core-web"]\n');
+    const flag = put(
+      join(sandbox.dir, 'top.toml'),
+      '[plugins]\nprofile = "full"\ndeny = ["core-web"]\n[serve]\ntoken = "literal-token-0123456789"\n',
+    );
     const result = runCli(sandbox, ['config', 'show', '--origin', '--json', '--config', flag], { LOG_FILE: '/var/log/secret-name.log' });
     expect(result.code).toBe(0);
     const shown = JSON.parse(result.stdout) as { keys: Array<{ key: string; value: unknown; origin: { source: string; path?: string } }> };
@@ -181,8 +184,12 @@ describe('config show --origin', { timeout: SLOW }, () => {
     expect(byKey['runtime.debug_log']).toEqual(['<hidden: expanded from an environment variable>', 'user', user]);
     expect(byKey['runtime.max_retries']).toEqual([0, 'embedded', null]);
     expect(result.stdout).not.toContain('secret-name');
+    // A literal credential is not printed either: this output gets pasted into bug reports.
+    expect(byKey['serve.token']).toEqual(['<hidden: a credential; read it in the file that sets it>', 'flag', flag]);
+    expect(result.stdout).not.toContain('literal-token');
     const text = runCli(sandbox, ['config', 'show', '--origin', '--config', flag], { LOG_FILE: '/x' }).stdout;
     expect(text).toMatch(new RegExp(`plugins\\.profile = "full"\\s+# flag: ${flag.replace(/[.]/g, '\\.')}`));
+    expect(text).not.toContain('literal-token');
   });
 });
 

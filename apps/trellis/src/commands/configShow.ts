@@ -8,10 +8,17 @@ import { describeTrust } from './describeTrust.ts';
 /** What `config show` prints instead of a value that came from a `${VAR}`. */
 export const HIDDEN_VALUE = '<hidden: expanded from an environment variable>';
 
+/** What `config show` prints instead of a literal value under a key named like a credential. */
+export const HIDDEN_SECRET = '<hidden: a credential; read it in the file that sets it>';
+
+/** Keys whose last part names a credential (`serve.token`, `…config.api_key`): their literal values are not printed either. */
+const SECRET_KEY = /(?:^|[._-])(?:token|secret|password|passwd|api[_-]?key)$/i;
+
 /**
  * `trellis config show [--origin] [--json]`: every effective key of the layered config; with
  * `--origin`, the file that set it (or `default` for a key no file sets). Values that came from a
- * `${VAR}` are never printed.
+ * `${VAR}` are never printed, nor literal values under a key named like a credential (`serve.token`),
+ * since this output gets pasted into bug reports.
  */
 export async function configShow(line: CommandLine, io: CommandIO, env: Readonly<Record<string, string | undefined>>): Promise<number> {
   const loaded = await loadConfig({
@@ -29,7 +36,8 @@ export async function configShow(line: CommandLine, io: CommandIO, env: Readonly
     const origin = originOf(origins, key);
     return {
       key,
-      value: origin?.fromEnv === true ? HIDDEN_VALUE : value,
+      value:
+        origin?.fromEnv === true ? HIDDEN_VALUE : typeof value === 'string' && value !== '' && SECRET_KEY.test(key) ? HIDDEN_SECRET : value,
       origin:
         origin === undefined
           ? { source: 'default' }
@@ -65,7 +73,7 @@ export async function configShow(line: CommandLine, io: CommandIO, env: Readonly
   const width =
     line.options.origin === true ? Math.min(60, Math.max(...keys.map((k) => `${k.key} = ${JSON.stringify(k.value)}`.length))) : 0;
   for (const k of keys) {
-    const text = `${k.key} = ${typeof k.value === 'string' && k.value === HIDDEN_VALUE ? k.value : JSON.stringify(k.value)}`;
+    const text = `${k.key} = ${k.value === HIDDEN_VALUE || k.value === HIDDEN_SECRET ? k.value : JSON.stringify(k.value)}`;
     if (line.options.origin !== true) io.out(`${text}\n`);
     else
       io.out(
