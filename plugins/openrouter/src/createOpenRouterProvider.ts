@@ -1,4 +1,6 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, OpenAI } from 'openai';
+import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { APIError, OpenAI } from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
@@ -12,13 +14,20 @@ import {
   type Provider,
   type ProviderEvent,
   type ProviderRequest,
+  type ProviderToolCall,
   type ProviderUsage,
 } from '@trellis/sdk';
+import { checkApiKey } from './checkApiKey.ts';
+import { createRedactor } from './createRedactor.ts';
+import { MAX_RETRY_WAIT_MS, retryDelayMs } from './retryDelay.ts';
 import type { OpenRouterSettings } from './settings.ts';
+import { ToolCallAssembler } from './ToolCallAssembler.ts';
+import { notAStreamError, stalledError, toProviderError, waitTooLongError, type ErrorContext } from './toProviderError.ts';
 
 /** Options of {@link createOpenRouterProvider}. */
 export interface CreateOpenRouterProviderOptions {
   readonly settings: OpenRouterSettings;
+  /** Refused (`PROVIDER_UNAVAILABLE`) when an HTTP header cannot carry it. */
   readonly apiKey: string;
   /** A fetch to use instead of the global one (tests, proxies). */
   readonly fetch?: typeof fetch;
@@ -27,11 +36,14 @@ export interface CreateOpenRouterProviderOptions {
 /** A provider for any OpenAI-compatible chat-completions endpoint, OpenRouter by default. */
 export function createOpenRouterProvider(options: CreateOpenRouterProviderOptions): Provider {
   const { settings } = options;
+  checkApiKey(options.apiKey);
   const client = new OpenAI({
     apiKey: options.apiKey,
     baseURL: settings.base_url,
-    timeout: settings.timeout_seconds * 1000,
-    maxRetries: settings.max_retries,
+    // The client's timeout ends at the response headers; streamTurn bounds each wait for a chunk after them.
+    timeout: Math.ceil(settings.timeout_seconds * 1000),
+    // streamTurn retries: the client would sleep as long as Retry-After says, deaf to the turn's signal.
+    maxRetries: 0,
     defaultHeaders: {
       'HTTP-Referer': settings.app_url,
       'X-OpenRouter-Title': settings.app_name,
@@ -41,13 +53,21 @@ export function createOpenRouterProvider(options: CreateOpenRouterProviderOption
     logLevel: 'off',
     ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
   });
+  const redact = createRedactor(options.apiKey);
   return {
     model: settings.model,
-    stream: (request) => streamTurn(client, settings, request),
+    stream: (request) => streamTurn({ client, settings, redact }, request),
   };
 }
 
-async function* streamTurn(client: OpenAI, settings: OpenRouterSettings, request: ProviderRequest): AsyncGenerator<ProviderEvent> {
+interface StreamContext {
+  readonly client: OpenAI;
+  readonly settings: OpenRouterSettings;
+  readonly redact: (text: string) => string;
+}
+
+async function* streamTurn(context: StreamContext, request: ProviderRequest): AsyncGenerator<ProviderEvent> {
+  const { settings } = context;
   const body: ChatCompletionCreateParamsStreaming = {
     model: settings.model,
     messages: request.messages.map(toOpenAiMessage),
@@ -59,44 +79,78 @@ async function* streamTurn(client: OpenAI, settings: OpenRouterSettings, request
     ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
     ...(settings.max_tokens !== undefined ? { max_tokens: settings.max_tokens } : {}),
   };
-  // Tool calls arrive as fragments keyed by index; each is complete once the choice finishes.
-  const calls = new Map<number, { id: string; name: string; arguments: string }>();
+  const errorContext: ErrorContext = { settings, signal: request.signal, redact: context.redact };
+  // A controller per request, linked to the turn's signal and unlinked at the end: the client never
+  // removes the listener it adds to the signal it is given, and a long turn would pile them up.
+  // On this signal they are one per try (and one retry wait), which max_retries bounds.
+  const controller = new AbortController();
+  setMaxListeners(settings.max_retries + 2, controller.signal);
+  const cancel = () => controller.abort();
+  request.signal.addEventListener('abort', cancel, { once: true });
+  if (request.signal.aborted) cancel();
+  // Armed only while waiting on the endpoint, not while the consumer handles what was yielded.
+  let idle: ReturnType<typeof setTimeout> | undefined;
+  let stalled = false;
+  const awaitChunk = () => {
+    idle = setTimeout(() => {
+      stalled = true;
+      controller.abort();
+    }, settings.timeout_seconds * 1000);
+  };
+  const calls = new ToolCallAssembler(settings.base_url);
   let finish: FinishReason | undefined;
   let usage: ProviderUsage | undefined;
+  let sawText = false;
+  let toolCalls: ProviderToolCall[];
   try {
-    const stream = await client.chat.completions.create(body, { signal: request.signal });
+    const { data: stream, response } = await openStream(context, body, controller.signal);
+    awaitChunk();
     for await (const chunk of stream) {
-      if (chunk.usage) usage = toUsage(chunk.usage);
-      const choice = chunk.choices?.[0];
-      if (choice === undefined) continue;
-      const delta = choice.delta;
-      if (typeof delta?.content === 'string' && delta.content.length > 0) yield { type: 'text', delta: delta.content };
-      for (const fragment of delta?.tool_calls ?? []) {
-        const current = calls.get(fragment.index) ?? { id: '', name: '', arguments: '' };
-        if (fragment.id) current.id = fragment.id;
-        if (fragment.function?.name) current.name += fragment.function.name;
-        if (fragment.function?.arguments) current.arguments += fragment.function.arguments;
-        calls.set(fragment.index, current);
+      clearTimeout(idle);
+      if (typeof chunk?.usage === 'object' && chunk.usage !== null) usage = toUsage(chunk.usage);
+      const choice = chunk?.choices?.[0];
+      const delta = choice?.delta;
+      if (typeof delta?.content === 'string' && delta.content.length > 0) {
+        sawText = true;
+        yield { type: 'text', delta: delta.content };
       }
-      if (choice.finish_reason) finish = toFinishReason(choice.finish_reason);
+      if (Array.isArray(delta?.tool_calls)) for (const fragment of delta.tool_calls) calls.add(fragment);
+      if (typeof choice?.finish_reason === 'string') finish = toFinishReason(choice.finish_reason);
+      awaitChunk();
     }
+    // The client ends a stream quietly when its signal aborts; a cancelled or stalled turn must not look finished.
+    if (request.signal.aborted) throw new ProviderError(ERROR_CODES.ABORTED, 'the model request was cancelled');
+    if (stalled) throw stalledError(settings);
+    if (finish === undefined && !sawText && !calls.started) throw notAStreamError(settings, response);
+    toolCalls = calls.calls();
   } catch (error) {
-    throw toProviderError(error, settings, request.signal);
+    throw toProviderError(stalled ? stalledError(settings) : error, errorContext);
+  } finally {
+    clearTimeout(idle);
+    request.signal.removeEventListener('abort', cancel);
   }
-  // The client ends a stream quietly when its signal aborts; a cancelled turn must not look finished.
-  if (request.signal.aborted) throw new ProviderError(ERROR_CODES.ABORTED, 'the model request was cancelled');
-  const ordered = [...calls.entries()].sort((a, b) => a[0] - b[0]);
-  for (const [index, call] of ordered) {
-    if (call.name === '') {
-      throw new ProviderError(
-        ERROR_CODES.PROVIDER_PROTOCOL,
-        `${settings.base_url} streamed tool call #${index} without a function name; the model or endpoint is broken, try another model`,
-      );
-    }
-    yield { type: 'tool_call', call: { id: call.id || `call_${index}`, name: call.name, arguments: call.arguments } };
-  }
+  for (const call of toolCalls) yield { type: 'tool_call', call };
   if (usage !== undefined) yield { type: 'usage', usage };
-  yield { type: 'finish', reason: finish ?? (ordered.length > 0 ? 'tool_calls' : 'stop') };
+  yield { type: 'finish', reason: finish ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop') };
+}
+
+/**
+ * Sends the request and returns the response once its headers are in, trying again what may succeed
+ * later (up to `max_retries`); every wait is at most `MAX_RETRY_WAIT_MS` and ends when `signal` aborts.
+ */
+async function openStream(context: StreamContext, body: ChatCompletionCreateParamsStreaming, signal: AbortSignal) {
+  for (let retry = 1; ; retry += 1) {
+    try {
+      return await context.client.chat.completions.create(body, { signal }).withResponse();
+    } catch (error) {
+      const waitMs = retry > context.settings.max_retries ? undefined : retryDelayMs(error, retry);
+      if (waitMs === undefined) throw error;
+      if (waitMs > MAX_RETRY_WAIT_MS && error instanceof APIError) {
+        throw waitTooLongError(error, { waitMs, settings: context.settings, redact: context.redact });
+      }
+      await sleep(waitMs, undefined, { signal });
+    }
+  }
 }
 
 function toOpenAiMessage(message: ChatMessage): ChatCompletionMessageParam {
@@ -118,89 +172,23 @@ function toOpenAiMessage(message: ChatMessage): ChatCompletionMessageParam {
 }
 
 function toUsage(usage: NonNullable<ChatCompletionChunk['usage']>): ProviderUsage {
+  const inputTokens = toCount(usage.prompt_tokens) ?? 0;
+  const outputTokens = toCount(usage.completion_tokens) ?? 0;
   // OpenRouter adds `cost` (credits, i.e. USD) to the usage object.
-  const cost = (usage as { cost?: unknown }).cost;
+  const cost = toCount((usage as { cost?: unknown }).cost);
   return {
-    inputTokens: usage.prompt_tokens ?? 0,
-    outputTokens: usage.completion_tokens ?? 0,
-    totalTokens: usage.total_tokens ?? (usage.prompt_tokens ?? 0) + (usage.completion_tokens ?? 0),
-    ...(typeof cost === 'number' && Number.isFinite(cost) ? { cost } : {}),
+    inputTokens,
+    outputTokens,
+    totalTokens: toCount(usage.total_tokens) ?? inputTokens + outputTokens,
+    ...(cost !== undefined ? { cost } : {}),
   };
+}
+
+/** A usage figure the endpoint sent, when it is one: a finite number, not negative. */
+function toCount(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
 function toFinishReason(reason: string): FinishReason {
   return reason === 'stop' || reason === 'tool_calls' || reason === 'length' || reason === 'content_filter' ? reason : 'other';
-}
-
-function describeBody(error: APIError): string {
-  const inner = error.error as { message?: unknown } | undefined;
-  const text = typeof inner?.message === 'string' ? inner.message : error.message;
-  return text.replace(/\s+/g, ' ').slice(0, 300);
-}
-
-/** Maps what the openai client throws to a `ProviderError` that says what happened and what to do. */
-function toProviderError(error: unknown, settings: OpenRouterSettings, signal: AbortSignal): ProviderError {
-  const where = settings.base_url;
-  if (error instanceof ProviderError) return error;
-  if (error instanceof APIUserAbortError || signal.aborted)
-    return new ProviderError(ERROR_CODES.ABORTED, 'the model request was cancelled');
-  if (error instanceof APIConnectionTimeoutError) {
-    return new ProviderError(
-      ERROR_CODES.PROVIDER_FAILED,
-      `${where} did not answer within timeout_seconds = ${settings.timeout_seconds} (after ${settings.max_retries} retries); raise [plugins.entries.openrouter.config] timeout_seconds or check the endpoint`,
-      { retryable: true, cause: error },
-    );
-  }
-  if (error instanceof APIConnectionError) {
-    return new ProviderError(
-      ERROR_CODES.PROVIDER_FAILED,
-      `cannot reach ${where} (after ${settings.max_retries} retries): ${error.message}; check [plugins.entries.openrouter.config] base_url and the network`,
-      { retryable: true, cause: error },
-    );
-  }
-  if (error instanceof APIError) {
-    const status = error.status;
-    const detail = describeBody(error);
-    if (status === undefined) {
-      return new ProviderError(ERROR_CODES.PROVIDER_FAILED, `${where} reported an error mid-stream: ${detail}`, {
-        retryable: true,
-        cause: error,
-      });
-    }
-    if (status === 401 || status === 403) {
-      return new ProviderError(
-        ERROR_CODES.PROVIDER_AUTH,
-        `${where} refused the API key (HTTP ${status}: ${detail}); check OPENROUTER_API_KEY`,
-        { status, cause: error },
-      );
-    }
-    if (status === 402) {
-      return new ProviderError(
-        ERROR_CODES.PROVIDER_PAYMENT_REQUIRED,
-        `${where} needs payment (HTTP 402: ${detail}); add credits to the account or pick a cheaper or free model`,
-        { status, cause: error },
-      );
-    }
-    if (status === 429) {
-      return new ProviderError(
-        ERROR_CODES.PROVIDER_RATE_LIMITED,
-        `${where} is rate-limiting (HTTP 429: ${detail}) after ${settings.max_retries} retries; wait and try again, or raise max_retries`,
-        { status, retryable: true, cause: error },
-      );
-    }
-    return new ProviderError(
-      ERROR_CODES.PROVIDER_FAILED,
-      `${where} answered HTTP ${status}: ${detail}${status >= 500 || status === 408 ? ` (after ${settings.max_retries} retries)` : ''}`,
-      { status, retryable: status >= 500 || status === 408, cause: error },
-    );
-  }
-  if (error instanceof SyntaxError) {
-    return new ProviderError(
-      ERROR_CODES.PROVIDER_PROTOCOL,
-      `${where} streamed something that is not JSON (${error.message}); is base_url an OpenAI-compatible /v1 endpoint?`,
-      { cause: error },
-    );
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return new ProviderError(ERROR_CODES.PROVIDER_FAILED, `the request to ${where} failed: ${message}`, { cause: error });
 }

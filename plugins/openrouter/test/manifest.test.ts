@@ -31,5 +31,6 @@ describe('openrouter', () => {
     expect(OpenRouterSettingsSchema.safeParse({ base_url: 'ftp://x' }).success).toBe(false);
     expect(OpenRouterSettingsSchema.safeParse({ modle: 'x' }).success).toBe(false);
     expect(OpenRouterSettingsSchema.safeParse({ max_retries: 11 }).success).toBe(false);
+    expect(OpenRouterSettingsSchema.safeParse({ headers: { 'X-Token': 'secret\nX-Injected: 1' } }).success).toBe(false);
   });
 });
