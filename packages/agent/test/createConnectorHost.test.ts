@@ -51,3 +51,44 @@ describe('createConnectorHost', () => {
     expect(host.running()).toBe(0);
   });
 });
+
+describe('createConnectorHost at shutdown', () => {
+  it('once closed starts no turn: waiting and later messages end at once as not answered, the running turn goes on', async () => {
+    const { catalog, runtime } = toolHost([echo]);
+    const provider = scriptedProvider([{ text: ['slow'], hang: true }]);
+    const logs: Array<{ message: string; fields?: Readonly<Record<string, unknown>> }> = [];
+    const log = (message: string, fields?: Readonly<Record<string, unknown>>) => void logs.push({ message, ...(fields ? { fields } : {}) });
+    const host = createConnectorHost({
+      agent: createAgent({ provider, catalog, runtime }),
+      logger: { debug: log, info: log, warn: log, error: log },
+    });
+    const running = reply(host.handle({ conversationId: '1', text: 'a' }));
+    const waiting = reply(host.handle({ conversationId: '1', text: 'b' }));
+    await new Promise((r) => setTimeout(r, 20));
+    expect([host.running(), host.waiting()]).toEqual([1, 1]);
+    host.close();
+    const notAnswered = { type: 'done', reply: '', error: { code: 'ABORTED', message: 'not answered: the host is closing' } };
+    expect(await waiting).toEqual([notAnswered]);
+    expect(await reply(host.handle({ conversationId: '2', text: 'c' }))).toEqual([notAnswered]);
+    expect(host.running()).toBe(1);
+    host.cancelAll();
+    expect((await running).at(-1)).toMatchObject({ type: 'done', error: { code: 'ABORTED', message: 'the turn was cancelled' } });
+    await host.idle();
+    // Only the running turn ever reached the model.
+    expect(provider.requests).toHaveLength(1);
+    expect(logs.filter((l) => l.message.startsWith('not answered')).map((l) => l.fields)).toEqual([
+      { conversation: '1' },
+      { conversation: '2' },
+    ]);
+  });
+
+  it('says in the reply when a turn stopped at the step limit', async () => {
+    const { catalog, runtime } = toolHost([echo]);
+    const provider = scriptedProvider([{ text: ['Checking.'], calls: [{ name: 't__echo', args: { text: 'x' } }] }]);
+    const host = createConnectorHost({ agent: createAgent({ provider, catalog, runtime, maxSteps: 1 }) });
+    expect((await reply(host.handle({ conversationId: '1', text: 'a' }))).at(-1)).toEqual({
+      type: 'done',
+      reply: 'Checking.\n\n(I stopped before finishing: this answer reached the limit on steps. Ask me to continue.)',
+    });
+  });
+});
