@@ -4,3 +4,5 @@ export { startFakeOpenAiServer } from './fakeOpenAiServer.ts';
 export type { FakeOpenAiServer, FakeReply, FakeRequest } from './fakeOpenAiServer.ts';
 export { startFakeBotApiServer } from './fakeBotApiServer.ts';
 export type { FakeBotApiServer, ObservedPoll, SentMessage } from './fakeBotApiServer.ts';
+export { startBotApiProxy } from './botApiProxy.ts';
+export type { BotApiProxy, Interception } from './botApiProxy.ts';

@@ -106,7 +106,7 @@ describe('telegram connector against a local Bot API server', () => {
     ]);
   });
 
-  it('answers one chat in order and stop() waits for the turn in progress', async () => {
+  it('answers one chat in order; stop() waits for the turn in progress and starts no other', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const host = scriptedHost(async (m) => {
@@ -125,7 +125,10 @@ describe('telegram connector against a local Bot API server', () => {
     release();
     await stopped;
     connector = undefined;
-    expect(api.sent.map((s) => s.text)).toEqual(api.sent.length === 2 ? ['re first', 're second'] : ['re first']);
+    // "second" (when it was fetched) waited behind "first": no turn starts once stopping, its chat gets the apology.
+    const apology = TelegramSettingsSchema.parse({}).apology;
+    expect(api.sent.map((s) => s.text)).toEqual(api.sent.length === 2 ? ['re first', apology] : ['re first']);
+    expect(host.seen.map((m) => m.text)).toEqual(['first']);
   });
 
   it('on stop confirms the updates it handled, so a connector started after it neither repeats nor loses one', async () => {
