@@ -12,6 +12,8 @@ export interface MessagingSettings {
   readonly apiRoot?: string;
   readonly openrouterEnabled?: boolean;
   readonly telegramEnabled?: boolean;
+  /** More `[plugins.entries.telegram.config]` keys (`api_timeout_seconds`…). */
+  readonly telegram?: Readonly<Record<string, number | string>>;
 }
 
 /** A `runtime.toml` for the messaging profile against the two local servers. */
@@ -29,6 +31,7 @@ export function messagingConfig(model: FakeOpenAiServer, telegram: FakeBotApiSer
     `api_root = "${settings.apiRoot ?? telegram.apiRoot}"`,
     `allowed_chat_ids = [${(settings.allowed ?? [7]).join(', ')}]`,
     `poll_timeout_seconds = ${settings.pollTimeout ?? 2}`,
+    ...Object.entries(settings.telegram ?? {}).map(([key, value]) => `${key} = ${JSON.stringify(value)}`),
     '',
   ].join('\n');
 }

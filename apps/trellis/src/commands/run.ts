@@ -18,20 +18,25 @@ export function createJsonLogger(write: (text: string) => void, component: strin
   return { debug: () => {}, info: log('info'), warn: log('warn'), error: log('error') };
 }
 
-/** Resolves with the first of SIGINT/SIGTERM; a second one calls `again`. */
-function signals(again: () => void): { first: Promise<NodeJS.Signals>; dispose(): void } {
-  let seen = 0;
-  let resolve!: (signal: NodeJS.Signals) => void;
-  const first = new Promise<NodeJS.Signals>((r) => (resolve = r));
+/** The first SIGINT/SIGTERM and the second, trapped from the start (a signal while connectors start is not lost). */
+function signals(): { first: Promise<NodeJS.Signals>; again: Promise<void>; received(): NodeJS.Signals | undefined; dispose(): void } {
+  let received: NodeJS.Signals | undefined;
+  let resolveFirst!: (signal: NodeJS.Signals) => void;
+  let resolveAgain!: () => void;
+  const first = new Promise<NodeJS.Signals>((r) => (resolveFirst = r));
+  const again = new Promise<void>((r) => (resolveAgain = r));
   const handler = (signal: NodeJS.Signals) => {
-    seen += 1;
-    if (seen === 1) resolve(signal);
-    else again();
+    if (received === undefined) {
+      received = signal;
+      resolveFirst(signal);
+    } else resolveAgain();
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
   return {
     first,
+    again,
+    received: () => received,
     dispose() {
       process.off('SIGINT', handler);
       process.off('SIGTERM', handler);
@@ -40,11 +45,13 @@ function signals(again: () => void): { first: Promise<NodeJS.Signals>; dispose()
 }
 
 /**
- * `trellis run`: starts every enabled connector on one agent and serves until SIGINT/SIGTERM; then
- * stops taking messages, lets running turns finish for the grace period, cancels the rest, and
- * returns (the caller disposes the assembly, so no plugin process outlives it). On a live host it
- * follows each applied reload: a changed provider serves the turns that start after it, connectors
- * are started, stopped or restarted as their settings say (see docs/agent.md).
+ * `trellis run`: starts every enabled connector on one agent and serves until SIGINT/SIGTERM (one
+ * while the connectors start ends their start); then starts no more turns, lets running turns finish
+ * for the grace period, cancels the rest, abandons what the connectors still send a moment later (at
+ * once on a second signal), and returns (the caller disposes the assembly, so no plugin process
+ * outlives it). On a live host it follows each applied reload: a changed provider serves the turns
+ * that start after it, connectors are started, stopped or restarted as their settings say (see
+ * docs/agent.md).
  */
 export async function runConnectors(
   line: CommandLine,
@@ -60,25 +67,57 @@ export async function runConnectors(
   // Nobody answers prompts while serving: a tool that needs approval ends with APPROVAL_DENIED.
   (io as { ask?: CommandIO['ask'] }).ask = undefined;
   const logger = createJsonLogger(io.err, 'trellis');
-  const supervisor = await superviseRun({
-    assembly,
-    system: CHAT_SYSTEM_PROMPT,
-    graceSeconds,
-    logger,
-    agentLogger: createJsonLogger(io.err, 'agent'),
-    loggerFor: (id) => createJsonLogger(io.err, id),
-  });
-  const { host } = supervisor;
-  const trap = signals(() => {
-    logger.warn('second signal: cancelling running turns now', { running: host.running() });
-    host.cancelAll();
-  });
+  const trap = signals();
   let control: HostControl | undefined;
   let unfollow: (() => void) | undefined;
   let keepAlive: NodeJS.Timeout | undefined;
   try {
-    const failure = await supervisor.start();
-    if (failure !== undefined) {
+    const supervisor = await superviseRun({
+      assembly,
+      system: CHAT_SYSTEM_PROMPT,
+      graceSeconds,
+      logger,
+      agentLogger: createJsonLogger(io.err, 'agent'),
+      loggerFor: (id) => createJsonLogger(io.err, id),
+    });
+    const { host } = supervisor;
+
+    const stopServing = async (signal: NodeJS.Signals): Promise<number> => {
+      unfollow?.();
+      unfollow = undefined;
+      logger.info('stopping', { signal, running: host.running(), graceSeconds });
+      let interrupted = false;
+      void trap.again.then(() => {
+        interrupted = true;
+        logger.warn('second signal: cancelling running turns and abandoning what is in flight now', { running: host.running() });
+      });
+      host.close();
+      const stopped = await stopWithin(supervisor.stop(), {
+        graceSeconds,
+        interrupt: trap.again,
+        onGraceOver: () => {
+          if (!interrupted) logger.warn('grace period over: cancelling running turns', { running: host.running() });
+          host.cancelAll();
+        },
+        onAbandon: () => {
+          if (!interrupted)
+            logger.warn('connectors still stopping after their turns were cancelled: abandoning what they still send', {
+              connectors: supervisor.stopping(),
+            });
+          supervisor.abandon();
+        },
+      });
+      if (!stopped) logger.error('connectors did not stop in time; leaving them behind', { connectors: supervisor.stopping() });
+      logger.info('stopped', { signal });
+      return EXIT.OK;
+    };
+
+    const early = trap.received();
+    if (early !== undefined) return await stopServing(early);
+    const outcome = await Promise.race([supervisor.start().then((failure) => ({ failure })), trap.first.then((signal) => ({ signal }))]);
+    if ('signal' in outcome) return await stopServing(outcome.signal);
+    if (outcome.failure !== undefined) {
+      const { failure } = outcome;
       logger.error('connector failed to start', { connector: failure.failed, code: 'CONNECTOR_FAILED', error: failure.error });
       return EXIT.FAILED;
     }
@@ -106,17 +145,7 @@ export async function runConnectors(
     // Serving holds the process even while no connector runs (a reload may start one): nothing
     // else need keep the event loop alive until the signal.
     keepAlive = setInterval(() => {}, 2 ** 30);
-    const signal = await trap.first;
-    unfollow?.();
-    unfollow = undefined;
-    logger.info('stopping', { signal, running: host.running(), graceSeconds });
-    const stopping = supervisor.stop();
-    await stopWithin(stopping, graceSeconds, () => {
-      logger.warn('grace period over: cancelling running turns', { running: host.running() });
-      host.cancelAll();
-    });
-    logger.info('stopped', { signal });
-    return EXIT.OK;
+    return await stopServing(await trap.first);
   } finally {
     clearInterval(keepAlive);
     unfollow?.();

@@ -28,7 +28,10 @@ export interface SuperviseRunOptions {
 export interface RunSupervisor {
   readonly agent: Agent;
   readonly host: ManagedConnectorHost;
-  /** Starts every connector; on the first that cannot start, stops the others and resolves with its id and error. */
+  /**
+   * Starts every connector; on the first that cannot start, stops the others and resolves with its
+   * id and error. A `stop()` meanwhile ends the start in progress; it then resolves with undefined.
+   */
   start(): Promise<{ readonly failed: string; readonly error: string } | undefined>;
   /** Ids of the connectors running now. */
   running(): string[];
@@ -37,8 +40,15 @@ export interface RunSupervisor {
    * after each applied reload). Runs one at a time, in order; resolves when this one is done.
    */
   follow(generation: number): Promise<void>;
-  /** Stops following and stops every connector (their stop waits for their turns; the caller owns the grace period). */
+  /**
+   * Stops following and stops every connector, ending the starts in progress (their stop waits for
+   * their turns; the caller owns the grace period, and calls `abandon` when it is over).
+   */
   stop(): Promise<void>;
+  /** Makes every connector still stopping stop now (a second `stop()`: a telegram bot aborts the requests it has in flight). */
+  abandon(): void;
+  /** Ids of the connectors whose stop has not ended. */
+  stopping(): string[];
 }
 
 /** A connector started by the supervisor. */
@@ -75,24 +85,54 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunSup
   const host = createConnectorHost({ agent, logger: options.agentLogger });
   const created = await createAssemblyConnectors(source, { loggerFor });
   const connectors = new Map<string, RunningConnector>();
+  /** Connectors whose start, or whose stop, is under way (with their ids). */
+  const starting = new Map<Connector, string>();
+  const stopping = new Map<Connector, string>();
   let chain: Promise<void> = Promise.resolve();
+  let firstStart: Promise<unknown> = Promise.resolve();
   let closing = false;
 
   const recreateFrom = (from: PluginSource, entry: SnapshotEntry) => () => createAssemblyConnector(from, entry, loggerFor(entry.id));
 
   async function start(): Promise<{ failed: string; error: string } | undefined> {
     for (const { id, entry, connector } of created) {
+      if (closing) return undefined;
       const scope = scopeHost(host);
       try {
-        await connector.start(scope.host);
+        await startTracked(id, connector, scope);
       } catch (error) {
-        await Promise.allSettled([...connectors.values()].map((running) => running.connector.stop()));
+        // Stopped while starting: not a failure, stop() takes it from here.
+        if (closing) return undefined;
+        await Promise.all([...connectors.values()].map((running) => stopTracked(running.id, running.connector)));
         connectors.clear();
         return { failed: id, error: messageOf(error) };
       }
+      // Started although stop() came meanwhile: stop() has stopped it already.
+      if (closing) return undefined;
       connectors.set(id, { id, key: pluginSettingsKey(source, entry), connector, scope, recreate: recreateFrom(source, entry) });
     }
     return undefined;
+  }
+
+  async function startTracked(id: string, connector: Connector, scope: ConnectorScope): Promise<void> {
+    starting.set(connector, id);
+    try {
+      await connector.start(scope.host);
+    } finally {
+      starting.delete(connector);
+    }
+  }
+
+  /** Stops a connector, logging a failure; never rejects. `abandon()` reaches it while it runs. */
+  async function stopTracked(id: string, connector: Connector): Promise<void> {
+    stopping.set(connector, id);
+    try {
+      await connector.stop();
+    } catch (error) {
+      logger.error('connector failed to stop cleanly', { connector: id, error: messageOf(error) });
+    } finally {
+      stopping.delete(connector);
+    }
   }
 
   // ── following reloads ──────────────────────────────────────────────────────────────────────
@@ -265,43 +305,56 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunSup
     }
   }
 
-  /** Starts a connector on its own scope; undefined when run began stopping meanwhile (it is stopped again). Throws when it cannot start. */
+  /** Starts a connector on its own scope; undefined when run began stopping meanwhile (stop() then stops it). Throws when it cannot start. */
   async function startConnector(
     id: string,
     connector: Connector,
   ): Promise<Pick<RunningConnector, 'id' | 'connector' | 'scope'> | undefined> {
+    if (closing) return undefined;
     const scope = scopeHost(host);
     try {
-      await connector.start(scope.host);
+      await startTracked(id, connector, scope);
     } catch (error) {
+      // Ended by stop(), which also stops it.
+      if (closing) return undefined;
       await connector.stop().catch(() => undefined);
       throw error;
     }
-    if (closing) {
-      await connector.stop();
-      return undefined;
-    }
+    // stop() came while it started, and has stopped it already.
+    if (closing) return undefined;
     return { id, connector, scope };
   }
 
-  /** Stops a connector; its turns still running when the grace period ends are cancelled (their chats get the apology). */
+  /**
+   * Stops a connector; its turns still running when the grace period ends are cancelled (their
+   * chats get the apology), and what it still sends after that is abandoned.
+   */
   async function stopWithGrace(running: RunningConnector): Promise<void> {
-    const stopping = running.connector
-      .stop()
-      .catch((error: unknown) => logger.error('connector failed to stop cleanly', { connector: running.id, error: messageOf(error) }));
-    await stopWithin(stopping, options.graceSeconds, () => {
-      logger.warn("grace period over: cancelling the connector's running turns", {
-        connector: running.id,
-        running: running.scope.running(),
-      });
-      running.scope.cancel();
+    const stopped = await stopWithin(stopTracked(running.id, running.connector), {
+      graceSeconds: options.graceSeconds,
+      onGraceOver: () => {
+        logger.warn("grace period over: cancelling the connector's running turns", {
+          connector: running.id,
+          running: running.scope.running(),
+        });
+        running.scope.cancel();
+      },
+      onAbandon: () => {
+        logger.warn('connector still stopping after its turns were cancelled: abandoning what it still sends', { connector: running.id });
+        void running.connector.stop().catch(() => undefined);
+      },
     });
+    if (!stopped) logger.error('connector did not stop; leaving it behind', { connector: running.id });
   }
 
   return {
     agent,
     host,
-    start,
+    start() {
+      const started = start();
+      firstStart = started.catch(() => undefined);
+      return started;
+    },
     running: () => [...connectors.keys()],
     follow(generation) {
       const step = chain.then(() => (closing ? undefined : reconcile(generation)));
@@ -312,10 +365,18 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunSup
     },
     async stop() {
       closing = true;
-      const stopping = Promise.allSettled([...connectors.values()].map((running) => running.connector.stop()));
+      // A start still waiting (a Bot API that does not answer getMe) ends now.
+      const aborted = [...starting].map(([connector, id]) => stopTracked(id, connector));
+      // At once, before any await: a connector told to stop takes no message from now on.
+      const stopped = [...connectors.values()].map((running) => stopTracked(running.id, running.connector));
+      await firstStart;
       await chain;
-      await stopping;
+      await Promise.all([...aborted, ...stopped]);
     },
+    abandon() {
+      for (const connector of stopping.keys()) void connector.stop().catch(() => undefined);
+    },
+    stopping: () => [...new Set(stopping.values())],
   };
 }
 
@@ -374,15 +435,51 @@ function codeOf(error: unknown, fallback: string): string {
 }
 
 /**
- * Waits for `stopping`; when `graceSeconds` pass first, calls `onGraceOver` (which cancels what is
- * still running) and then waits for `stopping` to end.
+ * After a grace period's turns are cancelled, how long their apologies get before what is still in
+ * flight is abandoned; and then how long an abandoning stop is waited for before it is left behind.
  */
-export async function stopWithin(stopping: Promise<unknown>, graceSeconds: number, onGraceOver: () => void): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const graceOver = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceSeconds * 1000)));
-  if ((await Promise.race([stopping.then(() => 'stopped' as const), graceOver])) === 'timeout') {
-    onGraceOver();
-    await stopping;
+export const SETTLE_MS = 2000;
+
+/** Options of {@link stopWithin}. */
+export interface StopWithinOptions {
+  readonly graceSeconds: number;
+  /** The grace period is over (or `interrupt` came): cancel the running turns. */
+  readonly onGraceOver: () => void;
+  /** Cancelling did not end the stop within `settleMs` (or `interrupt` came): abort what is still in flight. */
+  readonly onAbandon: () => void;
+  /** Cuts the waiting short: cancels and abandons at once (a second signal). */
+  readonly interrupt?: Promise<unknown>;
+  /** Default {@link SETTLE_MS}. */
+  readonly settleMs?: number;
+}
+
+/**
+ * Waits for `stopping`, bounded: `graceSeconds` for it to end by itself, then `onGraceOver` and
+ * `settleMs` more, then `onAbandon` and `settleMs` more. Resolves true when it ended, false when it
+ * was left running (the caller says so and goes on).
+ */
+export async function stopWithin(stopping: Promise<unknown>, options: StopWithinOptions): Promise<boolean> {
+  const settleMs = options.settleMs ?? SETTLE_MS;
+  const timers: NodeJS.Timeout[] = [];
+  const after = <T>(ms: number, value: T) => new Promise<T>((resolve) => timers.push(setTimeout(() => resolve(value), ms)));
+  const ended = stopping.then(
+    () => 'ended' as const,
+    () => 'ended' as const,
+  );
+  const interrupted = options.interrupt?.then(() => 'interrupted' as const) ?? new Promise<never>(() => {});
+  try {
+    let outcome: 'ended' | 'grace over' | 'settled' | 'interrupted' = await Promise.race([
+      ended,
+      after(options.graceSeconds * 1000, 'grace over' as const),
+      interrupted,
+    ]);
+    if (outcome === 'ended') return true;
+    options.onGraceOver();
+    if (outcome === 'grace over') outcome = await Promise.race([ended, after(settleMs, 'settled' as const), interrupted]);
+    if (outcome === 'ended') return true;
+    options.onAbandon();
+    return (await Promise.race([ended, after(settleMs, 'left' as const)])) === 'ended';
+  } finally {
+    for (const timer of timers) clearTimeout(timer);
   }
-  clearTimeout(timer);
 }
