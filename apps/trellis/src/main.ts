@@ -187,9 +187,13 @@ export async function main(
         // trapped, and the close is bounded like a signal's, so no way out hangs on a plugin or a
         // reload that will not end; past the limit the exit hook SIGKILLs what is left.
         const closing = holdHangups();
+        // run trapped SIGINT/SIGTERM itself until it returned; from here they are trapped as for
+        // serve, so one that comes while the plugins stop is an exit of ours, never a death.
+        const untrapLate = name === 'run' ? io.trapSignals?.(() => assembly.dispose(), ['SIGINT', 'SIGTERM']) : undefined;
         unfollow?.();
         const closed = await closeWithin(() => assembly.dispose());
         untrap?.();
+        untrapLate?.();
         // The real process keeps holding SIGHUP until it exits: one that arrives while the last
         // handles close would otherwise end it by Node's default action instead of a clean exit.
         if (io.trapSignals === undefined) closing.release();

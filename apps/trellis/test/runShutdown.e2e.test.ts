@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -12,6 +12,7 @@ import {
   type FakeBotApiServer,
   type FakeOpenAiServer,
 } from '@trellis/testing';
+import { pidsMentioning } from '@trellis/test-support';
 import { createSandbox, startLongRunning, type LogLine, type LongRunning, type Sandbox } from './cliHarness.ts';
 import { messagingConfig, startRun, type MessagingSettings } from './runFixture.ts';
 
@@ -169,5 +170,53 @@ describe('trellis run shuts down in bounded time', () => {
     ]);
     expect(model.requests).toHaveLength(1);
     expect(served.logs().find(byMsg('not answered'))).toMatchObject({ component: 'telegram', chat: ALLOWED, update_id: second });
+  });
+});
+
+describe('trellis run: signals while it disposes its plugins', () => {
+  // Ignores SIGTERM and the end of its input: disposing it takes until the launcher's SIGKILL.
+  const MUTE_PLUGIN = `process.on('SIGTERM', () => {});
+process.stdin.resume();
+process.stdin.on('end', () => {});
+setInterval(() => {}, 1000);
+`;
+
+  it('ends by its own exit, not by the signal, and leaves no plugin process behind', { timeout: 90_000 }, async () => {
+    const root = join(sandbox.dir, 'plugins');
+    const tag = join(sandbox.dir, 'tag-mute');
+    mkdirSync(root, { recursive: true });
+    writeFileSync(
+      config,
+      messagingConfig(model, telegram, { allowed: [ALLOWED] }).replace(
+        'profile = "messaging"',
+        `profile = "messaging"\nallow = ["mute"]\npaths = [${JSON.stringify(root)}]`,
+      ),
+    );
+    const served = await serve();
+    // Added while run serves: a reload starts it (at start, its handshake would hold up the start).
+    const staging = join(sandbox.dir, 'staging', 'mute');
+    mkdirSync(staging, { recursive: true });
+    writeFileSync(join(staging, 'mute.mjs'), MUTE_PLUGIN);
+    writeFileSync(
+      join(staging, 'plugin.toml'),
+      'schema_version = 1\nid = "mute"\nname = "mute"\nversion = "1.0.0"\nkind = "toolset"\ndescription = "Never answers."\n\n' +
+        `[runtime]\ntype = "process"\ncommand = "node"\nargs = ["mute.mjs", ${JSON.stringify(tag)}]\nhandshake_timeout_seconds = 600\n`,
+    );
+    cpSync(staging, join(root, 'mute'), { recursive: true });
+    await telegram.waitFor(() => pidsMentioning(tag).length > 0, 30_000, 'the mute plugin');
+    child!.kill('SIGTERM');
+    await served.waitForLog('the stopped line', (l) => l.msg === 'stopped');
+    // run has returned; the host now disposes its plugins (mute holds that up): signals keep coming.
+    const signals = setInterval(() => {
+      if (child!.exitCode === null && child!.signalCode === null) child!.kill('SIGINT');
+    }, 5);
+    try {
+      const code = await exitWithin(served, 45_000);
+      expect(child!.signalCode).toBeNull();
+      expect([0, 130]).toContain(code);
+    } finally {
+      clearInterval(signals);
+    }
+    await telegram.waitFor(() => pidsMentioning(tag).length === 0, 30_000, 'no mute process left');
   });
 });

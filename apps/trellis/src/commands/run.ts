@@ -149,7 +149,8 @@ export async function runConnectors(
   } finally {
     clearInterval(keepAlive);
     unfollow?.();
-    trap.dispose();
     await control?.close();
+    // Last: a signal while the control socket closes is still this trap's, not a death.
+    trap.dispose();
   }
 }
