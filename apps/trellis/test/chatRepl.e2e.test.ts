@@ -30,34 +30,48 @@ afterEach(async () => {
   sandbox.cleanup();
 });
 
-it('the interactive chat streams answers, traces tools, handles /tools and /reset, cancels on Ctrl-C and exits on Ctrl-D', async () => {
+/** `trellis chat` on a terminal (`script`), with `extra` config; `TERM=dumb` is what readline does least with. */
+function startRepl(options: { readonly term?: string; readonly extra?: string } = {}) {
   const config = join(sandbox.dir, 'runtime.toml');
   writeFileSync(
     config,
-    `[plugins.entries.openrouter.config]\nbase_url = "${server.baseUrl}"\nmodel = "test/model"\n[runtime.policy]\nask = ["builtin-tools.now"]\n`,
+    `[plugins.entries.openrouter.config]\nbase_url = "${server.baseUrl}"\nmodel = "test/model"\n${options.extra ?? ''}`,
   );
   const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} chat --config ${JSON.stringify(config)}`;
-  child = spawn('script', ['-qfec', command, '/dev/null'], {
+  const started = spawn('script', ['-qfec', command, '/dev/null'], {
     cwd: sandbox.workspace,
-    env: { ...sandbox.env, OPENROUTER_API_KEY: 'sk-e2e', TERM: 'dumb', COLUMNS: '200', LINES: '50' },
+    env: { ...sandbox.env, OPENROUTER_API_KEY: 'sk-e2e', TERM: options.term ?? 'dumb', COLUMNS: '200', LINES: '50' },
   });
+  child = started;
   let output = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
-  const exited = new Promise<number | null>((resolve) => child!.on('close', (code) => resolve(code)));
-  const clean = () => output.replace(/\r/g, '');
+  started.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
+  started.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
+  const exited = new Promise<number | null>((resolve) => started.on('close', (code) => resolve(code)));
+  // Escape sequences (a real TERM redraws the line) and carriage returns are not what a person reads.
+  // eslint-disable-next-line no-control-regex
+  const clean = () => output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
   const waitFor = async (what: string | RegExp, from = 0) => {
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 20_000;
     const found = () => (typeof what === 'string' ? clean().slice(from).includes(what) : what.test(clean().slice(from)));
     while (!found()) {
       if (Date.now() > deadline) throw new Error(`the REPL did not show ${String(what)}; it showed:\n${clean()}`);
-      if (child!.exitCode !== null) throw new Error(`the REPL exited ${child!.exitCode}:\n${clean()}`);
+      if (started.exitCode !== null) throw new Error(`the REPL exited ${started.exitCode}:\n${clean()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
     return clean().length;
   };
-  const type = (text: string) => child!.stdin.write(text);
+  return { waitFor, exited, clean, type: (text: string) => started.stdin.write(text) };
+}
 
+/** The user messages of the model's last request. */
+const lastUserMessages = () =>
+  server.requests
+    .at(-1)!
+    .body.messages.filter((m) => m.role === 'user')
+    .map((m) => m.content);
+
+it('the interactive chat streams answers, traces tools, handles /tools and /reset, cancels on Ctrl-C and exits on Ctrl-D', async () => {
+  const { waitFor, exited, clean, type } = startRepl({ extra: '[runtime.policy]\nask = ["builtin-tools.now"]\n' });
   let mark = await waitFor('› ');
   expect(clean()).toContain('/tools lists the tools');
 
@@ -96,16 +110,108 @@ it('the interactive chat streams answers, traces tools, handles /tools and /rese
   mark = await waitFor('Allow builtin-tools.now', mark);
   type('y\r');
   mark = await waitFor(/⚙ builtin-tools\.now \{"timezone":"UTC"\} → ok[^\n]*\nIt is now\.\n/, mark);
-  expect(
-    server.requests
-      .at(-1)!
-      .body.messages.filter((m) => m.role === 'user')
-      .map((m) => m.content),
-  ).toEqual(['again', 'what time is it']);
+  expect(lastUserMessages()).toEqual(['again', 'what time is it']);
 
   // Ctrl-C at the prompt does not exit either; Ctrl-D does.
   type('\x03');
   await waitFor('(Ctrl-D exits)', mark);
+  type('\x04');
+  expect(await exited).toBe(0);
+});
+
+for (const term of ['dumb', 'xterm-256color']) {
+  it(`TERM=${term}: Ctrl-C at the prompt drops what was typed, and cancels a running answer`, async () => {
+    const { waitFor, exited, type } = startRepl({ term });
+    let mark = await waitFor('› ');
+    // Left twice: the cursor mid-line (readline ignores the arrow keys when TERM=dumb).
+    type('half a thought\x1b[D\x1b[D');
+    type('\x03');
+    mark = await waitFor('(Ctrl-D exits)', mark);
+    server.script({ kind: 'stream', text: ['fresh'] });
+    type('again\r');
+    mark = await waitFor('fresh', mark);
+    expect(lastUserMessages()).toEqual(['again']);
+
+    server.script({ kind: 'stream', text: ['thinking…'], hang: true });
+    type('take forever\r');
+    mark = await waitFor('thinking…', mark);
+    type('\x03');
+    await waitFor(/\(cancelled\)\n› /, mark);
+    type('\x04');
+    expect(await exited).toBe(0);
+  });
+
+  it(`TERM=${term}: Ctrl-D while an answer streams cancels it and exits 0`, async () => {
+    const { waitFor, exited, type } = startRepl({ term });
+    let mark = await waitFor('› ');
+    server.script({ kind: 'stream', text: ['thinking…'], hang: true });
+    type('take forever\r');
+    mark = await waitFor('thinking…', mark);
+    type('\x04');
+    await waitFor('(cancelled)', mark);
+    expect(await exited).toBe(0);
+    expect(server.requests).toHaveLength(1);
+  });
+}
+
+it('Ctrl-D at an approval question: the answer is no, the turn is cancelled and the chat exits 0', async () => {
+  const { waitFor, exited, type } = startRepl({ extra: '[runtime.policy]\nask = ["builtin-tools.now"]\n' });
+  let mark = await waitFor('› ');
+  server.script({ kind: 'stream', toolCalls: [{ name: 'builtin-tools__now', arguments: '{}' }] });
+  type('what time is it\r');
+  mark = await waitFor('Allow builtin-tools.now', mark);
+  type('\x04');
+  await waitFor('(cancelled)', mark);
+  expect(await exited).toBe(0);
+  // Cancelled, not carried on with the refusal: the model is not asked again.
+  expect(server.requests).toHaveLength(1);
+});
+
+it('Ctrl-C at an approval question cancels the turn; the next line is a message again, not the answer', async () => {
+  const { waitFor, exited, type } = startRepl({ extra: '[runtime.policy]\nask = ["builtin-tools.now"]\n' });
+  let mark = await waitFor('› ');
+  server.script({ kind: 'stream', toolCalls: [{ name: 'builtin-tools__now', arguments: '{}' }] });
+  type('what time is it\r');
+  await waitFor('Allow builtin-tools.now', mark);
+  type('\x03');
+  // The question's line ends when it is withdrawn: the trace line comes below it.
+  mark = await waitFor(/Allow builtin-tools\.now\? \[y\/N\] \n {2}⚙ builtin-tools\.now \{\} → [A-Z_]+ [^\n]*\n\(cancelled\)\n› /, mark);
+  server.script({ kind: 'stream', text: ['heard you'] });
+  type('y\r');
+  await waitFor('heard you', mark);
+  expect(lastUserMessages()).toEqual(['y']);
+  type('\x04');
+  expect(await exited).toBe(0);
+});
+
+it('two calls in one step that need approval are asked one after the other', async () => {
+  const { waitFor, exited, type } = startRepl({ extra: '[runtime.policy]\nask = ["builtin-tools.now"]\n' });
+  let mark = await waitFor('› ');
+  server.script(
+    {
+      kind: 'stream',
+      toolCalls: [
+        { name: 'builtin-tools__now', arguments: '{"timezone":"UTC"}' },
+        { name: 'builtin-tools__now', arguments: '{"timezone":"Asia/Tokyo"}' },
+      ],
+    },
+    { kind: 'stream', text: ['Both.'] },
+  );
+  type('what time is it here and there\r');
+  mark = await waitFor('Allow builtin-tools.now', mark);
+  type('y\r');
+  await waitFor('Allow builtin-tools.now', mark);
+  type('n\r');
+  // The first call's trace line waits until the second question is answered, not on its line.
+  await waitFor(
+    /\[y\/N\] n\n {2}⚙ builtin-tools\.now \{"timezone":"UTC"\} → ok [^\n]*\n {2}⚙ builtin-tools\.now \{"timezone":"Asia\/Tokyo"\} → APPROVAL_DENIED [^\n]*\nBoth\.\n/,
+    mark,
+  );
+  const results = server.requests
+    .at(-1)!
+    .body.messages.filter((m) => m.role === 'tool')
+    .map((m) => String(m.content));
+  expect(results.map((r) => r.includes('APPROVAL_DENIED'))).toEqual([false, true]);
   type('\x04');
   expect(await exited).toBe(0);
 });

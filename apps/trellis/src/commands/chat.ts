@@ -1,10 +1,13 @@
 import type { AgentEvent, AgentSession, TurnResult } from '@trellis/agent';
+import { closeSync, openSync } from 'node:fs';
+import type { Interface } from 'node:readline';
 import { createAssemblyAgent } from '../agentHost.ts';
 import type { Assembly } from '../assemble.ts';
 import { EXIT, FailedError, UsageError } from '../errors.ts';
 import type { CommandIO } from '../io.ts';
 import { toJson } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
+import { EXIT_SIGNALS } from '../shutdown.ts';
 
 /** The system prompt `trellis chat` and `trellis run` give the model. */
 export const CHAT_SYSTEM_PROMPT =
@@ -111,33 +114,160 @@ export async function chat(line: CommandLine, io: CommandIO, assembly: Assembly)
 const REPL_HELP =
   'Type a message and press Enter. /tools lists the tools the model sees, /reset forgets the conversation, Ctrl-C cancels a running answer, Ctrl-D exits.\n';
 
-/** The interactive chat: streaming answers, a trace line per tool call, Ctrl-C cancels a turn, Ctrl-D exits. */
+/**
+ * Node restores the terminal settings of stdin, stdout and stderr as it exits, and Node 20 aborts
+ * (SIGABRT) when that fails, as it does on a terminal that hung up (nodejs/node#58200 drops the
+ * check). It skips a descriptor that no longer names that terminal: each one that was a terminal and
+ * is not one now (isatty fails once the terminal is gone) is pointed at /dev/null.
+ */
+function releaseDeadTerminal(ttys: readonly number[], isatty: (fd: number) => boolean): void {
+  for (const fd of ttys) {
+    if (isatty(fd)) continue;
+    try {
+      closeSync(fd);
+      openSync('/dev/null', 'r+'); // takes the lowest free descriptor: this one
+    } catch {
+      // closed is as good: Node skips a descriptor it cannot stat
+    }
+  }
+}
+
+/**
+ * Approval questions (tools under [runtime.policy] ask) asked through the chat's own readline: a
+ * second readline on the same terminal would also hand the answer to the chat as a message. One at
+ * a time (readline drops a question asked while another waits). `withdraw()` ends the open ones
+ * with a no: a question whose turn ended would otherwise take the next message as its answer.
+ * Output that comes while one waits (a parallel call's trace line) is held until it is answered.
+ */
+function createQuestions(rl: Interface, show: (text: string) => void, mayAsk: () => boolean) {
+  const open = new Set<AbortController>();
+  let held = '';
+  let asked: Promise<unknown> = Promise.resolve();
+  const closed = (question: AbortController) => {
+    open.delete(question);
+    if (open.size > 0 || held === '') return;
+    show(held);
+    held = '';
+  };
+  return {
+    ask(question: string): Promise<string> {
+      const answer = asked.then(
+        () =>
+          new Promise<string>((resolve) => {
+            if (!mayAsk()) return resolve('');
+            const withdraw = new AbortController();
+            open.add(withdraw);
+            rl.question(`\n${question}`, { signal: withdraw.signal }, (text) => {
+              closed(withdraw);
+              resolve(text);
+            });
+            // After readline's own listener, which ends the question's line on screen.
+            withdraw.signal.addEventListener('abort', () => {
+              closed(withdraw);
+              resolve('');
+            });
+          }),
+      );
+      asked = answer;
+      return answer;
+    },
+    withdraw(): void {
+      for (const question of [...open]) question.abort();
+    },
+    write(text: string): void {
+      if (open.size > 0) held += text;
+      else show(text);
+    },
+  };
+}
+
+/**
+ * The interactive chat: streaming answers, a trace line per tool call, Ctrl-C cancels a turn, Ctrl-D
+ * exits (cancelling a running turn first). When the terminal goes away (SIGHUP, end of input or EIO
+ * on it) the running turn is cancelled and the chat ends with 129, as a hang-up ends every command.
+ */
 async function repl(io: CommandIO, session: AgentSession): Promise<number> {
-  const { createInterface } = await import('node:readline');
-  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true, prompt: '› ' });
-  const write = (text: string) => void process.stdout.write(text);
+  const [{ createInterface }, { isatty }] = await Promise.all([import('node:readline'), import('node:tty')]);
+  const input = process.stdin;
+  const output = process.stdout;
+  const ttys = [0, 1, 2].filter((fd) => isatty(fd));
+  process.once('exit', () => releaseDeadTerminal(ttys, isatty));
+  const rl = createInterface({ input, output, terminal: true, prompt: '› ' });
+
+  let ending: 'exit' | 'hangup' | undefined;
+  let hungUp = false;
+  let running: { cancel(): void } | undefined;
+  const questions = createQuestions(
+    rl,
+    (text) => {
+      if (!hungUp) output.write(text);
+    },
+    () => ending === undefined && running !== undefined,
+  );
+  const write = questions.write;
+  const lines: string[] = [];
+  let wake: (() => void) | undefined;
+  const end = (why: 'exit' | 'hangup') => {
+    if (why === 'hangup') hungUp = true;
+    if (ending !== undefined) return;
+    ending = why;
+    running?.cancel();
+    questions.withdraw();
+    wake?.();
+    // On a terminal that is gone, readline's reset of raw mode fails: an 'error' that hangUp takes.
+    rl.close();
+  };
+  const hangUp = () => end('hangup');
+  // Once the terminal is gone these stay until the process exits: a late SIGHUP must not end it by
+  // Node's default action (no plugin cleanup), and a late write error must not be an uncaught one.
+  input.prependListener('end', hangUp); // raw mode has no end-of-file key: input ends when the terminal hangs up
+  input.on('error', hangUp);
+  output.on('error', hangUp);
+  process.on('SIGHUP', hangUp);
+  rl.on('error', hangUp);
+  rl.on('close', () => end('exit'));
+  rl.on('line', (line) => {
+    lines.push(line);
+    wake?.();
+  });
+  const nextLine = async (): Promise<string | undefined> => {
+    while (lines.length === 0 && ending === undefined) await new Promise<void>((resolve) => (wake = resolve));
+    wake = undefined;
+    return ending === undefined ? lines.shift() : undefined;
+  };
+  const warn = (text: string) => {
+    if (hungUp) return;
+    try {
+      io.err(text);
+    } catch {
+      hangUp(); // EIO: the terminal is gone
+    }
+  };
+  const prompt = () => {
+    if (ending === undefined) rl.prompt();
+  };
   const printer = createPrinter(write, write);
-  // Approval prompts (tools under [runtime.policy] ask) go through this readline: a second one on the
-  // same terminal would also hand the answer to the chat as a message.
   const mutableIO = io as { ask?: CommandIO['ask'] };
   const previousAsk = mutableIO.ask;
-  mutableIO.ask = (question) => new Promise<string>((resolve) => rl.question(`\n${question}`, resolve));
-  let running: { cancel(): void } | undefined;
+  mutableIO.ask = questions.ask;
   rl.on('SIGINT', () => {
     if (running !== undefined) {
       running.cancel();
+      questions.withdraw();
       return;
     }
-    rl.write(null, { ctrl: true, name: 'u' }); // clear what was typed
-    write('\n(Ctrl-D exits)\n');
-    rl.prompt();
+    // Drops what was typed (readline's editing keys, Ctrl-U included, do nothing when TERM=dumb),
+    // as Node's own REPL does on Ctrl-C; it also ends the line on screen.
+    (rl as unknown as { clearLine(): void }).clearLine();
+    write('(Ctrl-D exits)\n');
+    prompt();
   });
   write(REPL_HELP);
-  rl.prompt();
-  for await (const raw of rl) {
+  prompt();
+  for (let raw = await nextLine(); raw !== undefined; raw = await nextLine()) {
     const text = raw.trim();
     if (text === '') {
-      rl.prompt();
+      prompt();
       continue;
     }
     if (text === '/exit' || text === '/quit') break;
@@ -156,19 +286,25 @@ async function repl(io: CommandIO, session: AgentSession): Promise<number> {
       const turn = session.run(text);
       running = turn;
       for await (const event of turn) printer.event(event);
-      printer.endTurn();
       running = undefined;
+      questions.withdraw();
+      printer.endTurn();
       const result = await turn.result;
       if (result.finishReason === 'aborted') write('(cancelled)\n');
       else {
         const problem = problemOf(result, MAX_STEPS);
-        if (problem !== undefined) io.err(`trellis: ${problem}\n`);
+        if (problem !== undefined) warn(`trellis: ${problem}\n`);
       }
     }
-    rl.prompt();
+    prompt();
   }
-  rl.close();
+  if (ending === undefined) end('exit');
   mutableIO.ask = previousAsk;
+  if (hungUp) return EXIT_SIGNALS.SIGHUP;
+  input.off('end', hangUp);
+  input.off('error', hangUp);
+  output.off('error', hangUp);
+  process.off('SIGHUP', hangUp);
   write('\n');
   return EXIT.OK;
 }
