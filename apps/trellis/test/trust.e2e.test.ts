@@ -173,7 +173,9 @@ describe('config show --origin', { timeout: SLOW }, () => {
     const user = put(userConfig(sandbox), '[plugins]\nprofile = "messaging"\n[runtime]\ndebug_log = "${LOG_FILE}"\n');
     const flag = put(
       join(sandbox.dir, 'top.toml'),
-      '[plugins]\nprofile = "full"\ndeny = ["core-web"]\n[serve]\ntoken = "literal-token-0123456789"\n',
+      '[plugins]\nprofile = "full"\ndeny = ["core-web"]\n[serve]\ntoken = "literal-token-0123456789"\n' +
+        '[plugins.entries.openrouter.config.headers]\nAuthorization = "Bearer literal-bearer"\n' +
+        '[[plugins.entries.mcp.config.servers]]\nname = "gh"\ncommand = "node"\nenv = { GITHUB_PERSONAL_ACCESS_TOKEN = "ghp_literal", LOG_LEVEL = "debug" }\n',
     );
     const result = runCli(sandbox, ['config', 'show', '--origin', '--json', '--config', flag], { LOG_FILE: '/var/log/secret-name.log' });
     expect(result.code).toBe(0);
@@ -187,9 +189,12 @@ describe('config show --origin', { timeout: SLOW }, () => {
     // A literal credential is not printed either: this output gets pasted into bug reports.
     expect(byKey['serve.token']).toEqual(['<hidden: a credential; read it in the file that sets it>', 'flag', flag]);
     expect(result.stdout).not.toContain('literal-token');
+    // At any depth: a header, a bridged server's env inside an array of tables.
+    expect(result.stdout).not.toMatch(/literal-bearer|ghp_literal/);
+    expect(JSON.stringify(byKey['plugins.entries.mcp.config.servers'])).toContain('"LOG_LEVEL":"debug"');
     const text = runCli(sandbox, ['config', 'show', '--origin', '--config', flag], { LOG_FILE: '/x' }).stdout;
     expect(text).toMatch(new RegExp(`plugins\\.profile = "full"\\s+# flag: ${flag.replace(/[.]/g, '\\.')}`));
-    expect(text).not.toContain('literal-token');
+    expect(text).not.toMatch(/literal-token|literal-bearer|ghp_literal/);
   });
 });
 

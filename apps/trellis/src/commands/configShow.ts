@@ -11,8 +11,21 @@ export const HIDDEN_VALUE = '<hidden: expanded from an environment variable>';
 /** What `config show` prints instead of a literal value under a key named like a credential. */
 export const HIDDEN_SECRET = '<hidden: a credential; read it in the file that sets it>';
 
-/** Keys whose last part names a credential (`serve.token`, `…config.api_key`): their literal values are not printed either. */
-const SECRET_KEY = /(?:^|[._-])(?:token|secret|password|passwd|api[_-]?key)$/i;
+/**
+ * Keys whose last part names a credential (`serve.token`, `…config.api_key`, an `Authorization`
+ * header, `GITHUB_PERSONAL_ACCESS_TOKEN` in a server's env): their literal values are not printed
+ * either, at any depth (a bridged server's `env` and `headers` sit inside an array of tables).
+ */
+const SECRET_KEY = /(?:^|[._-])(?:token|secret|password|passwd|pass|api[_-]?key|private[_-]?key|credentials?|authorization)$/i;
+
+/** `value` with every non-empty string under a credential-named key, at any depth, replaced by {@link HIDDEN_SECRET}. */
+function hideCredentials(key: string, value: unknown): unknown {
+  if (typeof value === 'string') return value !== '' && SECRET_KEY.test(key) ? HIDDEN_SECRET : value;
+  if (Array.isArray(value)) return value.map((item) => hideCredentials(key, item));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, hideCredentials(name, inner)]));
+  return value;
+}
 
 /**
  * `trellis config show [--origin] [--json]`: every effective key of the layered config; with
@@ -36,8 +49,7 @@ export async function configShow(line: CommandLine, io: CommandIO, env: Readonly
     const origin = originOf(origins, key);
     return {
       key,
-      value:
-        origin?.fromEnv === true ? HIDDEN_VALUE : typeof value === 'string' && value !== '' && SECRET_KEY.test(key) ? HIDDEN_SECRET : value,
+      value: origin?.fromEnv === true ? HIDDEN_VALUE : hideCredentials(key, value),
       origin:
         origin === undefined
           ? { source: 'default' }
