@@ -5,6 +5,7 @@ import type { ResourceCatalog } from '@trellis/catalog';
 import type { ToolRuntime } from '@trellis/runtime';
 import type { Logger, ToolProgress } from '@trellis/sdk';
 import { createMcpToolTable, type McpToolNaming, type McpToolTable } from './McpToolTable.ts';
+import { httpRequestSignal } from './httpRequestSignal.ts';
 import { renderMcpTool } from './renderMcpTool.ts';
 import { toCallToolResult } from './toCallToolResult.ts';
 
@@ -192,9 +193,12 @@ export function createTrellisMcpServer(options: TrellisMcpServerOptions): Trelli
           });
       };
     }
+    // Over HTTP the request's own signal too: the SDK's misses a client that left after a keep-alive.
+    const requestSignal = httpRequestSignal.getStore();
+    const signal = requestSignal === undefined ? ctx.mcpReq.signal : AbortSignal.any([ctx.mcpReq.signal, requestSignal]);
     const outcome = await host.runtime.invoke(
       { name: descriptor.name, input: params.arguments ?? {} },
-      { signal: ctx.mcpReq.signal, ...(onProgress !== undefined ? { onProgress } : {}) },
+      { signal, ...(onProgress !== undefined ? { onProgress } : {}) },
     );
     const result = toCallToolResult(outcome);
     if (result.structuredContent === undefined && !result.isError) return result;

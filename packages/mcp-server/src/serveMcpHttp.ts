@@ -6,6 +6,7 @@ import { isIP } from 'node:net';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
 import type { TrellisMcpServer } from './createTrellisMcpServer.ts';
+import { httpRequestSignal } from './httpRequestSignal.ts';
 
 /** Options of {@link serveMcpHttp}. */
 export interface ServeMcpHttpOptions {
@@ -25,6 +26,8 @@ export interface ServeMcpHttpOptions {
   readonly allowedOrigins?: readonly string[] | (() => readonly string[]);
   /** Out-of-band errors (reporting only). */
   readonly onerror?: (error: Error) => void;
+  /** Interval of the SSE streams' keep-alive comments, in ms; the SDK's default (15 000) when absent, 0 = none. */
+  readonly keepAliveMs?: number;
 }
 
 /** A listening Streamable HTTP server. */
@@ -33,8 +36,8 @@ export interface McpHttpServing {
   readonly url: string;
   readonly port: number;
   /**
-   * Ends every open request (a `subscriptions/listen` stream, a long call) whose bearer token is no
-   * longer the one in force, so a rotated-out token loses what it had open, not only what it asks
+   * Ends every open request (a `subscriptions/listen` stream, a long call, which is cancelled)
+   * whose bearer token is no longer the one in force, so a rotated-out token loses what it had open, not only what it asks
    * next. Returns how many were ended. Call it after the `token` function's answer changed.
    */
   reauthorize(): number;
@@ -64,6 +67,7 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
   const loopback = isLoopbackHost(host);
   const handler = createMcpHandler(server.factory, {
     legacy: 'stateless',
+    ...(options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
     ...(options.onerror !== undefined ? { onerror: options.onerror } : {}),
   });
   const unsubscribe = server.onToolsChanged(() => handler.notify.toolsChanged());
@@ -84,7 +88,7 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
   };
 
   // Requests past the token check and not yet finished, with the Authorization header they carried.
-  const open = new Map<ServerResponse, string | undefined>();
+  const open = new Map<ServerResponse, { readonly given: string | undefined; readonly ended: AbortController }>();
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const pathname = (req.url ?? '/').split('?')[0];
     if (pathname !== path) {
@@ -104,13 +108,20 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
       );
       return;
     }
-    open.set(res, given);
-    res.once('close', () => open.delete(res));
-    serveNode(req, res).catch((error: unknown) => {
-      options.onerror?.(error instanceof Error ? error : new Error(String(error)));
-      if (!res.headersSent) sendJsonError(res, 500, 'internal error');
-      else res.end();
+    // Ends the calls this request carries when its connection closes or reauthorize() ends it.
+    const ended = new AbortController();
+    open.set(res, { given, ended });
+    res.once('close', () => {
+      open.delete(res);
+      ended.abort();
     });
+    httpRequestSignal
+      .run(ended.signal, () => serveNode(req, res))
+      .catch((error: unknown) => {
+        options.onerror?.(error instanceof Error ? error : new Error(String(error)));
+        if (!res.headersSent) sendJsonError(res, 500, 'internal error');
+        else res.end();
+      });
   };
 
   const http: HttpServer = createServer(listener);
@@ -131,10 +142,12 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
       const expected = expectedHeader();
       if (expected === undefined) return 0;
       let ended = 0;
-      for (const [res, given] of open) {
+      for (const [res, { given, ended: requestEnded }] of open) {
         if (authorized(given, expected)) continue;
         open.delete(res);
-        // The socket goes: a stream the SDK is writing cannot be ended politely from outside.
+        // The calls it carries are cancelled, and the socket goes: a stream the SDK is writing
+        // cannot be ended politely from outside.
+        requestEnded.abort();
         res.destroy();
         ended += 1;
       }

@@ -4,7 +4,7 @@ import { createModelNameTable, createToolDescriptor, type ResourceCatalog, type 
 import { DEFAULT_TOOL_CONTRACT, type ToolOutcome } from '@trellis/sdk';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTrellisMcpServer, serveMcpStdio, type McpServeHost } from '../src/index.ts';
+import { createTrellisMcpServer, serveMcpHttp, serveMcpStdio, type McpServeHost } from '../src/index.ts';
 
 function descriptor(name: string, extra: Partial<Parameters<typeof createToolDescriptor>[0]> = {}): ToolDescriptor {
   const [plugin, ...rest] = name.split('.');
@@ -43,9 +43,22 @@ class TestHost implements McpServeHost {
   catalog(): ResourceCatalog {
     return this.current;
   }
+  /** When set, a call waits for its signal and reports here when it is cancelled. */
+  holdUntilAborted: ((name: string) => void) | undefined;
   readonly runtime = {
-    invoke: async (request: { name: string; input?: unknown }) => {
+    invoke: async (
+      request: { name: string; input?: unknown },
+      options: { signal?: AbortSignal; onProgress?: (update: { progress: number }) => void } = {},
+    ) => {
       this.calls.push({ name: request.name, input: request.input });
+      const hold = this.holdUntilAborted;
+      if (hold !== undefined && options.signal !== undefined) {
+        const signal = options.signal;
+        options.onProgress?.({ progress: 1 });
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        hold(request.name);
+        return { ok: false, error: { code: 'ABORTED', message: 'cancelled', retryable: false } } as ToolOutcome;
+      }
       return this.outcome;
     },
   };
@@ -223,5 +236,59 @@ describe('serveMcpStdio', () => {
     await answered(1);
     stdin.end();
     expect(await serving.closed).toBe('stdin-closed');
+  });
+});
+
+describe('serveMcpHttp', () => {
+  it('cancels a call whose client left after an SSE keep-alive, and one whose token was rotated out', async () => {
+    const host = new TestHost([descriptor('a.one')]);
+    const cancelled: string[] = [];
+    host.holdUntilAborted = (name) => cancelled.push(name);
+    let token = 'first-token-0123456789';
+    // The SDK's adapter notices a client that left only at its next write: the next keep-alive.
+    const keepAliveMs = 3000;
+    const serving = await serveMcpHttp(createTrellisMcpServer({ host, version: '1.0.0' }), { token: () => token, keepAliveMs });
+    open.push(serving);
+    const call = (signal?: AbortSignal) =>
+      fetch(serving.url, {
+        method: 'POST',
+        ...(signal !== undefined ? { signal } : {}),
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'MCP-Protocol-Version': '2025-06-18',
+          Authorization: `Bearer ${token}`,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'a__one', arguments: {}, _meta: { progressToken: 'p' } },
+        }),
+      });
+    const within = async (ms: number, predicate: () => boolean) => {
+      const deadline = Date.now() + ms;
+      while (!predicate() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+      return predicate();
+    };
+    // The client leaves just after a keep-alive: the call is cancelled then, not at the next keep-alive
+    // (the SDK's adapter then often notices the closed connection only at its next write).
+    const leaving = new AbortController();
+    const first = await call(leaving.signal);
+    const reader = first.body!.getReader();
+    let seen = '';
+    while (!seen.includes(': keepalive')) seen += new TextDecoder().decode((await reader.read()).value);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    leaving.abort();
+    expect(await within(500, () => cancelled.length === 1)).toBe(true);
+    // A call under a token that is then rotated out is cancelled, not only cut off.
+    const second = await call();
+    const text = second.text();
+    text.catch(() => {});
+    expect(await within(5000, () => host.calls.length === 2)).toBe(true);
+    token = 'second-token-0123456789';
+    expect(serving.reauthorize()).toBe(1);
+    expect(await within(keepAliveMs / 2, () => cancelled.length === 2)).toBe(true);
+    await expect(text).rejects.toThrow();
   });
 });
