@@ -106,9 +106,11 @@ async function* streamTurn(context: StreamContext, request: ProviderRequest): As
     const { data: stream, response } = await openStream(context, body, controller.signal);
     awaitChunk();
     for await (const chunk of stream) {
+      // A chunk that brings nothing (`{"choices":[]}`) is a keep-alive in effect: the deadline runs on.
+      if (!isProgress(chunk)) continue;
       clearTimeout(idle);
-      if (typeof chunk?.usage === 'object' && chunk.usage !== null) usage = toUsage(chunk.usage);
-      const choice = chunk?.choices?.[0];
+      if (typeof chunk.usage === 'object' && chunk.usage !== null) usage = toUsage(chunk.usage);
+      const choice = chunk.choices?.[0];
       const delta = choice?.delta;
       if (typeof delta?.content === 'string' && delta.content.length > 0) {
         sawText = true;
@@ -169,6 +171,26 @@ function toOpenAiMessage(message: ChatMessage): ChatCompletionMessageParam {
     case 'tool':
       return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
   }
+}
+
+/**
+ * Whether a chunk moves the answer on: text (the reasoning of a thinking model included), a tool-call
+ * fragment, a finish reason or usage. Only such a chunk restarts the `timeout_seconds` deadline.
+ */
+function isProgress(chunk: ChatCompletionChunk | null | undefined): chunk is ChatCompletionChunk {
+  if (typeof chunk !== 'object' || chunk === null) return false;
+  if (typeof chunk.usage === 'object' && chunk.usage !== null) return true;
+  const choice = chunk.choices?.[0];
+  // OpenRouter streams reasoning as `reasoning`; vLLM, llama.cpp and DeepSeek as `reasoning_content`.
+  const delta = choice?.delta as (ChatCompletionChunk.Choice.Delta & { reasoning?: unknown; reasoning_content?: unknown }) | undefined;
+  const hasText = (value: unknown) => typeof value === 'string' && value.length > 0;
+  return (
+    hasText(delta?.content) ||
+    hasText(delta?.reasoning) ||
+    hasText(delta?.reasoning_content) ||
+    (Array.isArray(delta?.tool_calls) && delta.tool_calls.length > 0) ||
+    typeof choice?.finish_reason === 'string'
+  );
 }
 
 function toUsage(usage: NonNullable<ChatCompletionChunk['usage']>): ProviderUsage {

@@ -1,4 +1,5 @@
 import { getEventListeners } from 'node:events';
+import type { ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isProviderError, silentLogger, type ProviderEvent, type ProviderTool } from '@trellis/sdk';
@@ -249,6 +250,38 @@ describe('openrouter provider against endpoints that misbehave', () => {
     });
   });
 
+  it('ends a stream of chunks that bring nothing once timeout_seconds pass, but not one of reasoning', { timeout: 5_000 }, async () => {
+    /** Sends `event` every 0.1 s, `times` times, then `last` and the end of the stream. */
+    const drip =
+      (event: unknown, times = Infinity, last?: unknown) =>
+      (_req: unknown, res: ServerResponse) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        let sent = 0;
+        const timer = setInterval(() => {
+          if (sent++ < times) return void res.write(`data: ${JSON.stringify(event)}\n\n`);
+          clearInterval(timer);
+          res.end(`data: ${JSON.stringify(last)}\n\ndata: [DONE]\n\n`);
+        }, 100);
+        res.on('close', () => clearInterval(timer));
+      };
+    const p = await rawProvider(
+      [drip({ choices: [] }), drip(chunk({ content: '', reasoning: 'thinking…' }), 6, chunk({ content: 'done' }, 'stop'))],
+      { timeout_seconds: 0.3, max_retries: 0 },
+    );
+    const started = performance.now();
+    expect(await failure(p.stream(request()))).toEqual({
+      code: 'PROVIDER_FAILED',
+      status: undefined,
+      message: `${raw!.baseUrl} stopped sending its answer for longer than timeout_seconds = 0.3; raise [plugins.entries.openrouter.config] timeout_seconds if the model is that slow, or check the endpoint`,
+    });
+    expect(performance.now() - started).toBeLessThan(2_000);
+    // Reasoning is the model at work: 0.6 s of it, 0.1 s apart, is not a stall.
+    expect(await collect(p.stream(request()))).toEqual([
+      { type: 'text', delta: 'done' },
+      { type: 'finish', reason: 'stop' },
+    ]);
+  });
+
   it('ends a stalled stream at once when the turn is aborted', { timeout: 5_000 }, async () => {
     server.script({ kind: 'stream', text: ['a'], hang: true });
     const p = await provider();
@@ -311,9 +344,53 @@ describe('openrouter provider against endpoints that misbehave', () => {
     }
     expect(isProviderError(caught) && [caught.code, caught.message]).toEqual([
       'PROVIDER_AUTH',
-      `${raw!.baseUrl} refused the API key (HTTP 401: Invalid credentials Bearer [redacted] (sk-or-v1-012… is [redacted])); check OPENROUTER_API_KEY`,
+      `${raw!.baseUrl} refused the API key (HTTP 401: Invalid credentials Bearer [redacted] ([redacted]… is [redacted])); check OPENROUTER_API_KEY`,
     ]);
     expect(inspect(caught, { depth: 10 })).not.toContain(key);
+  });
+
+  it.each([
+    {
+      echo: 'all but its last character',
+      status: 401,
+      key: 'sk-or-v1-0123456789abcdef',
+      error: (key: string) => ({ message: `bad key ${key.slice(0, -1)}…` }),
+      says: 'refused the API key (HTTP 401: bad key [redacted]…); check OPENROUTER_API_KEY',
+    },
+    {
+      echo: 'lower-cased',
+      status: 401,
+      key: 'sk-or-v1-ABCDEF0123456789XYZ',
+      error: (key: string) => ({ message: `bad key ${key.toLowerCase()}` }),
+      says: 'refused the API key (HTTP 401: bad key [redacted]); check OPENROUTER_API_KEY',
+    },
+    {
+      echo: 'JSON-escaped (a key with " and \\)',
+      status: 403,
+      key: 'sk-or-v1-abc"def\\ghi0123456789',
+      error: (key: string) => ({ message: { detail: `bad key ${key}` } }),
+      says: 'refused the API key (HTTP 403: 403 {"detail":"bad key [redacted]"}); check OPENROUTER_API_KEY',
+    },
+    {
+      echo: 'URL-encoded, in a 400',
+      status: 400,
+      key: 'sk-or-v1-abc"def\\ghi0123456789',
+      error: (key: string) => ({ message: `unknown field api_key=${encodeURIComponent(key)}` }),
+      says: 'answered HTTP 400: unknown field api_key=[redacted]',
+    },
+  ])('keeps the API key out of errors when the endpoint echoes it $echo', async ({ status, key, error, says }) => {
+    const p = await rawProvider(
+      [(_req, res) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: error(key) }))],
+      { max_retries: 0 },
+      { OPENROUTER_API_KEY: key },
+    );
+    const { message } = await failure(p.stream(request()));
+    expect(message).toBe(`${raw!.baseUrl} ${says}`);
+    // No run of 8 characters of the key is left, in any letter case or escaping.
+    const text = message.toLowerCase();
+    for (const form of [key, JSON.stringify(key).slice(1, -1), encodeURIComponent(key)]) {
+      for (let at = 0; at + 8 <= form.length; at++) expect(text).not.toContain(form.slice(at, at + 8).toLowerCase());
+    }
   });
 
   it.each([
