@@ -1,11 +1,13 @@
 import { run, sequentialize, type RunnerHandle } from '@grammyjs/runner';
 import { Bot, HttpError, type Context } from 'grammy';
 import { ERROR_CODES, type Connector, type ConnectorHost, type Logger } from '@trellis/sdk';
+import { createTokenRedactor, redactingLogger } from './createTokenRedactor.ts';
 import type { TelegramSettings } from './settings.ts';
 import { splitMessage } from './splitMessage.ts';
 
 /** Options of {@link createTelegramConnector}. */
 export interface CreateTelegramConnectorOptions {
+  /** The bot token; blanked out of every line the connector logs and of the error of a failed start. */
   readonly token: string;
   readonly settings: TelegramSettings;
   readonly logger: Logger;
@@ -28,7 +30,13 @@ const POLL_BACKOFF_MAX_MS = 30_000;
 /** Update ids remembered to recognise one delivered again: far more than a poll brings. */
 const REMEMBERED_UPDATES = 10_000;
 
-/** How long a forced stop still tries to confirm the updates that were handled. */
+/**
+ * The longest wait for the answer to the confirmation at stop (at most `api_timeout_seconds`): a best
+ * effort, one short request a healthy server answers at once, so a hung one does not hold up the stop.
+ */
+const CONFIRM_MS = 2000;
+
+/** How long a stop already forced (a second `stop()`) still tries to confirm the updates that were handled. */
 const FORCED_CONFIRM_MS = 1000;
 
 /** grammY types abort signals as its polyfill's; native ones work the same (see nativeFetch). */
@@ -56,7 +64,10 @@ interface InFlightUpdate {
  * still running are cancelled, and what was abandoned is logged.
  */
 export function createTelegramConnector(options: CreateTelegramConnectorOptions): Connector {
-  const { settings, logger } = options;
+  const { settings } = options;
+  // Every line this connector logs, and the error of a failed start, go without the token.
+  const redact = createTokenRedactor(options.token);
+  const logger = redactingLogger(options.logger, redact);
   const allowed = new Set(settings.allowed_chat_ids);
   const apiTimeoutMs = settings.api_timeout_seconds * 1000;
   let runner: RunnerHandle | undefined;
@@ -82,10 +93,11 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
     const chatId = ctx.chat!.id;
     const text = ctx.message?.text ?? '';
     if (update !== undefined) update.stage = 'answering';
-    if (text.length > settings.max_message_chars) {
-      logger.info('message too long; not handed to the agent', { chat: chatId, chars: text.length, limit: settings.max_message_chars });
+    const chars = countCharacters(text);
+    if (chars > settings.max_message_chars) {
+      logger.info('message too long; not handed to the agent', { chat: chatId, chars, limit: settings.max_message_chars });
       await ctx.reply(
-        `That message is too long for me: ${text.length} characters, and I read at most ${settings.max_message_chars}. Please send a shorter one.`,
+        `That message is too long for me: ${chars} characters, and I read at most ${settings.max_message_chars}. Please send a shorter one.`,
       );
       return;
     }
@@ -275,7 +287,7 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
       } catch (error) {
         const message = start.signal.aborted ? 'stopped while starting' : error instanceof Error ? error.message : String(error);
         throw Object.assign(
-          new Error(`telegram: cannot start the bot at ${settings.api_root}: ${message}; check TELEGRAM_BOT_TOKEN and api_root`),
+          new Error(`telegram: cannot start the bot at ${settings.api_root}: ${redact(message)}; check TELEGRAM_BOT_TOKEN and api_root`),
           { code: ERROR_CODES.CONNECTOR_FAILED },
         );
       } finally {
@@ -345,14 +357,19 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
   async function confirmHandled(): Promise<void> {
     if (bot === undefined || highestFetched === undefined) return;
     const offset = unhandled.size === 0 ? highestFetched + 1 : Math.min(...unhandled);
-    const limit = AbortSignal.timeout(abandoning.signal.aborted ? FORCED_CONFIRM_MS : apiTimeoutMs);
+    // Ended by a second stop() too, unless that came first: then it gets a moment of its own.
+    const forced = abandoning.signal.aborted;
+    const limitMs = forced ? FORCED_CONFIRM_MS : Math.min(CONFIRM_MS, apiTimeoutMs);
+    const link = linkSignals(forced ? [] : [abandoning.signal], limitMs);
     try {
-      await bot.api.getUpdates({ offset, limit: 1, timeout: 0 }, limit as GrammySignal);
+      await bot.api.getUpdates({ offset, limit: 1, timeout: 0 }, link.signal as GrammySignal);
     } catch (error) {
       logger.warn('could not confirm the answered updates to the Bot API; the next start may get them again', {
         offset,
-        error: describeError(error),
+        error: link.timedOut() ? `the Bot API did not answer getUpdates within ${limitMs / 1000} s` : describeError(error),
       });
+    } finally {
+      link.dispose();
     }
   }
 }
@@ -409,6 +426,22 @@ function linkSignals(
       for (const signal of linked) signal.removeEventListener('abort', abort);
     },
   };
+}
+
+/** The length of `text` in characters (code points: an emoji is one), as a person counts them. */
+function countCharacters(text: string): number {
+  let pairs = 0;
+  for (let at = 0; at < text.length - 1; at++) {
+    const code = text.charCodeAt(at);
+    if (code >= 0xd800 && code <= 0xdbff) {
+      const next = text.charCodeAt(at + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        pairs += 1;
+        at += 1;
+      }
+    }
+  }
+  return text.length - pairs;
 }
 
 /** Waits `ms`; rejects as soon as `signal` aborts. */

@@ -15,7 +15,7 @@ export const TelegramSettingsSchema = z
     poll_timeout_seconds: z.number().int().min(0).max(50).default(30),
     /** Longest wait for one Bot API answer (getMe, sendMessage…), in seconds; getUpdates gets this on top of its poll timeout. */
     api_timeout_seconds: z.number().int().min(1).max(300).default(15),
-    /** Longest message text handed to the agent, in characters; a longer one gets a short reply asking for less. */
+    /** Longest message text handed to the agent, in characters (code points: an emoji is one); a longer one gets a short reply asking for less. */
     max_message_chars: z.number().int().min(1).max(1_000_000).default(16_000),
     /** Sent when a turn fails; the details go to the log, never to the chat. */
     apology: z.string().min(1).max(1000).default('Sorry, something went wrong and I could not answer. Please try again in a moment.'),

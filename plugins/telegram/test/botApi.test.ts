@@ -145,4 +145,65 @@ describe('telegram connector against a misbehaving Bot API', () => {
       fields: { chat: 7, chars: 16_001, limit: 16_000 },
     });
   });
+  it('counts max_message_chars in characters, an emoji as one', async () => {
+    const host = scriptedHost((m) => [{ type: 'done', reply: `read ${m.text}` }]);
+    await start(host, { max_message_chars: 10 });
+    api.pushMessage({ chatId: 7, text: '😀'.repeat(10) });
+    api.pushMessage({ chatId: 7, text: '😀'.repeat(11) });
+    await api.waitFor(() => api.sent.length === 2, 10_000, 'two answers');
+    expect(api.sent.map((s) => s.text)).toEqual([
+      `read ${'😀'.repeat(10)}`,
+      'That message is too long for me: 11 characters, and I read at most 10. Please send a shorter one.',
+    ]);
+    expect(host.seen.map((m) => m.text)).toEqual(['😀'.repeat(10)]);
+  });
+
+  it('keeps the token out of the log and of the start error when the Bot API echoes the request path', async () => {
+    const echo = (status: number, description: string): Interception => ({
+      kind: 'answer',
+      status,
+      body: JSON.stringify({ ok: false, error_code: status, description }),
+    });
+    const apiRoot = await proxied((method, _body, count) => {
+      if (method === 'getMe' && count === 0) return echo(401, `Unauthorized: no bot at /bot${TOKEN}/getMe`);
+      if (method === 'sendMessage' && count === 0) return echo(400, `Bad Request: no chat for /BOT${TOKEN.toUpperCase()}/SENDMESSAGE`);
+      return undefined;
+    });
+    await expect(
+      start(
+        scriptedHost(() => []),
+        { api_root: apiRoot },
+      ),
+    ).rejects.toMatchObject({
+      code: 'CONNECTOR_FAILED',
+      message: `telegram: cannot start the bot at ${apiRoot}: Call to 'getMe' failed! (401: Unauthorized: no bot at /bot123:[redacted]/getMe); check TELEGRAM_BOT_TOKEN and api_root`,
+    });
+    await start(
+      scriptedHost(() => [{ type: 'done', reply: 'hello' }]),
+      { api_root: apiRoot },
+    );
+    api.pushMessage({ chatId: 7, text: 'hi' });
+    await api.waitFor(() => api.sent.length === 1, 10_000, 'the apology');
+    expect(logger.lines.filter((l) => l.message === 'Bot API error' || l.level === 'error')).toEqual([
+      {
+        level: 'warn',
+        message: 'Bot API error',
+        fields: { method: 'getMe', code: 401, description: 'Unauthorized: no bot at /bot123:[redacted]/getMe' },
+      },
+      {
+        level: 'warn',
+        message: 'Bot API error',
+        fields: { method: 'sendMessage', code: 400, description: 'Bad Request: no chat for /BOT123:[redacted]/SENDMESSAGE' },
+      },
+      {
+        level: 'error',
+        message: 'could not answer; sent an apology',
+        fields: {
+          chat: 7,
+          error: "Call to 'sendMessage' failed! (400: Bad Request: no chat for /BOT123:[redacted]/SENDMESSAGE)",
+        },
+      },
+    ]);
+    expect(JSON.stringify(logger.lines).toLowerCase()).not.toContain('test-token');
+  });
 });

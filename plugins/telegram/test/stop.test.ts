@@ -136,4 +136,33 @@ describe('telegram connector: bounded start and stop', () => {
     });
     expect(api.polls.at(-1)).toMatchObject({ offset: second + 1, timeout: 0 });
   });
+  it('gives a confirmation the Bot API never answers 2 s at stop, and a second stop() ends it at once', async () => {
+    const apiRoot = await proxied((method, body) =>
+      method === 'getUpdates' && body.limit === 1 && body.timeout === 0 ? { kind: 'hang' } : undefined,
+    );
+    const host = scriptedHost((m) => [{ type: 'done', reply: `re ${m.text}` }]);
+    const answered = async (connector: Connector, text: string) => {
+      api.pushMessage({ chatId: 7, text });
+      await api.waitFor(() => api.sent.some((s) => s.text === `re ${text}`), 10_000, `the answer to ${text}`);
+      return connector;
+    };
+
+    // No turn running, api_timeout_seconds at its default 15 s: the stop still ends in about 2 s.
+    let connector = await answered(await start(host, { api_root: apiRoot }), 'one');
+    let began = Date.now();
+    await connector.stop();
+    expect(Date.now() - began).toBeGreaterThanOrEqual(1_900);
+    expect(Date.now() - began).toBeLessThan(3_000);
+    expect(logger.lines.filter((l) => l.message.startsWith('could not confirm')).map((l) => [l.level, l.fields?.error])).toEqual([
+      ['warn', 'the Bot API did not answer getUpdates within 2 s'],
+    ]);
+
+    connector = await answered(await start(host, { api_root: apiRoot }), 'two');
+    const first = connector.stop();
+    await until(() => proxy!.hanging() === 1, 'the hanging confirmation');
+    began = Date.now();
+    await Promise.all([connector.stop(), first]);
+    expect(Date.now() - began).toBeLessThan(500);
+    expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+  });
 });
