@@ -1,18 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ConnectorHost, Connector, InboundMessage, Logger, ReplyEvent } from '@trellis/sdk';
+import type { ConnectorHost, Connector } from '@trellis/sdk';
 import { startFakeBotApiServer, type FakeBotApiServer } from '@trellis/testing';
 import { plugin, TelegramSettingsSchema } from '../src/index.ts';
+import { recordingLogger, scriptedHost } from './helpers.ts';
 
 const TOKEN = '123:test-token';
 let api: FakeBotApiServer;
 let connector: Connector | undefined;
-const logs: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = [];
-const logger: Logger = {
-  debug: (message, fields) => void logs.push({ level: 'debug', message, ...(fields ? { fields: { ...fields } } : {}) }),
-  info: (message, fields) => void logs.push({ level: 'info', message, ...(fields ? { fields: { ...fields } } : {}) }),
-  warn: (message, fields) => void logs.push({ level: 'warn', message, ...(fields ? { fields: { ...fields } } : {}) }),
-  error: (message, fields) => void logs.push({ level: 'error', message, ...(fields ? { fields: { ...fields } } : {}) }),
-};
+const logger = recordingLogger();
+const logs = logger.lines;
 
 beforeEach(async () => {
   api = await startFakeBotApiServer({ token: TOKEN });
@@ -23,23 +19,6 @@ afterEach(async () => {
   connector = undefined;
   await api.close();
 });
-
-/** A host that answers from a function; the agent loop itself is tested in @trellis/agent and end to end. */
-function scriptedHost(
-  answer: (m: InboundMessage) => Promise<ReplyEvent[]> | ReplyEvent[],
-): ConnectorHost & { seen: InboundMessage[]; resets: string[] } {
-  const seen: InboundMessage[] = [];
-  const resets: string[] = [];
-  return {
-    seen,
-    resets,
-    async *handle(message) {
-      seen.push(message);
-      for (const e of await answer(message)) yield e;
-    },
-    reset: (id) => void resets.push(id),
-  };
-}
 
 async function start(host: ConnectorHost, config: Record<string, unknown> = {}) {
   connector = await plugin.connector!.create({
