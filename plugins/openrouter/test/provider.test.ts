@@ -251,7 +251,7 @@ describe('openrouter provider against endpoints that misbehave', () => {
   });
 
   it('ends a stream of chunks that bring nothing once timeout_seconds pass, but not one of reasoning', { timeout: 5_000 }, async () => {
-    /** Sends `event` every 0.1 s, `times` times, then `last` and the end of the stream. */
+    /** Sends `event` every 0.05 s, `times` times, then `last` and the end of the stream. */
     const drip =
       (event: unknown, times = Infinity, last?: unknown) =>
       (_req: unknown, res: ServerResponse) => {
@@ -261,21 +261,21 @@ describe('openrouter provider against endpoints that misbehave', () => {
           if (sent++ < times) return void res.write(`data: ${JSON.stringify(event)}\n\n`);
           clearInterval(timer);
           res.end(`data: ${JSON.stringify(last)}\n\ndata: [DONE]\n\n`);
-        }, 100);
+        }, 50);
         res.on('close', () => clearInterval(timer));
       };
     const p = await rawProvider(
-      [drip({ choices: [] }), drip(chunk({ content: '', reasoning: 'thinking…' }), 6, chunk({ content: 'done' }, 'stop'))],
-      { timeout_seconds: 0.3, max_retries: 0 },
+      [drip({ choices: [] }), drip(chunk({ content: '', reasoning: 'thinking…' }), 20, chunk({ content: 'done' }, 'stop'))],
+      { timeout_seconds: 0.6, max_retries: 0 },
     );
     const started = performance.now();
     expect(await failure(p.stream(request()))).toEqual({
       code: 'PROVIDER_FAILED',
       status: undefined,
-      message: `${raw!.baseUrl} stopped sending its answer for longer than timeout_seconds = 0.3; raise [plugins.entries.openrouter.config] timeout_seconds if the model is that slow, or check the endpoint`,
+      message: `${raw!.baseUrl} stopped sending its answer for longer than timeout_seconds = 0.6; raise [plugins.entries.openrouter.config] timeout_seconds if the model is that slow, or check the endpoint`,
     });
     expect(performance.now() - started).toBeLessThan(2_000);
-    // Reasoning is the model at work: 0.6 s of it, 0.1 s apart, is not a stall.
+    // Reasoning is the model at work: 1 s of it, 0.05 s apart, is not a stall (0.55 s of margin for a busy machine).
     expect(await collect(p.stream(request()))).toEqual([
       { type: 'text', delta: 'done' },
       { type: 'finish', reason: 'stop' },
