@@ -303,6 +303,15 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
           fetch: { timeout: settings.poll_timeout_seconds, allowed_updates: ['message'] },
         },
       });
+      // The runner gives up on answers a retry cannot mend (401: the token was revoked; 409: another
+      // program polls this bot) by rejecting its task: said here, never an unhandled rejection that
+      // would end the host.
+      void runner.task()?.catch((error: unknown) => {
+        polling = false;
+        logger.error(`polling stopped: ${pollingStoppedHint(error)}; the bot answers nothing until trellis run is restarted`, {
+          error: describeError(error),
+        });
+      });
       logger.info('polling', { bot: created.botInfo.username, api_root: settings.api_root, allowed_chats: allowed.size });
     },
     stop() {
@@ -426,6 +435,14 @@ function linkSignals(
       for (const signal of linked) signal.removeEventListener('abort', abort);
     },
   };
+}
+
+/** What to do about the error that stopped the runner's polling. */
+function pollingStoppedHint(error: unknown): string {
+  const code = (error as { error_code?: unknown }).error_code;
+  if (code === 401) return 'the Bot API refused the token (401); check TELEGRAM_BOT_TOKEN';
+  if (code === 409) return 'another program polls this bot (409; Telegram allows one poller per bot): stop it';
+  return 'the Bot API refused getUpdates';
 }
 
 /** The length of `text` in characters (code points: an emoji is one), as a person counts them. */

@@ -53,6 +53,32 @@ const messageUpdate = (updateId: number, text: string) => ({
 });
 
 describe('telegram connector against a misbehaving Bot API', () => {
+  it('says so when the Bot API refuses getUpdates for good (a revoked token), without an unhandled rejection', async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const apiRoot = await proxied((method, _body, count) =>
+        method === 'getUpdates' && count >= 1
+          ? { kind: 'answer', status: 401, body: JSON.stringify({ ok: false, error_code: 401, description: 'Unauthorized' }) }
+          : undefined,
+      );
+      await start(
+        scriptedHost(() => []),
+        { api_root: apiRoot },
+      );
+      await until(() => logger.lines.some((l) => l.message.startsWith('polling stopped')), 'the polling-stopped line');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(rejections).toEqual([]);
+      expect(logger.lines.find((l) => l.message.startsWith('polling stopped'))).toMatchObject({
+        level: 'error',
+        message:
+          'polling stopped: the Bot API refused the token (401); check TELEGRAM_BOT_TOKEN; the bot answers nothing until trellis run is restarted',
+      });
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
+  });
   it('waits out a 429 in the middle of a long reply, then sends the rest in order', async () => {
     const apiRoot = await proxied((method, _body, count) =>
       method === 'sendMessage' && count === 1
