@@ -1,3 +1,6 @@
+import { closeSync, openSync } from 'node:fs';
+import { isatty } from 'node:tty';
+
 /** The signals that end the CLI, with the exit code each leaves (128 + its number). */
 export const EXIT_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;
 
@@ -43,6 +46,7 @@ export function trapExitSignals(
   signals: readonly NodeJS.Signals[] = Object.keys(EXIT_SIGNALS) as NodeJS.Signals[],
 ): () => void {
   const shutdown = createShutdown(close);
+  releaseTerminalAtExit();
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     const code = EXIT_SIGNALS[signal as keyof typeof EXIT_SIGNALS] ?? 1;
@@ -54,4 +58,32 @@ export function trapExitSignals(
   return () => {
     for (const signal of signals) process.off(signal, handler);
   };
+}
+
+let terminalReleased = false;
+
+/**
+ * Node restores the terminal settings of stdin, stdout and stderr as it exits, and Node 20 aborts
+ * (SIGABRT) when that fails, as it does on a terminal that hung up (nodejs/node#58200 drops the
+ * check). It skips a descriptor that no longer names that terminal, so at exit each of 0–2 that was
+ * a terminal when this ran and is not one now (isatty fails once the terminal is gone) is pointed at
+ * /dev/null. Registered once per process; a command on a terminal that hangs up then exits with its
+ * own code (129) instead of an abort.
+ */
+export function releaseTerminalAtExit(): void {
+  if (terminalReleased) return;
+  terminalReleased = true;
+  const ttys = [0, 1, 2].filter((fd) => isatty(fd));
+  if (ttys.length === 0) return;
+  process.once('exit', () => {
+    for (const fd of ttys) {
+      if (isatty(fd)) continue;
+      try {
+        closeSync(fd);
+        openSync('/dev/null', 'r+'); // takes the lowest free descriptor: this one
+      } catch {
+        // closed is as good: Node skips a descriptor it cannot stat
+      }
+    }
+  });
 }

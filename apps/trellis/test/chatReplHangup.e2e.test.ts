@@ -122,13 +122,15 @@ function startChat(options: {
   readonly config: string;
   readonly stderrFile?: string;
   readonly signalled?: boolean;
+  /** Another command than the interactive chat (a one-shot command on the same terminal). */
+  readonly args?: readonly string[];
 }) {
   // `signalled: false`: a shell that ignores SIGHUP leads the session, so only it gets the kernel's
   // SIGHUP; the chat sees only its input end and the terminal fail (the shell passes its exit code on).
   const shell = options.signalled === false ? ['sh', '-c', 'trap "" HUP; "$0" "$@"; exit $?'] : [];
   const child = spawn(
     'python3',
-    ['-c', DRIVER, options.stderrFile ?? '-', ...shell, process.execPath, CLI, 'chat', '--config', options.config],
+    ['-c', DRIVER, options.stderrFile ?? '-', ...shell, process.execPath, CLI, ...(options.args ?? ['chat']), '--config', options.config],
     { cwd: sandbox.workspace, env: { ...sandbox.env, OPENROUTER_API_KEY: 'sk-e2e', TERM: options.term } },
   );
   driver = child;
@@ -240,4 +242,21 @@ it('SIGHUP with the terminal still there ends the chat with 129 as well', async 
   await chat.waitFor('› ');
   process.kill(chat.pid(), 'SIGHUP');
   expect(await chat.ended).toEqual({ hungUp: false, stuck: false, code: 129, signal: null, ms: expect.any(Number) });
+});
+
+it('a hang-up ends a one-shot command on the terminal with 129 too, its plugin gone, without an abort', async () => {
+  const chat = startChat({ term: 'xterm-256color', config: writeConfig(), args: ['tools', 'call', 'pidplug.hang', '--args', '{}'] });
+  // The call is running once the plugin has started its grandchild (found by the pid file's path).
+  const grandchild = () => pidsMentioning(pidFile).some((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('\0-e\0'));
+  const deadline = Date.now() + 20_000;
+  while (!grandchild()) {
+    if (Date.now() > deadline) throw new Error(`the plugin did not start its grandchild:\n${chat.clean()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const pids = pidsMentioning(pidFile);
+  chat.hangUp();
+  expectEndedByHangup(await chat.ended, 10_000);
+  const gone = Date.now() + 10_000;
+  while (pids.some(isAlive) && Date.now() < gone) await new Promise((r) => setTimeout(r, 25));
+  expect(pids.filter(isAlive)).toEqual([]);
 });

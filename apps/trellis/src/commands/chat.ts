@@ -1,5 +1,4 @@
 import type { AgentEvent, AgentSession, TurnResult } from '@trellis/agent';
-import { closeSync, openSync } from 'node:fs';
 import type { Interface } from 'node:readline';
 import { createAssemblyAgent } from '../agentHost.ts';
 import type { Assembly } from '../assemble.ts';
@@ -7,7 +6,7 @@ import { EXIT, FailedError, UsageError } from '../errors.ts';
 import type { CommandIO } from '../io.ts';
 import { toJson } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
-import { EXIT_SIGNALS } from '../shutdown.ts';
+import { EXIT_SIGNALS, releaseTerminalAtExit } from '../shutdown.ts';
 
 /** The system prompt `trellis chat` and `trellis run` give the model. */
 export const CHAT_SYSTEM_PROMPT =
@@ -115,24 +114,6 @@ const REPL_HELP =
   'Type a message and press Enter. /tools lists the tools the model sees, /reset forgets the conversation, Ctrl-C cancels a running answer, Ctrl-D exits.\n';
 
 /**
- * Node restores the terminal settings of stdin, stdout and stderr as it exits, and Node 20 aborts
- * (SIGABRT) when that fails, as it does on a terminal that hung up (nodejs/node#58200 drops the
- * check). It skips a descriptor that no longer names that terminal: each one that was a terminal and
- * is not one now (isatty fails once the terminal is gone) is pointed at /dev/null.
- */
-function releaseDeadTerminal(ttys: readonly number[], isatty: (fd: number) => boolean): void {
-  for (const fd of ttys) {
-    if (isatty(fd)) continue;
-    try {
-      closeSync(fd);
-      openSync('/dev/null', 'r+'); // takes the lowest free descriptor: this one
-    } catch {
-      // closed is as good: Node skips a descriptor it cannot stat
-    }
-  }
-}
-
-/**
  * Approval questions (tools under [runtime.policy] ask) asked through the chat's own readline: a
  * second readline on the same terminal would also hand the answer to the chat as a message. One at
  * a time (readline drops a question asked while another waits). `withdraw()` ends the open ones
@@ -187,11 +168,11 @@ function createQuestions(rl: Interface, show: (text: string) => void, mayAsk: ()
  * on it) the running turn is cancelled and the chat ends with 129, as a hang-up ends every command.
  */
 async function repl(io: CommandIO, session: AgentSession): Promise<number> {
-  const [{ createInterface }, { isatty }] = await Promise.all([import('node:readline'), import('node:tty')]);
+  const { createInterface } = await import('node:readline');
   const input = process.stdin;
   const output = process.stdout;
-  const ttys = [0, 1, 2].filter((fd) => isatty(fd));
-  process.once('exit', () => releaseDeadTerminal(ttys, isatty));
+  // A hung-up terminal's settings cannot be restored at exit: see releaseTerminalAtExit.
+  releaseTerminalAtExit();
   const rl = createInterface({ input, output, terminal: true, prompt: '› ' });
 
   let ending: 'exit' | 'hangup' | undefined;
