@@ -2,6 +2,11 @@
 // First: holds SIGHUP for serve/run from the moment Trellis's code runs (see earlyHangups.ts).
 import './earlyHangups.ts';
 import { endsByExit, main, processIO } from './main.ts';
+import { releaseTerminalAtExit } from './shutdown.ts';
+
+// While the terminals are still there: a command whose terminal hangs up later (a host stopped
+// afterwards, a command that traps no signal) then exits with its own code, not Node 20's abort.
+releaseTerminalAtExit();
 
 // No top-level await: this entry is built as CommonJS (see tsup.config.ts).
 void main(process.argv.slice(2), processIO()).then((code) => {

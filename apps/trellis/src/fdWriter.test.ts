@@ -78,14 +78,14 @@ describe('createFdWriter', () => {
     expect(calls).toBe(2);
   });
 
-  it('stops quietly when the reader has gone (EPIPE) and ignores later writes', () => {
+  it.each(['EPIPE', 'EIO'])('stops quietly when the reader has gone (%s: a closed pipe, a terminal that hung up)', (code) => {
     let calls = 0;
     const write = createFdWriter(
       1,
       () => collectingStream().stream,
       () => {
         calls++;
-        throw errno('EPIPE');
+        throw errno(code);
       },
     );
     expect(() => write('lost')).not.toThrow();

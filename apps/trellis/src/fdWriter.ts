@@ -8,8 +8,9 @@ import { writeSync } from 'node:fs';
  * it returns anyway. Two cases still need care:
  * - a non-blocking descriptor that is full (`EAGAIN`, e.g. a pipe its reader set non-blocking):
  *   the rest, and everything after it, goes through the stream, which waits for the reader;
- * - a reader that went away (`EPIPE`, e.g. `trellis tools list | head -1`): output stops quietly,
- *   as it does for other Unix tools, instead of failing the command.
+ * - a reader that went away (`EPIPE`, e.g. `trellis tools list | head -1`; `EIO`, a terminal that
+ *   hung up): output stops quietly, as it does for other Unix tools, instead of failing the
+ *   command. A hang-up's SIGHUP decides what the command does next (a live host serves on).
  */
 export function createFdWriter(
   fd: number,
@@ -36,7 +37,7 @@ export function createFdWriter(
           fallback.write(bytes.subarray(offset));
           return;
         }
-        if (code === 'EPIPE') {
+        if (code === 'EPIPE' || code === 'EIO') {
           closed = true;
           return;
         }

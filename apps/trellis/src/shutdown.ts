@@ -46,7 +46,6 @@ export function trapExitSignals(
   signals: readonly NodeJS.Signals[] = Object.keys(EXIT_SIGNALS) as NodeJS.Signals[],
 ): () => void {
   const shutdown = createShutdown(close);
-  releaseTerminalAtExit();
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     const code = EXIT_SIGNALS[signal as keyof typeof EXIT_SIGNALS] ?? 1;
@@ -60,19 +59,15 @@ export function trapExitSignals(
   };
 }
 
-let terminalReleased = false;
-
 /**
  * Node restores the terminal settings of stdin, stdout and stderr as it exits, and Node 20 aborts
  * (SIGABRT) when that fails, as it does on a terminal that hung up (nodejs/node#58200 drops the
  * check). It skips a descriptor that no longer names that terminal, so at exit each of 0–2 that was
  * a terminal when this ran and is not one now (isatty fails once the terminal is gone) is pointed at
- * /dev/null. Registered once per process; a command on a terminal that hangs up then exits with its
- * own code (129) instead of an abort.
+ * /dev/null. The CLI registers it as it starts (while the terminals are still there); a command on a
+ * terminal that hangs up then exits with its own code (129) instead of an abort.
  */
 export function releaseTerminalAtExit(): void {
-  if (terminalReleased) return;
-  terminalReleased = true;
   const ttys = [0, 1, 2].filter((fd) => isatty(fd));
   if (ttys.length === 0) return;
   process.once('exit', () => {

@@ -3,8 +3,9 @@ import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { isAlive, pidsMentioning } from '@trellis/test-support';
-import { startFakeOpenAiServer, type FakeOpenAiServer } from '@trellis/testing';
+import { startFakeBotApiServer, startFakeOpenAiServer, type FakeOpenAiServer } from '@trellis/testing';
 import { CLI, createSandbox, type Sandbox } from './cliHarness.ts';
+import { messagingConfig } from './runFixture.ts';
 
 // The interactive chat when its terminal goes away. A small Python driver owns the pseudo-terminal:
 // it runs `trellis chat` as the session leader on it, relays our input and its output, and when our
@@ -124,6 +125,7 @@ function startChat(options: {
   readonly signalled?: boolean;
   /** Another command than the interactive chat (a one-shot command on the same terminal). */
   readonly args?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
 }) {
   // `signalled: false`: a shell that ignores SIGHUP leads the session, so only it gets the kernel's
   // SIGHUP; the chat sees only its input end and the terminal fail (the shell passes its exit code on).
@@ -131,7 +133,7 @@ function startChat(options: {
   const child = spawn(
     'python3',
     ['-c', DRIVER, options.stderrFile ?? '-', ...shell, process.execPath, CLI, ...(options.args ?? ['chat']), '--config', options.config],
-    { cwd: sandbox.workspace, env: { ...sandbox.env, OPENROUTER_API_KEY: 'sk-e2e', TERM: options.term } },
+    { cwd: sandbox.workspace, env: { ...sandbox.env, OPENROUTER_API_KEY: 'sk-e2e', TERM: options.term, ...options.env } },
   );
   driver = child;
   let output = '';
@@ -259,4 +261,22 @@ it('a hang-up ends a one-shot command on the terminal with 129 too, its plugin g
   const gone = Date.now() + 10_000;
   while (pids.some(isAlive) && Date.now() < gone) await new Promise((r) => setTimeout(r, 25));
   expect(pids.filter(isAlive)).toEqual([]);
+});
+
+it('trellis run outlives its terminal (a hang-up reloads it), then a SIGTERM stops it cleanly (0), not an abort', async () => {
+  const telegram = await startFakeBotApiServer({ token: '4242:hangup-token' });
+  try {
+    const config = join(sandbox.dir, 'run.toml');
+    writeFileSync(config, messagingConfig(server, telegram, { allowed: [7] }));
+    // Its log stays on the terminal: writing there after the hang-up fails (EIO), which must not end it.
+    const run = startChat({ term: 'xterm-256color', config, args: ['run'], env: { TELEGRAM_BOT_TOKEN: '4242:hangup-token' } });
+    await run.waitFor('"msg":"serving"');
+    run.hangUp();
+    // A live host takes the hang-up's SIGHUP as "reload": it serves on, without its terminal.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    process.kill(run.pid(), 'SIGTERM');
+    expect(await run.ended).toMatchObject({ hungUp: true, stuck: false, code: 0, signal: null });
+  } finally {
+    await telegram.close();
+  }
 });

@@ -6,7 +6,7 @@ import { EXIT, FailedError, UsageError } from '../errors.ts';
 import type { CommandIO } from '../io.ts';
 import { toJson } from '../io.ts';
 import type { CommandLine } from '../parseCommandLine.ts';
-import { EXIT_SIGNALS, releaseTerminalAtExit } from '../shutdown.ts';
+import { EXIT_SIGNALS } from '../shutdown.ts';
 
 /** The system prompt `trellis chat` and `trellis run` give the model. */
 export const CHAT_SYSTEM_PROMPT =
@@ -171,8 +171,6 @@ async function repl(io: CommandIO, session: AgentSession): Promise<number> {
   const { createInterface } = await import('node:readline');
   const input = process.stdin;
   const output = process.stdout;
-  // A hung-up terminal's settings cannot be restored at exit: see releaseTerminalAtExit.
-  releaseTerminalAtExit();
   const rl = createInterface({ input, output, terminal: true, prompt: '› ' });
 
   let ending: 'exit' | 'hangup' | undefined;
