@@ -108,12 +108,18 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
       );
       return;
     }
-    // Ends the calls this request carries when its connection closes or reauthorize() ends it.
+    // Ends the calls this request carries when its connection closes or reauthorize() ends it. The
+    // socket's close too: a response queued behind another on a pipelining connection gets no
+    // 'close' of its own when that connection dies.
     const ended = new AbortController();
+    const end = (): void => ended.abort();
+    const socket = req.socket;
+    socket.once('close', end);
     open.set(res, { given, ended });
     res.once('close', () => {
       open.delete(res);
-      ended.abort();
+      socket.off('close', end);
+      end();
     });
     httpRequestSignal
       .run(ended.signal, () => serveNode(req, res))

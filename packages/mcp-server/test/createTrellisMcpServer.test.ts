@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, type McpServer } from '@modelcontextprotocol/server';
 import { createModelNameTable, createToolDescriptor, type ResourceCatalog, type ToolDescriptor } from '@trellis/catalog';
 import { DEFAULT_TOOL_CONTRACT, type ToolOutcome } from '@trellis/sdk';
+import { connect as connectTcp } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTrellisMcpServer, serveMcpHttp, serveMcpStdio, type McpServeHost } from '../src/index.ts';
@@ -290,5 +291,35 @@ describe('serveMcpHttp', () => {
     expect(serving.reauthorize()).toBe(1);
     expect(await within(keepAliveMs / 2, () => cancelled.length === 2)).toBe(true);
     await expect(text).rejects.toThrow();
+  });
+  it('cancels every call of a pipelining connection when it dies, the queued ones included', async () => {
+    const host = new TestHost([descriptor('a.one')]);
+    const cancelled: string[] = [];
+    host.holdUntilAborted = (name) => cancelled.push(name);
+    const serving = await serveMcpHttp(createTrellisMcpServer({ host, version: '1.0.0' }));
+    open.push(serving);
+    const { port } = new URL(serving.url);
+    const body = (id: number) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'a__one', arguments: {}, _meta: { progressToken: `p${id}` } },
+      });
+    const request = (id: number) =>
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+      `MCP-Protocol-Version: 2025-06-18\r\nContent-Length: ${Buffer.byteLength(body(id))}\r\n\r\n${body(id)}`;
+    const socket = connectTcp(Number(port), '127.0.0.1');
+    socket.on('error', () => {});
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    // Two requests back to back on one connection: the second's response waits behind the first's.
+    socket.write(request(1) + request(2));
+    const waitUntil = async (predicate: () => boolean) => {
+      for (let i = 0; i < 500 && !predicate(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      return predicate();
+    };
+    expect(await waitUntil(() => host.calls.length === 2)).toBe(true);
+    socket.destroy();
+    expect(await waitUntil(() => cancelled.length === 2)).toBe(true);
   });
 });
