@@ -175,7 +175,9 @@ describe('config show --origin', { timeout: SLOW }, () => {
       join(sandbox.dir, 'top.toml'),
       '[plugins]\nprofile = "full"\ndeny = ["core-web"]\n[serve]\ntoken = "literal-token-0123456789"\n' +
         '[plugins.entries.openrouter.config.headers]\nAuthorization = "Bearer literal-bearer"\n' +
-        '[[plugins.entries.mcp.config.servers]]\nname = "gh"\ncommand = "node"\nenv = { GITHUB_PERSONAL_ACCESS_TOKEN = "ghp_literal", LOG_LEVEL = "debug" }\n',
+        '[[plugins.entries.mcp.config.servers]]\nname = "gh"\ncommand = "node"\n' +
+        'env = { GITHUB_PERSONAL_ACCESS_TOKEN = "ghp_literal", PGPASSWORD = "pg_literal", LOG_LEVEL = "debug", EOS_TOKEN = "<eos>" }\n' +
+        'credentials = { client_key = "client_literal" }\n',
     );
     const result = runCli(sandbox, ['config', 'show', '--origin', '--json', '--config', flag], { LOG_FILE: '/var/log/secret-name.log' });
     expect(result.code).toBe(0);
@@ -190,11 +192,13 @@ describe('config show --origin', { timeout: SLOW }, () => {
     expect(byKey['serve.token']).toEqual(['<hidden: a credential; read it in the file that sets it>', 'flag', flag]);
     expect(result.stdout).not.toContain('literal-token');
     // At any depth: a header, a bridged server's env inside an array of tables.
-    expect(result.stdout).not.toMatch(/literal-bearer|ghp_literal/);
+    expect(result.stdout).not.toMatch(/literal-bearer|ghp_literal|pg_literal|client_literal/);
+    // Settings that only look like credentials stay readable.
     expect(JSON.stringify(byKey['plugins.entries.mcp.config.servers'])).toContain('"LOG_LEVEL":"debug"');
+    expect(JSON.stringify(byKey['plugins.entries.mcp.config.servers'])).toContain('"EOS_TOKEN":"<eos>"');
     const text = runCli(sandbox, ['config', 'show', '--origin', '--config', flag], { LOG_FILE: '/x' }).stdout;
     expect(text).toMatch(new RegExp(`plugins\\.profile = "full"\\s+# flag: ${flag.replace(/[.]/g, '\\.')}`));
-    expect(text).not.toMatch(/literal-token|literal-bearer|ghp_literal/);
+    expect(text).not.toMatch(/literal-token|literal-bearer|ghp_literal|pg_literal|client_literal/);
   });
 });
 

@@ -12,18 +12,25 @@ export const HIDDEN_VALUE = '<hidden: expanded from an environment variable>';
 export const HIDDEN_SECRET = '<hidden: a credential; read it in the file that sets it>';
 
 /**
- * Keys whose last part names a credential (`serve.token`, `…config.api_key`, an `Authorization`
- * header, `GITHUB_PERSONAL_ACCESS_TOKEN` in a server's env): their literal values are not printed
- * either, at any depth (a bridged server's `env` and `headers` sit inside an array of tables).
+ * Keys whose last part names a credential (`serve.token`, `…config.api_key`, an `Authorization` or
+ * `Cookie` header, `PGPASSWORD` or `GITHUB_PERSONAL_ACCESS_TOKEN` in a server's env): their literal
+ * values are not printed either, nor anything beneath them (a `[credentials]` table), at any depth
+ * (a bridged server's `env` and `headers` sit inside an array of tables). Short words count only
+ * as a word of their own (`db_pass`, not `bypass`); a model's special tokens (`eos_token`) are
+ * settings, not secrets.
  */
-const SECRET_KEY = /(?:^|[._-])(?:token|secret|password|passwd|pass|api[_-]?key|private[_-]?key|credentials?|authorization)$/i;
+const SECRET_KEY =
+  /(?:password|passwd|secret|api[_-]?key|apikey|private[_-]?key|access[_-]?key|secret[_-]?key|credentials?|authorization|cookie|bearer)$|(?:^|[._-])(?:token|pass|pwd|pat)$/i;
+const NOT_SECRET = /(?:^|[._-])(?:eos|bos|pad|stop|sep|unk|mask|cls)[_-]token$/i;
 
-/** `value` with every non-empty string under a credential-named key, at any depth, replaced by {@link HIDDEN_SECRET}. */
-function hideCredentials(key: string, value: unknown): unknown {
-  if (typeof value === 'string') return value !== '' && SECRET_KEY.test(key) ? HIDDEN_SECRET : value;
-  if (Array.isArray(value)) return value.map((item) => hideCredentials(key, item));
+const isSecretKey = (name: string): boolean => SECRET_KEY.test(name) && !NOT_SECRET.test(name);
+
+/** `value` with every non-empty string under a credential-named key (`hidden`: one above it already is) replaced by {@link HIDDEN_SECRET}. */
+function hideCredentials(value: unknown, hidden: boolean): unknown {
+  if (typeof value === 'string') return value !== '' && hidden ? HIDDEN_SECRET : value;
+  if (Array.isArray(value)) return value.map((item) => hideCredentials(item, hidden));
   if (typeof value === 'object' && value !== null)
-    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, hideCredentials(name, inner)]));
+    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, hideCredentials(inner, hidden || isSecretKey(name))]));
   return value;
 }
 
@@ -49,7 +56,7 @@ export async function configShow(line: CommandLine, io: CommandIO, env: Readonly
     const origin = originOf(origins, key);
     return {
       key,
-      value: origin?.fromEnv === true ? HIDDEN_VALUE : hideCredentials(key, value),
+      value: origin?.fromEnv === true ? HIDDEN_VALUE : hideCredentials(value, key.split('.').some(isSecretKey)),
       origin:
         origin === undefined
           ? { source: 'default' }
