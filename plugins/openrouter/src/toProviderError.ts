@@ -89,11 +89,14 @@ function mapError(error: unknown, { settings, signal, redact }: ErrorContext): P
   return new ProviderError(ERROR_CODES.PROVIDER_FAILED, `the request to ${where} failed: ${message}`, { cause: error });
 }
 
-/** The error text of an HTTP error answer, redacted before it is cut (a cut key would slip through), on one line and short. */
+/**
+ * The error text of an HTTP error answer, on one line and short: redacted before it is cut to 300
+ * characters (a cut key would slip through), but only its first 8 KiB, so a huge body costs no more.
+ */
 export function describeBody(error: APIError, redact: (text: string) => string): string {
   const inner = error.error as { message?: unknown } | undefined;
   const text = typeof inner?.message === 'string' ? inner.message : error.message;
-  return redact(text).replace(/\s+/g, ' ').slice(0, 300);
+  return redact(text.slice(0, 8192)).replace(/\s+/g, ' ').slice(0, 300);
 }
 
 /** The stream went quiet for longer than `timeout_seconds` after its headers. */

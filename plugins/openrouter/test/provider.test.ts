@@ -393,6 +393,18 @@ describe('openrouter provider against endpoints that misbehave', () => {
     }
   });
 
+  it('does not blank ordinary words a placeholder key for a local server happens to contain', async () => {
+    const p = await rawProvider(
+      [
+        (_req, res) =>
+          res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: "'messages' is required" } })),
+      ],
+      { max_retries: 0 },
+      { OPENROUTER_API_KEY: 'sk-no-key-required' },
+    );
+    expect((await failure(p.stream(request()))).message).toBe(`${raw!.baseUrl} answered HTTP 400: 'messages' is required`);
+  });
+
   it.each([
     ['a line break', 'sk-or-v1-secret\nX-Injected: 1', 'character 16 is a line break'],
     ['a trailing space', 'sk-or-v1-secret ', 'character 16 is a space'],
