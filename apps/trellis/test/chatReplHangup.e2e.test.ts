@@ -177,6 +177,20 @@ function startChat(options: {
   };
 }
 
+/**
+ * The pids of the pid plugin (behind its sandbox's launcher) and of the grandchild it starts, found
+ * by the pid file's path, once the grandchild runs: the tool call is under way then.
+ */
+async function pluginPids(shown: () => string): Promise<number[]> {
+  const grandchild = () => pidsMentioning(pidFile).some((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('\0-e\0'));
+  const deadline = Date.now() + 20_000;
+  while (!grandchild()) {
+    if (Date.now() > deadline) throw new Error(`the plugin did not start its grandchild:\n${shown()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return pidsMentioning(pidFile);
+}
+
 /** The chat ended by itself with 129 within `limitMs` of the hang-up: no abort, no internal error (1). */
 function expectEndedByHangup(ended: Ended, limitMs = 5_000): void {
   expect(ended).toEqual({ hungUp: true, stuck: false, code: 129, signal: null, ms: expect.any(Number) });
@@ -209,14 +223,7 @@ for (const signalled of [true, false]) {
     await chat.waitFor('› ');
     server.script({ kind: 'stream', toolCalls: [{ name: 'pidplug__hang', arguments: '{}' }] });
     chat.type('hang\r');
-    // The plugin (behind its sandbox's launcher) and the grandchild it starts, found by the pid file's path.
-    const grandchild = () => pidsMentioning(pidFile).some((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('\0-e\0'));
-    const deadline = Date.now() + 20_000;
-    while (!grandchild()) {
-      if (Date.now() > deadline) throw new Error(`the plugin did not start its grandchild:\n${chat.clean()}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    const pids = pidsMentioning(pidFile);
+    const pids = await pluginPids(chat.clean);
     chat.hangUp();
     expectEndedByHangup(await chat.ended, 10_000);
     expect(readFileSync(stderrFile, 'utf8')).toBe('');
@@ -248,14 +255,7 @@ it('SIGHUP with the terminal still there ends the chat with 129 as well', async 
 
 it('a hang-up ends a one-shot command on the terminal with 129 too, its plugin gone, without an abort', async () => {
   const chat = startChat({ term: 'xterm-256color', config: writeConfig(), args: ['tools', 'call', 'pidplug.hang', '--args', '{}'] });
-  // The call is running once the plugin has started its grandchild (found by the pid file's path).
-  const grandchild = () => pidsMentioning(pidFile).some((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('\0-e\0'));
-  const deadline = Date.now() + 20_000;
-  while (!grandchild()) {
-    if (Date.now() > deadline) throw new Error(`the plugin did not start its grandchild:\n${chat.clean()}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  const pids = pidsMentioning(pidFile);
+  const pids = await pluginPids(chat.clean);
   chat.hangUp();
   expectEndedByHangup(await chat.ended, 10_000);
   const gone = Date.now() + 10_000;
