@@ -37,8 +37,9 @@ export interface McpHttpServing {
   readonly port: number;
   /**
    * Ends every open request (a `subscriptions/listen` stream, a long call, which is cancelled)
-   * whose bearer token is no longer the one in force, so a rotated-out token loses what it had open, not only what it asks
-   * next. Returns how many were ended. Call it after the `token` function's answer changed.
+   * whose bearer token is no longer the one in force, so a rotated-out token loses what it had
+   * open, not only what it asks next. Returns how many were ended. Call it after the `token`
+   * function's answer changed.
    */
   reauthorize(): number;
   close(): Promise<void>;
@@ -88,7 +89,7 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
   };
 
   // Requests past the token check and not yet finished, with the Authorization header they carried.
-  const open = new Map<ServerResponse, { readonly given: string | undefined; readonly ended: AbortController }>();
+  const open = new Map<ServerResponse, string | undefined>();
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const pathname = (req.url ?? '/').split('?')[0];
     if (pathname !== path) {
@@ -115,7 +116,7 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
     const end = (): void => ended.abort();
     const socket = req.socket;
     socket.once('close', end);
-    open.set(res, { given, ended });
+    open.set(res, given);
     res.once('close', () => {
       open.delete(res);
       socket.off('close', end);
@@ -148,12 +149,10 @@ export async function serveMcpHttp(server: TrellisMcpServer, options: ServeMcpHt
       const expected = expectedHeader();
       if (expected === undefined) return 0;
       let ended = 0;
-      for (const [res, { given, ended: requestEnded }] of open) {
+      for (const [res, given] of open) {
         if (authorized(given, expected)) continue;
-        open.delete(res);
-        // The calls it carries are cancelled, and the socket goes: a stream the SDK is writing
-        // cannot be ended politely from outside.
-        requestEnded.abort();
+        // The socket goes (a stream the SDK is writing cannot be ended politely from outside), and
+        // with it, through the request's signal, the calls it carries.
         res.destroy();
         ended += 1;
       }

@@ -1,3 +1,4 @@
+import { setTimeout as waitFor } from 'node:timers/promises';
 import { run, sequentialize, type RunnerHandle } from '@grammyjs/runner';
 import { Bot, HttpError, type Context } from 'grammy';
 import { ERROR_CODES, type Connector, type ConnectorHost, type Logger } from '@trellis/sdk';
@@ -150,7 +151,7 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
   /** Pauses a failed poll (the runner's own retry is short); returns early when polling stops. */
   const pauseAfterFailedPoll = async (signal: SignalLike | undefined): Promise<void> => {
     pollBackoffMs = Math.min(POLL_BACKOFF_MAX_MS, pollBackoffMs === 0 ? POLL_BACKOFF_FIRST_MS : pollBackoffMs * 2);
-    await sleep(pollBackoffMs, signal).catch(() => undefined);
+    await sleep(pollBackoffMs, [signal]).catch(() => undefined);
   };
 
   return {
@@ -216,12 +217,7 @@ export function createTelegramConnector(options: CreateTelegramConnectorOptions)
             attempt <= RATE_LIMIT_RETRIES
           ) {
             logger.warn('Bot API rate limit: waiting before trying again', { method, retry_after: wait, attempt });
-            const link = linkSignals(callers);
-            try {
-              await sleep(wait * 1000, link.signal);
-            } finally {
-              link.dispose();
-            }
+            await sleep(wait * 1000, callers);
             continue;
           }
           logger.warn('Bot API error', { method, code: result.error_code, description: result.description });
@@ -391,7 +387,7 @@ async function getMe(bot: Bot, signal: AbortSignal): Promise<Bot['botInfo']> {
     } catch (error) {
       const delay = START_RETRY_DELAYS_MS[attempt];
       if (!(error instanceof HttpError) || delay === undefined || signal.aborted) throw error;
-      await sleep(delay, signal).catch(() => undefined);
+      await sleep(delay, [signal]).catch(() => undefined);
       if (signal.aborted) throw error;
     }
   }
@@ -461,24 +457,14 @@ function countCharacters(text: string): number {
   return text.length - pairs;
 }
 
-/** Waits `ms`; rejects as soon as `signal` aborts. */
-function sleep(ms: number, signal?: SignalLike): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    if (signal?.aborted === true) return reject(new Error('aborted'));
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', aborted);
-    };
-    const aborted = () => {
-      done();
-      reject(new Error('aborted'));
-    };
-    const timer = setTimeout(() => {
-      done();
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', aborted);
-  });
+/** Waits `ms`; rejects as soon as one of `signals` (native or grammY's polyfill) aborts. */
+async function sleep(ms: number, signals: ReadonlyArray<SignalLike | undefined>): Promise<void> {
+  const link = linkSignals(signals);
+  try {
+    await waitFor(ms, undefined, { signal: link.signal });
+  } finally {
+    link.dispose();
+  }
 }
 
 /** An error's message with its cause (grammY's HttpError keeps the network error in `error`). */

@@ -214,13 +214,9 @@ async function repl(io: CommandIO, session: AgentSession): Promise<number> {
     wake = undefined;
     return ending === undefined ? lines.shift() : undefined;
   };
+  // Once the terminal is gone nothing is written (io.err itself drops writes that fail with EIO).
   const warn = (text: string) => {
-    if (hungUp) return;
-    try {
-      io.err(text);
-    } catch {
-      hangUp(); // EIO: the terminal is gone
-    }
+    if (!hungUp) io.err(text);
   };
   const prompt = () => {
     if (ending === undefined) rl.prompt();
